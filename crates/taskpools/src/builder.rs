@@ -1,0 +1,114 @@
+//! The front door: choose threads, pool, memory manager and wake-up policy, then run.
+
+use crate::mem::MemKind;
+use crate::pool::{PoolConfig, PoolKind, PoolVisitor, TaskPool};
+use crate::runtime::{run_pool, RunOptions, RunReport, WakePolicy};
+use crate::task::Task;
+use crate::Error;
+
+/// Configures and runs a working phase.
+#[derive(Clone, Copy, Debug)]
+pub struct Builder {
+    threads: usize,
+    pool: PoolKind,
+    mem: MemKind,
+    opts: RunOptions,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// Defaults: one thread per available CPU, the private/public pool (`dq8`), per-worker block
+    /// allocation (`dgbko`), wake on empty→non-empty (`dq9`), no pinning.
+    pub fn new() -> Self {
+        Builder {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            pool: PoolKind::PrivatePublic,
+            mem: MemKind::PerWorkerBlocks,
+            opts: RunOptions::default(),
+        }
+    }
+
+    /// Number of worker threads (checked by `run`: zero is an error).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// The pool.
+    pub fn pool(mut self, p: PoolKind) -> Self {
+        self.pool = p;
+        self
+    }
+
+    /// The pool by name or alias (`private-public` or `dq8`).
+    pub fn pool_name(self, name: &str) -> Result<Self, Error> {
+        Ok(self.pool(PoolKind::from_name(name)?))
+    }
+
+    /// The memory manager for list nodes.
+    pub fn mem(mut self, m: MemKind) -> Self {
+        self.mem = m;
+        self
+    }
+
+    /// The memory manager by name or alias (`per-worker-blocks` or `dgbko`).
+    pub fn mem_name(self, name: &str) -> Result<Self, Error> {
+        Ok(self.mem(MemKind::from_name(name)?))
+    }
+
+    /// The wake-up policy.
+    pub fn wake(mut self, w: WakePolicy) -> Self {
+        self.opts.wake = w;
+        self
+    }
+
+    /// Pin worker i to CPU i mod (number of CPUs).
+    pub fn pin(mut self, yes: bool) -> Self {
+        self.opts.pin = yes;
+        self
+    }
+
+    /// The configured pool kind.
+    pub fn pool_kind(&self) -> PoolKind {
+        self.pool
+    }
+
+    /// The configured number of threads.
+    pub fn thread_count(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs a working phase: builds the pool, distributes `initial` round-robin over the
+    /// workers, runs until every task has run, and reports the counters.
+    pub fn run<T: Task>(&self, initial: impl IntoIterator<Item = T>) -> Result<RunReport, Error> {
+        if self.threads == 0 {
+            return Err(Error::ZeroThreads);
+        }
+        struct Go<I> {
+            initial: I,
+            opts: RunOptions,
+        }
+        impl<T: Task, I: IntoIterator<Item = T>> PoolVisitor<T> for Go<I> {
+            type Output = Result<RunReport, Error>;
+            fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
+                run_pool(&pool, &self.opts, self.initial)
+            }
+        }
+        let cfg = PoolConfig {
+            workers: self.threads,
+            mem: self.mem,
+        };
+        self.pool.with_pool(
+            &cfg,
+            Go {
+                initial,
+                opts: self.opts,
+            },
+        )
+    }
+}

@@ -1,0 +1,96 @@
+//! # taskpools
+//!
+//! Interchangeable task pools for dynamic load balancing of irregular parallel programs, after
+//! Korch and Rauber, "A Comparison of Task Pools for Dynamic Load Balancing of Irregular
+//! Algorithms" (2002). Write a task type once; run it on any pool of the family — central,
+//! randomized, distributed, stealing, private/public, combined — with any memory manager and
+//! wake-up policy, and compare.
+//!
+//! ```
+//! use taskpools::{Builder, Ctx, Task};
+//!
+//! /// Counts the nodes of a complete binary tree of the given depth, one task per node.
+//! struct Node(u32);
+//!
+//! impl Task for Node {
+//!     fn run(self, ctx: &mut Ctx<'_, Self>) {
+//!         if self.0 > 0 {
+//!             ctx.put(Node(self.0 - 1));
+//!             ctx.put(Node(self.0 - 1));
+//!         }
+//!     }
+//! }
+//!
+//! let report = Builder::new()
+//!     .threads(2)
+//!     .pool_name("dq8")?     // or "private-public"
+//!     .mem_name("dgbko")?    // memory manager for list-based pools
+//!     .run([Node(10)])?;
+//! assert_eq!(report.tasks_run(), (1 << 11) - 1);
+//! # Ok::<(), taskpools::Error>(())
+//! ```
+//!
+//! Layers (see DESIGN.md): [`queue`] and [`mem`] at the bottom, [`pool`] (the family behind
+//! [`TaskPool`]), [`runtime`] (the working phase), and the synthetic algorithm of the seed in
+//! [`synthetic`].
+
+#![warn(missing_docs)]
+
+mod builder;
+pub mod mem;
+pub mod pool;
+pub mod queue;
+pub mod runtime;
+pub(crate) mod sync;
+pub mod synthetic;
+mod task;
+
+pub use builder::Builder;
+pub use mem::MemKind;
+pub use pool::{PoolConfig, PoolKind, PutOutcome, TaskPool};
+pub use runtime::{run_pool, RunOptions, RunReport, WakePolicy, WorkerStats};
+pub use task::{BoxedTask, Ctx, Task};
+
+/// Everything that can go wrong before or around a working phase. (A panicking task is not an
+/// error value: its panic is resumed in the caller of `run`.)
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A pool needs at least one worker.
+    #[error("the number of threads must be at least 1")]
+    ZeroThreads,
+    /// `--pool` named no pool of the family.
+    #[error("unknown pool `{name}`; known pools: {known}")]
+    UnknownPool {
+        /// What was asked for.
+        name: String,
+        /// Every known name with its alias.
+        known: String,
+    },
+    /// `--mem` named no memory manager.
+    #[error("unknown memory manager `{name}`; known: {known}")]
+    UnknownMem {
+        /// What was asked for.
+        name: String,
+        /// Every known name with its alias.
+        known: String,
+    },
+    /// `--wake` named no wake-up policy.
+    #[error(
+        "unknown wake-up policy `{name}`; known: every-put (dq2), on-empty (dq9), spin (dq10)"
+    )]
+    UnknownWake {
+        /// What was asked for.
+        name: String,
+    },
+    /// The operating system refused a worker thread.
+    #[error("could not start a worker thread: {0}")]
+    Spawn(#[from] std::io::Error),
+    /// A run executed a different number of tasks than the algorithm defines.
+    #[error("task count mismatch: expected {expected} tasks, {actual} ran")]
+    TaskCount {
+        /// Tasks the algorithm creates.
+        expected: u64,
+        /// Tasks that ran.
+        actual: u64,
+    },
+}

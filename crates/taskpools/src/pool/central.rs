@@ -1,0 +1,96 @@
+//! Central task pools (seed 004 §3.1): one queue shared by all workers.
+//! `sq1` (linked list) and `sq2` (array) lock the whole queue for every access; `sq4` is the
+//! two-lock FIFO queue, which lets one put and one get proceed at the same time.
+
+use std::marker::PhantomData;
+
+use crossbeam_utils::CachePadded;
+
+use super::{PoolConfig, PutOutcome, TaskPool};
+use crate::queue::{Locked, SeqQueue, TwoLockQueue};
+use crate::runtime::WorkerStats;
+
+/// One locked LIFO queue for everybody (`sq1` with a list, `sq2` with an array).
+pub struct CentralPool<T, Q: SeqQueue<T>> {
+    queue: CachePadded<Locked<Q>>,
+    alloc: Q::Alloc,
+    workers: usize,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for CentralPool<T, Q> {
+    type Local = Q::Cache;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        let alloc = Q::new_alloc(cfg.mem);
+        CentralPool {
+            queue: CachePadded::new(Locked::new(Q::new(&alloc))),
+            alloc,
+            workers: cfg.workers,
+            _t: PhantomData,
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn local(&self, _worker: usize) -> Q::Cache {
+        Q::cache(&self.alloc)
+    }
+
+    #[inline]
+    fn put(&self, cache: &mut Q::Cache, task: T) -> PutOutcome {
+        let was_empty = self.queue.push(task, cache);
+        PutOutcome::Shared { was_empty }
+    }
+
+    #[inline]
+    fn get(&self, cache: &mut Q::Cache, _stats: &mut WorkerStats) -> Option<T> {
+        self.queue.pop(cache)
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.queue.len_hint() > 0
+    }
+}
+
+/// The central FIFO queue with separate head and tail locks (`sq4`).
+pub struct CentralFifoPool<T> {
+    queue: TwoLockQueue<T>,
+    workers: usize,
+}
+
+impl<T: Send> TaskPool<T> for CentralFifoPool<T> {
+    type Local = crate::queue::QCacheOf<T>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        CentralFifoPool {
+            queue: TwoLockQueue::new(cfg.mem),
+            workers: cfg.workers,
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn local(&self, _worker: usize) -> Self::Local {
+        self.queue.cache()
+    }
+
+    #[inline]
+    fn put(&self, cache: &mut Self::Local, task: T) -> PutOutcome {
+        let was_empty = self.queue.enqueue(task, cache);
+        PutOutcome::Shared { was_empty }
+    }
+
+    #[inline]
+    fn get(&self, cache: &mut Self::Local, _stats: &mut WorkerStats) -> Option<T> {
+        self.queue.dequeue(cache)
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.queue.len_hint() > 0
+    }
+}

@@ -1,0 +1,79 @@
+//! Combined central and distributed pool (seed 004 §3.4, `sdq1`).
+//!
+//! Each worker keeps up to [`KEEP_BLOCKS`] full blocks plus the block it is working on in
+//! private, without locks. When it has more, its oldest full block goes to one central locked
+//! queue of blocks; a worker that runs out of private tasks takes the oldest central block.
+//! Locks are taken only for these block transfers, but every transfer goes through the same
+//! lock, which is the pool's limit on many cores.
+
+use crossbeam_utils::CachePadded;
+
+use super::{PoolConfig, PutOutcome, TaskPool};
+use crate::queue::{BlockQueue, PrivateBlocks};
+use crate::runtime::WorkerStats;
+
+/// Full blocks a worker keeps before sending its oldest to the central queue (the seed's
+/// threshold).
+pub const KEEP_BLOCKS: usize = 1;
+
+/// `sdq1`.
+pub struct CombinedPool<T> {
+    central: CachePadded<BlockQueue<T>>,
+    workers: usize,
+}
+
+impl<T: Send> TaskPool<T> for CombinedPool<T> {
+    type Local = PrivateBlocks<T>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        CombinedPool {
+            central: CachePadded::new(BlockQueue::new()),
+            workers: cfg.workers,
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn local(&self, _worker: usize) -> Self::Local {
+        PrivateBlocks::new()
+    }
+
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        let mut outcome = PutOutcome::Private;
+        if l.cur.is_full() {
+            let full = l.take_cur();
+            l.full.push_back(full);
+            if l.full.len() > KEEP_BLOCKS {
+                let oldest = l.full.pop_front().expect("non-empty");
+                let was_empty = self.central.push_back(oldest);
+                outcome = PutOutcome::Shared { was_empty };
+            }
+        }
+        l.cur.push(task);
+        outcome
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        if let Some(t) = l.cur.pop() {
+            return Some(t);
+        }
+        if let Some(b) = l.full.pop_back() {
+            l.set_cur(b);
+            return l.cur.pop();
+        }
+        stats.steal_attempts += 1;
+        let b = self.central.pop_front()?;
+        stats.steals += 1;
+        stats.tasks_stolen += b.len() as u64;
+        l.set_cur(b);
+        l.cur.pop()
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.central.len_hint() > 0
+    }
+}

@@ -1,0 +1,64 @@
+//! Distributed task pools without exchange (seed 004 §3.3, `dq1` lists, `dq3` arrays): each
+//! worker has a private queue and runs only what it was given at initialization and what it
+//! creates itself. No synchronization at all; the load is as balanced as the initial
+//! distribution (round-robin) makes it. A worker may leave once its own queue is empty.
+
+use std::marker::PhantomData;
+
+use super::{PoolConfig, PutOutcome, TaskPool};
+use crate::queue::SeqQueue;
+use crate::runtime::WorkerStats;
+
+/// A private queue per worker, no stealing.
+pub struct DistributedPool<T, Q: SeqQueue<T>> {
+    alloc: Q::Alloc,
+    workers: usize,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+/// A worker's private queue and its node cache.
+pub struct DistributedLocal<T, Q: SeqQueue<T>> {
+    // Field order matters: the queue frees its nodes before the cache goes.
+    queue: Q,
+    cache: Q::Cache,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for DistributedPool<T, Q> {
+    type Local = DistributedLocal<T, Q>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        DistributedPool {
+            alloc: Q::new_alloc(cfg.mem),
+            workers: cfg.workers,
+            _t: PhantomData,
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn local(&self, _worker: usize) -> Self::Local {
+        DistributedLocal {
+            queue: Q::new(&self.alloc),
+            cache: Q::cache(&self.alloc),
+            _t: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        l.queue.push(task, &mut l.cache);
+        PutOutcome::Private
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, _stats: &mut WorkerStats) -> Option<T> {
+        l.queue.pop(&mut l.cache)
+    }
+
+    fn has_shared_work(&self) -> bool {
+        false
+    }
+}

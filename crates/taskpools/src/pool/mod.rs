@@ -1,0 +1,316 @@
+//! The task-pool family of Korch and Rauber (seed 004 §3, §6.3) behind one trait.
+//!
+//! A pool stores tasks; the runtime ([`crate::runtime`]) drives it with N workers through
+//! [`TaskPool::put`] and [`TaskPool::get`]. Per-worker state (private queues, memory caches,
+//! random number generators) lives in [`TaskPool::Local`], which the runtime moves into the
+//! worker's thread, so no pool needs thread-local storage.
+//!
+//! **Contract for correct termination** (seed §4.1; the proof is in `runtime::worker`):
+//! `get` may return `None` only after it has looked, under the queues' synchronization, at
+//! every queue in which a task put by *this* worker could still be (its own queues and every
+//! shared queue it puts into). Pools whose `get` looks at all shared queues satisfy this.
+//!
+//! | name | alias | file |
+//! |---|---|---|
+//! | central-list, central-array, central-fifo | sq1, sq2, sq4 | `central.rs` |
+//! | randomized | rq | `randomized.rs` |
+//! | distributed-list, distributed-array | dq1, dq3 | `distributed.rs` |
+//! | steal-working-end, steal-opposite-end, steal-array | dq2, dq5, dq7 | `stealing.rs` |
+//! | private-public, private-public-greedy | dq8, dq8g | `private_public.rs` |
+//! | combined | sdq1 | `combined.rs` |
+
+mod central;
+mod combined;
+mod distributed;
+mod private_public;
+mod randomized;
+mod stealing;
+
+pub use central::{CentralFifoPool, CentralPool};
+pub use combined::CombinedPool;
+pub use distributed::DistributedPool;
+pub use private_public::PrivatePublicPool;
+pub use randomized::RandomizedPool;
+pub use stealing::StealingPool;
+
+use std::fmt;
+
+use crate::mem::MemKind;
+use crate::queue::{ArrayStack, DList, ListStack};
+use crate::runtime::WorkerStats;
+
+/// Where a `put` left the task: whether other workers can take it, and whether it made a
+/// shared queue non-empty (what the `on-empty` wake-up policy signals on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// Only the putting worker can see the task: nobody needs waking.
+    Private,
+    /// The task (or a block containing it) is in a queue that others can take from.
+    Shared {
+        /// The queue was empty before this put.
+        was_empty: bool,
+    },
+}
+
+/// Construction parameters common to all pools.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolConfig {
+    /// Number of workers (at least 1).
+    pub workers: usize,
+    /// Memory manager for list nodes.
+    pub mem: MemKind,
+}
+
+/// A task pool: `init`/`put`/`get` of seed 004 §6.1, with per-worker state.
+pub trait TaskPool<T: Send>: Sync {
+    /// Per-worker state, moved into that worker's thread.
+    type Local: Send;
+
+    /// A pool for `cfg.workers` workers (the caller guarantees `workers >= 1`).
+    fn new(cfg: &PoolConfig) -> Self
+    where
+        Self: Sized;
+
+    /// Number of workers this pool was built for.
+    fn workers(&self) -> usize;
+
+    /// The state of worker `worker` (called once per worker before the working phase).
+    fn local(&self, worker: usize) -> Self::Local;
+
+    /// Inserts an initial task during the (sequential) initialization phase.
+    fn init(&self, local: &mut Self::Local, task: T) {
+        let _ = self.put(local, task);
+    }
+
+    /// Inserts a task created by a running task.
+    fn put(&self, local: &mut Self::Local, task: T) -> PutOutcome;
+
+    /// Takes a task for this worker, stealing if the pool does; see the module docs for when
+    /// it may return `None`.
+    fn get(&self, local: &mut Self::Local, stats: &mut WorkerStats) -> Option<T>;
+
+    /// Whether some shared queue looks non-empty (no locks; used by idle workers).
+    fn has_shared_work(&self) -> bool;
+}
+
+/// The pools of the family, selected by name at run time and dispatched once to generic code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PoolKind {
+    /// `sq1`: one central LIFO queue, a linked list, one lock.
+    CentralList,
+    /// `sq2`: one central LIFO queue, an array, one lock.
+    CentralArray,
+    /// `sq4`: one central FIFO queue with separate head and tail locks.
+    CentralFifo,
+    /// `rq`: 4×P locked queues; put to a random one, get scans them in random order.
+    Randomized,
+    /// `dq1`: a private list per worker, no exchange.
+    DistributedList,
+    /// `dq3`: a private array per worker, no exchange.
+    DistributedArray,
+    /// `dq2`: a locked list per worker; thieves take from the working end.
+    StealWorkingEnd,
+    /// `dq5`: a locked doubly linked list per worker; thieves take the oldest task.
+    StealOppositeEnd,
+    /// `dq7`: a locked array per worker; thieves take from the working end.
+    StealArray,
+    /// `dq8`: private block + public list of blocks per worker, generous transfer.
+    PrivatePublic,
+    /// `dq8g`: as `dq8` with the greedy transfer policy.
+    PrivatePublicGreedy,
+    /// `sdq1`: private blocks per worker, overflow to one central list of blocks.
+    Combined,
+}
+
+impl PoolKind {
+    /// Every pool, in the order `taskpools list` prints them.
+    pub const ALL: [PoolKind; 12] = [
+        PoolKind::CentralList,
+        PoolKind::CentralArray,
+        PoolKind::CentralFifo,
+        PoolKind::Randomized,
+        PoolKind::DistributedList,
+        PoolKind::DistributedArray,
+        PoolKind::StealWorkingEnd,
+        PoolKind::StealOppositeEnd,
+        PoolKind::StealArray,
+        PoolKind::PrivatePublic,
+        PoolKind::PrivatePublicGreedy,
+        PoolKind::Combined,
+    ];
+
+    /// The descriptive name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PoolKind::CentralList => "central-list",
+            PoolKind::CentralArray => "central-array",
+            PoolKind::CentralFifo => "central-fifo",
+            PoolKind::Randomized => "randomized",
+            PoolKind::DistributedList => "distributed-list",
+            PoolKind::DistributedArray => "distributed-array",
+            PoolKind::StealWorkingEnd => "steal-working-end",
+            PoolKind::StealOppositeEnd => "steal-opposite-end",
+            PoolKind::StealArray => "steal-array",
+            PoolKind::PrivatePublic => "private-public",
+            PoolKind::PrivatePublicGreedy => "private-public-greedy",
+            PoolKind::Combined => "combined",
+        }
+    }
+
+    /// The seed's name (Table 2; `dq8g` is ours for the greedy variant of `dq8`).
+    pub fn alias(self) -> &'static str {
+        match self {
+            PoolKind::CentralList => "sq1",
+            PoolKind::CentralArray => "sq2",
+            PoolKind::CentralFifo => "sq4",
+            PoolKind::Randomized => "rq",
+            PoolKind::DistributedList => "dq1",
+            PoolKind::DistributedArray => "dq3",
+            PoolKind::StealWorkingEnd => "dq2",
+            PoolKind::StealOppositeEnd => "dq5",
+            PoolKind::StealArray => "dq7",
+            PoolKind::PrivatePublic => "dq8",
+            PoolKind::PrivatePublicGreedy => "dq8g",
+            PoolKind::Combined => "sdq1",
+        }
+    }
+
+    /// One line for `taskpools list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            PoolKind::CentralList => "central LIFO queue, singly linked list, one lock",
+            PoolKind::CentralArray => "central LIFO queue, growable array, one lock",
+            PoolKind::CentralFifo => "central FIFO queue, two locks (head and tail)",
+            PoolKind::Randomized => {
+                "4xP locked lists; put to a random one, get scans from a random one"
+            }
+            PoolKind::DistributedList => "private LIFO list per worker, no load balancing",
+            PoolKind::DistributedArray => "private LIFO array per worker, no load balancing",
+            PoolKind::StealWorkingEnd => {
+                "locked list per worker; idle workers steal from the working end"
+            }
+            PoolKind::StealOppositeEnd => {
+                "locked doubly linked list per worker; thieves take the oldest task"
+            }
+            PoolKind::StealArray => {
+                "locked array per worker; idle workers steal from the working end"
+            }
+            PoolKind::PrivatePublic => {
+                "private block + public list of blocks per worker; generous: full blocks go public"
+            }
+            PoolKind::PrivatePublicGreedy => {
+                "as dq8, greedy: a block goes public only when the public queue is empty"
+            }
+            PoolKind::Combined => {
+                "private blocks per worker; overflow blocks go to one central locked queue"
+            }
+        }
+    }
+
+    /// Whether the pool keeps tasks in list nodes, i.e. whether the memory manager matters.
+    pub fn uses_mem(self) -> bool {
+        matches!(
+            self,
+            PoolKind::CentralList
+                | PoolKind::CentralFifo
+                | PoolKind::Randomized
+                | PoolKind::DistributedList
+                | PoolKind::StealWorkingEnd
+                | PoolKind::StealOppositeEnd
+        )
+    }
+
+    /// Parses a descriptive name or an alias.
+    pub fn from_name(s: &str) -> Result<PoolKind, crate::Error> {
+        PoolKind::ALL
+            .into_iter()
+            .find(|p| p.name() == s || p.alias() == s)
+            .ok_or_else(|| crate::Error::UnknownPool {
+                name: s.to_string(),
+                known: PoolKind::ALL
+                    .iter()
+                    .map(|p| format!("{} ({})", p.name(), p.alias()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// Builds the pool of this kind for task type `T` and hands it to `v` — the one place
+    /// where the kind is matched; everything below is monomorphised.
+    pub fn with_pool<T: Send, V: PoolVisitor<T>>(self, cfg: &PoolConfig, v: V) -> V::Output {
+        match self {
+            PoolKind::CentralList => v.visit(CentralPool::<T, ListStack<T>>::new(cfg)),
+            PoolKind::CentralArray => v.visit(CentralPool::<T, ArrayStack<T>>::new(cfg)),
+            PoolKind::CentralFifo => v.visit(CentralFifoPool::<T>::new(cfg)),
+            PoolKind::Randomized => v.visit(RandomizedPool::<T>::new(cfg)),
+            PoolKind::DistributedList => v.visit(DistributedPool::<T, ListStack<T>>::new(cfg)),
+            PoolKind::DistributedArray => v.visit(DistributedPool::<T, ArrayStack<T>>::new(cfg)),
+            PoolKind::StealWorkingEnd => v.visit(StealingPool::<T, ListStack<T>>::new(cfg)),
+            PoolKind::StealOppositeEnd => v.visit(StealingPool::<T, DList<T>>::new(cfg)),
+            PoolKind::StealArray => v.visit(StealingPool::<T, ArrayStack<T>>::new(cfg)),
+            PoolKind::PrivatePublic => v.visit(PrivatePublicPool::<T, false>::new(cfg)),
+            PoolKind::PrivatePublicGreedy => v.visit(PrivatePublicPool::<T, true>::new(cfg)),
+            PoolKind::Combined => v.visit(CombinedPool::<T>::new(cfg)),
+        }
+    }
+}
+
+impl fmt::Display for PoolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Generic code to run on a pool whose kind is chosen at run time ([`PoolKind::with_pool`]).
+pub trait PoolVisitor<T: Send> {
+    /// What the visit returns.
+    type Output;
+    /// Called with the constructed pool.
+    fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output;
+}
+
+/// Scans the queues of all other workers, starting at a random one, until `try_one` takes
+/// something. Counts attempts and successes in `stats`.
+#[inline]
+pub(crate) fn scan_victims<R>(
+    me: usize,
+    n: usize,
+    rng: &mut fastrand::Rng,
+    stats: &mut WorkerStats,
+    mut try_one: impl FnMut(usize) -> Option<(R, u64)>,
+) -> Option<R> {
+    if n <= 1 {
+        return None;
+    }
+    let start = rng.usize(..n);
+    for k in 0..n {
+        let v = (start + k) % n;
+        if v == me {
+            continue;
+        }
+        stats.steal_attempts += 1;
+        if let Some((r, moved)) = try_one(v) {
+            stats.steals += 1;
+            stats.tasks_stolen += moved;
+            return Some(r);
+        }
+    }
+    None
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique_and_parse() {
+        let mut seen = std::collections::HashSet::new();
+        for p in PoolKind::ALL {
+            assert!(seen.insert(p.name()) && seen.insert(p.alias()));
+            assert_eq!(PoolKind::from_name(p.name()).unwrap(), p);
+            assert_eq!(PoolKind::from_name(p.alias()).unwrap(), p);
+        }
+        let e = PoolKind::from_name("sq9").unwrap_err().to_string();
+        assert!(e.contains("sq9") && e.contains("dq8"), "{e}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Randomized task pool (seed 004 §3.2, `rq1`–`rq3`): 4×P locked queues not owned by anyone.
+//! A put goes to a random queue; a get visits all queues starting at a random one. (The seed's
+//! three variants differ only in the random number generator; this one uses `fastrand`'s
+//! wyrand, so one variant stands for all three.)
+
+use crossbeam_utils::CachePadded;
+
+use super::{PoolConfig, PutOutcome, TaskPool};
+use crate::queue::{ListStack, Locked, SeqQueue};
+use crate::runtime::WorkerStats;
+
+type Q<T> = ListStack<T>;
+
+/// Queues per worker.
+pub const QUEUES_PER_WORKER: usize = 4;
+
+/// `rq`: randomly chosen central queues.
+pub struct RandomizedPool<T: Send> {
+    queues: Box<[CachePadded<Locked<Q<T>>>]>,
+    alloc: <Q<T> as SeqQueue<T>>::Alloc,
+    workers: usize,
+}
+
+/// A worker's state: its node cache and random number generator.
+pub struct RandomizedLocal<T: Send> {
+    cache: <Q<T> as SeqQueue<T>>::Cache,
+    rng: fastrand::Rng,
+}
+
+impl<T: Send> TaskPool<T> for RandomizedPool<T> {
+    type Local = RandomizedLocal<T>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        let alloc = Q::<T>::new_alloc(cfg.mem);
+        let queues = (0..QUEUES_PER_WORKER * cfg.workers)
+            .map(|_| CachePadded::new(Locked::new(Q::new(&alloc))))
+            .collect();
+        RandomizedPool {
+            queues,
+            alloc,
+            workers: cfg.workers,
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn local(&self, worker: usize) -> Self::Local {
+        RandomizedLocal {
+            cache: Q::cache(&self.alloc),
+            rng: fastrand::Rng::with_seed(0x5eed_0000 + worker as u64),
+        }
+    }
+
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        let q = l.rng.usize(..self.queues.len());
+        let was_empty = self.queues[q].push(task, &mut l.cache);
+        PutOutcome::Shared { was_empty }
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, _stats: &mut WorkerStats) -> Option<T> {
+        let m = self.queues.len();
+        let start = l.rng.usize(..m);
+        for k in 0..m {
+            let q = &self.queues[(start + k) % m];
+            if q.len_hint() > 0 {
+                if let Some(t) = q.pop(&mut l.cache) {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.queues.iter().any(|q| q.len_hint() > 0)
+    }
+}

@@ -1,0 +1,82 @@
+//! Dynamic task stealing (seed 004 §3.5): a locked queue per worker; a worker whose queue is
+//! empty visits the others, starting at a random victim, and takes one task.
+//! `dq2` steals from the working end of a list, `dq5` the oldest task of a doubly linked list
+//! (likely the root of a large subtree), `dq7` from the working end of an array.
+
+use std::marker::PhantomData;
+
+use crossbeam_utils::CachePadded;
+
+use super::{scan_victims, PoolConfig, PutOutcome, TaskPool};
+use crate::queue::{Locked, SeqQueue};
+use crate::runtime::WorkerStats;
+
+/// A locked queue per worker with stealing; the queue type decides the thief's end.
+pub struct StealingPool<T, Q: SeqQueue<T>> {
+    queues: Box<[CachePadded<Locked<Q>>]>,
+    alloc: Q::Alloc,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+/// A worker's index, node cache and victim-choosing generator.
+pub struct StealingLocal<C> {
+    me: usize,
+    cache: C,
+    rng: fastrand::Rng,
+}
+
+impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for StealingPool<T, Q> {
+    type Local = StealingLocal<Q::Cache>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        let alloc = Q::new_alloc(cfg.mem);
+        let queues = (0..cfg.workers)
+            .map(|_| CachePadded::new(Locked::new(Q::new(&alloc))))
+            .collect();
+        StealingPool {
+            queues,
+            alloc,
+            _t: PhantomData,
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.queues.len()
+    }
+
+    fn local(&self, worker: usize) -> Self::Local {
+        StealingLocal {
+            me: worker,
+            cache: Q::cache(&self.alloc),
+            rng: fastrand::Rng::with_seed(0xdead_0000 + worker as u64),
+        }
+    }
+
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        let was_empty = self.queues[l.me].push(task, &mut l.cache);
+        PutOutcome::Shared { was_empty }
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        let own = &self.queues[l.me];
+        if own.len_hint() > 0 {
+            if let Some(t) = own.pop(&mut l.cache) {
+                return Some(t);
+            }
+        }
+        let StealingLocal { me, cache, rng } = l;
+        scan_victims(*me, self.queues.len(), rng, stats, |v| {
+            let q = &self.queues[v];
+            if q.len_hint() == 0 {
+                return None;
+            }
+            q.steal(cache).map(|t| (t, 1))
+        })
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.queues.iter().any(|q| q.len_hint() > 0)
+    }
+}

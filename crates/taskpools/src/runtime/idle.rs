@@ -1,0 +1,215 @@
+//! Idle workers: termination of the working phase, sleeping and waking (seed 004 §4.1, and the
+//! wake-up policies of the seed's Java pools `dq2`/`dq9`/`dq10`).
+//!
+//! # Termination
+//!
+//! `idle` counts the workers that have no task. A worker adds itself only right after a
+//! *complete* failed `get` (see [`crate::pool`]); the worker whose increment brings the count
+//! to N ends the phase. Why no task can exist then: take any task X still in some queue Q. It
+//! arrived in Q through a put or transfer by a worker B that was busy at that moment. B is now
+//! idle, so after that arrival B made a complete failed `get`, which looked at Q (under Q's
+//! lock, or at Q's length mirror, whose last value B's own store precedes in coherence order)
+//! and found it without X, so X had left Q — a contradiction. Nobody is running a task either,
+//! since all N are counted idle, and a worker leaves the count (`fetch_sub`) before it takes a
+//! task again. The count is touched only on the idle path, never per task.
+//!
+//! # Sleeping without lost wake-ups
+//!
+//! After spinning for a while, an idle worker takes the lock, adds itself to `sleepers`,
+//! issues a `SeqCst` fence and looks at the shared queues once more; only if they are all
+//! empty does it wait on the condition variable (which releases the lock atomically). A put
+//! that must signal first makes its task visible (length mirror), issues a `SeqCst` fence and
+//! then reads `sleepers`; if non-zero it takes the lock and notifies. By the fences, either the
+//! sleeper sees the task or the putter sees the sleeper, and because the sleeper holds the lock
+//! from its check to its wait, the notification cannot fall between the two.
+//!
+//! Which puts signal is the [`WakePolicy`]. Tasks in private queues never need a signal: the
+//! owner is busy and will run them.
+
+use std::any::Any;
+use std::fmt;
+use std::time::Instant;
+
+use crossbeam_utils::{Backoff, CachePadded};
+
+use super::WorkerStats;
+use crate::pool::TaskPool;
+use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+
+/// When a put wakes a sleeping worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakePolicy {
+    /// Every put into a shared queue checks for sleepers and wakes one (`dq2`: the seed's C
+    /// pools signal in every put). Costs a `SeqCst` fence per shared put.
+    EveryPut,
+    /// Only a put that makes a shared queue non-empty wakes a sleeper (`dq9`).
+    OnEmpty,
+    /// Idle workers never sleep; they spin (with backoff and yielding) and puts never signal
+    /// (`dq10`).
+    Spin,
+}
+
+impl WakePolicy {
+    /// Every policy.
+    pub const ALL: [WakePolicy; 3] = [WakePolicy::EveryPut, WakePolicy::OnEmpty, WakePolicy::Spin];
+
+    /// The descriptive name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WakePolicy::EveryPut => "every-put",
+            WakePolicy::OnEmpty => "on-empty",
+            WakePolicy::Spin => "spin",
+        }
+    }
+
+    /// The seed's name for the Java pool that introduced the policy.
+    pub fn alias(self) -> &'static str {
+        match self {
+            WakePolicy::EveryPut => "dq2",
+            WakePolicy::OnEmpty => "dq9",
+            WakePolicy::Spin => "dq10",
+        }
+    }
+
+    /// Parses a name or alias.
+    pub fn from_name(s: &str) -> Result<WakePolicy, crate::Error> {
+        WakePolicy::ALL
+            .into_iter()
+            .find(|w| w.name() == s || w.alias() == s)
+            .ok_or_else(|| crate::Error::UnknownWake {
+                name: s.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for WakePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Shared state of one working phase's idle workers.
+pub(crate) struct Coordinator {
+    workers: usize,
+    policy: WakePolicy,
+    /// Set once: the phase is over (all idle, or a worker panicked). Read by busy workers
+    /// once per task, written once, so it sits alone on its cache line.
+    done: CachePadded<AtomicBool>,
+    idle: CachePadded<AtomicUsize>,
+    sleepers: CachePadded<AtomicUsize>,
+    lock: Mutex<()>,
+    cvar: Condvar,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl Coordinator {
+    pub(crate) fn new(workers: usize, policy: WakePolicy) -> Self {
+        Coordinator {
+            workers,
+            policy,
+            done: CachePadded::new(AtomicBool::new(false)),
+            idle: CachePadded::new(AtomicUsize::new(0)),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            lock: Mutex::new(()),
+            cvar: Condvar::new(),
+            panic: Mutex::new(None),
+        }
+    }
+
+    /// Whether the phase is over. A busy worker that sees this has been aborted.
+    #[inline]
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Called after a put into a shared queue.
+    #[inline]
+    pub(crate) fn on_shared_put(&self, was_empty: bool) {
+        match self.policy {
+            WakePolicy::EveryPut => self.wake_one(),
+            WakePolicy::OnEmpty if was_empty => self.wake_one(),
+            WakePolicy::OnEmpty | WakePolicy::Spin => {}
+        }
+    }
+
+    #[inline]
+    fn wake_one(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) > 0 {
+            self.notify_one_slow();
+        }
+    }
+
+    #[cold]
+    fn notify_one_slow(&self) {
+        let _g = lock(&self.lock);
+        self.cvar.notify_one();
+    }
+
+    fn finish(&self) {
+        self.done.store(true, Ordering::Release);
+        let _g = lock(&self.lock);
+        self.cvar.notify_all();
+    }
+
+    /// Ends the phase because a worker panicked; the first payload is kept for the caller.
+    pub(crate) fn abort(&self, payload: Option<Box<dyn Any + Send>>) {
+        if let Some(p) = payload {
+            let mut slot = lock(&self.panic);
+            if slot.is_none() {
+                *slot = Some(p);
+            }
+        }
+        self.finish();
+    }
+
+    pub(crate) fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
+        lock(&self.panic).take()
+    }
+
+    /// The idle path of a worker whose complete `get` just failed. Returns `true` when the
+    /// worker should try `get` again (it has left the idle count), `false` when the phase is
+    /// over.
+    pub(crate) fn idle<T: Send, P: TaskPool<T>>(&self, pool: &P, stats: &mut WorkerStats) -> bool {
+        let t0 = Instant::now();
+        let r = self.idle_inner(pool, stats);
+        stats.idle += t0.elapsed();
+        r
+    }
+
+    fn idle_inner<T: Send, P: TaskPool<T>>(&self, pool: &P, stats: &mut WorkerStats) -> bool {
+        if self.idle.fetch_add(1, Ordering::SeqCst) + 1 == self.workers {
+            self.finish();
+            return false;
+        }
+        let backoff = Backoff::new();
+        loop {
+            if self.is_done() {
+                return false;
+            }
+            if pool.has_shared_work() {
+                self.idle.fetch_sub(1, Ordering::SeqCst);
+                return true;
+            }
+            if self.policy == WakePolicy::Spin || !backoff.is_completed() {
+                backoff.snooze();
+                continue;
+            }
+            let g = lock(&self.lock);
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if self.is_done() || pool.has_shared_work() {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                drop(g);
+                continue;
+            }
+            let t = Instant::now();
+            let g = self.cvar.wait(g).unwrap_or_else(|e| e.into_inner());
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            drop(g);
+            stats.asleep += t.elapsed();
+            stats.sleeps += 1;
+            backoff.reset();
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Per-worker counters (DESIGN.md: "Counters are per-worker and summed at the end, never a
+//! shared atomic on the hot path").
+
+use std::ops::AddAssign;
+use std::time::Duration;
+
+/// What one worker did in a working phase. Each worker owns its counters; the runtime sums
+/// them into a [`RunReport`] when the phase ends.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// Tasks this worker executed.
+    pub tasks_run: u64,
+    /// Tasks this worker created with `put` (initial tasks are not counted).
+    pub puts: u64,
+    /// Foreign queues this worker examined while looking for work.
+    pub steal_attempts: u64,
+    /// Examinations that took at least one task.
+    pub steals: u64,
+    /// Tasks moved by those steals (blocks count all their tasks).
+    pub tasks_stolen: u64,
+    /// Time spent without a task (spinning or asleep).
+    pub idle: Duration,
+    /// The part of `idle` spent asleep.
+    pub asleep: Duration,
+    /// Times this worker went to sleep.
+    pub sleeps: u64,
+}
+
+impl AddAssign<&WorkerStats> for WorkerStats {
+    fn add_assign(&mut self, o: &WorkerStats) {
+        self.tasks_run += o.tasks_run;
+        self.puts += o.puts;
+        self.steal_attempts += o.steal_attempts;
+        self.steals += o.steals;
+        self.tasks_stolen += o.tasks_stolen;
+        self.idle += o.idle;
+        self.asleep += o.asleep;
+        self.sleeps += o.sleeps;
+    }
+}
+
+/// The result of a working phase: per-worker counters and the wall time.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// One entry per worker, in worker order.
+    pub workers: Vec<WorkerStats>,
+    /// Wall-clock time of the working phase (thread start to the last worker's exit).
+    pub elapsed: Duration,
+}
+
+impl RunReport {
+    /// The counters of all workers summed.
+    pub fn total(&self) -> WorkerStats {
+        let mut t = WorkerStats::default();
+        for w in &self.workers {
+            t += w;
+        }
+        t
+    }
+
+    /// Tasks executed by all workers.
+    pub fn tasks_run(&self) -> u64 {
+        self.workers.iter().map(|w| w.tasks_run).sum()
+    }
+}

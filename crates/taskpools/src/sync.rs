@@ -1,0 +1,30 @@
+//! The one place where concurrent code gets its atomics, locks and condition variables.
+//!
+//! Normally these are `std`'s; under `RUSTFLAGS="--cfg loom"` they are loom's, so the code that
+//! ships is the code that the loom model tests explore (DESIGN.md, "Conventions").
+
+#[cfg(loom)]
+pub(crate) use loom::sync::{
+    atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering},
+    Arc, Condvar, Mutex, MutexGuard,
+};
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::{
+    atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering},
+    Arc, Condvar, Mutex, MutexGuard,
+};
+
+/// Locks `m`, ignoring poisoning.
+///
+/// Pool locks are held only around queue operations, never while a user task runs, so a
+/// poisoned lock can only come from a bug in this crate's own queue code; the data it guards
+/// is still consistent at every point where a panic could unwind (each operation finishes its
+/// pointer updates before anything that could panic).
+#[inline]
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}

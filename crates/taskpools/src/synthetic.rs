@@ -1,0 +1,131 @@
+//! The synthetic algorithm of seed 004 §7.2: one task type `A(i)` with
+//!
+//! ```text
+//! A(i) -> {100f}                                   for i <= 0
+//! A(i) -> {10f} A(i-2) {50f} A(i-1) {100f}          for i > 0
+//! ```
+//!
+//! where `{n}` is n units of simulated computation and `A(j)` creates a child task. The
+//! initialization phase creates `A(k-1), …, A(0)`. The total number of tasks is `P(k)`
+//! (Table 4: P(15) = 5 149, P(20) = 57 290, P(25) = 635 593, P(32) = 18 454 894).
+
+use std::hint::black_box;
+
+use crate::{Builder, Ctx, Error, RunReport, Task};
+
+/// One unit of simulated work is one step of a 64-bit linear congruential generator; the
+/// steps form a dependency chain and the result is passed through `black_box`, so the
+/// optimizer can neither remove nor shorten the loop.
+#[inline(never)]
+pub fn work(units: u64) -> u64 {
+    let mut x = black_box(units) | 1;
+    for _ in 0..units {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+    }
+    black_box(x)
+}
+
+/// The task `A(i)` with work factor `f`.
+#[derive(Clone, Copy, Debug)]
+pub struct A {
+    /// The argument `i`.
+    pub i: i32,
+    /// The work factor `f`.
+    pub f: u32,
+}
+
+impl Task for A {
+    #[inline]
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        let f = u64::from(self.f);
+        if self.i <= 0 {
+            work(100 * f);
+        } else {
+            work(10 * f);
+            ctx.put(A {
+                i: self.i - 2,
+                f: self.f,
+            });
+            work(50 * f);
+            ctx.put(A {
+                i: self.i - 1,
+                f: self.f,
+            });
+            work(100 * f);
+        }
+    }
+}
+
+/// The initial tasks `A(k-1), …, A(0)`, in the order the seed creates them.
+pub fn initial_tasks(k: u32, f: u32) -> Vec<A> {
+    (0..k as i32).rev().map(|i| A { i, f }).collect()
+}
+
+/// `P(k)`: the number of tasks the algorithm executes for argument `k`.
+pub fn task_count(k: u32) -> u64 {
+    // T(i): tasks in the subtree of A(i); T(i) = 1 for i <= 0, 1 + T(i-1) + T(i-2) otherwise.
+    let (mut t_prev, mut t) = (1u64, 1u64); // T(-1), T(0)
+    let mut total = 0u64;
+    for i in 0..k {
+        if i > 0 {
+            let next = 1 + t + t_prev;
+            t_prev = t;
+            t = next;
+        }
+        total += t;
+    }
+    total
+}
+
+/// The algorithm without any pool: the same work in depth-first order on the calling thread.
+/// Returns the number of tasks executed (equal to `P(k)`).
+pub fn sequential(k: u32, f: u32) -> u64 {
+    fn a(i: i32, f: u64) -> u64 {
+        if i <= 0 {
+            work(100 * f);
+            1
+        } else {
+            work(10 * f);
+            work(50 * f);
+            work(100 * f);
+            1 + a(i - 1, f) + a(i - 2, f)
+        }
+    }
+    (0..k as i32).rev().map(|i| a(i, u64::from(f))).sum()
+}
+
+/// Runs `A` with parameters `k`, `f` on the configured pool and checks that exactly `P(k)`
+/// tasks ran; a different count is an [`Error::TaskCount`].
+pub fn run(builder: &Builder, k: u32, f: u32) -> Result<RunReport, Error> {
+    let report = builder.run(initial_tasks(k, f))?;
+    let expected = task_count(k);
+    let actual = report.tasks_run();
+    if actual != expected {
+        return Err(Error::TaskCount { expected, actual });
+    }
+    Ok(report)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_4_task_counts() {
+        assert_eq!(task_count(15), 5_149);
+        assert_eq!(task_count(20), 57_290);
+        assert_eq!(task_count(25), 635_593);
+        assert_eq!(task_count(30), 7_049_122);
+        assert_eq!(task_count(31), 11_405_739);
+        assert_eq!(task_count(32), 18_454_894);
+        assert_eq!(task_count(33), 29_860_667);
+        assert_eq!(task_count(34), 48_315_596);
+    }
+
+    #[test]
+    fn sequential_runs_p_k_tasks() {
+        assert_eq!(sequential(15, 0), 5_149);
+    }
+}

@@ -1,0 +1,82 @@
+//! The task model (seed 004 §2): a task is a value of a user type `T: Task`; running it may
+//! create child tasks with [`Ctx::put`]. Tasks are moved into queue slots, never boxed by the
+//! runtime; boxed closures are just one more `Task` implementation ([`BoxedTask`]).
+
+/// A unit of work that a task pool schedules.
+///
+/// `run` consumes the task; children are created with [`Ctx::put`] and become visible to other
+/// workers at once (not only when the parent returns).
+pub trait Task: Send + Sized {
+    /// Executes the task on the calling worker.
+    fn run(self, ctx: &mut Ctx<'_, Self>);
+}
+
+/// Where a running task puts its children. Implemented by the runtime for each pool.
+pub(crate) trait PutSink<T> {
+    fn put(&mut self, task: T);
+}
+
+/// The context a running task sees: its worker's identity and the `put` operation.
+pub struct Ctx<'a, T> {
+    sink: &'a mut dyn PutSink<T>,
+    worker: usize,
+    workers: usize,
+}
+
+impl<'a, T> Ctx<'a, T> {
+    pub(crate) fn new(sink: &'a mut dyn PutSink<T>, worker: usize, workers: usize) -> Self {
+        Ctx {
+            sink,
+            worker,
+            workers,
+        }
+    }
+
+    /// Creates a child task (the seed's `tpool_put`). The task is moved into the pool.
+    #[inline]
+    pub fn put(&mut self, task: T) {
+        self.sink.put(task);
+    }
+
+    /// The index of the worker running this task, in `0..workers()`.
+    pub fn worker(&self) -> usize {
+        self.worker
+    }
+
+    /// The number of workers in this working phase.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+}
+
+/// A task made from a closure, for users who do not want to define a task type.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder};
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// static HITS: AtomicUsize = AtomicUsize::new(0);
+/// let root = BoxedTask::new(|ctx| {
+///     for _ in 0..10 {
+///         ctx.put(BoxedTask::new(|_| { HITS.fetch_add(1, Ordering::Relaxed); }));
+///     }
+/// });
+/// let report = Builder::new().threads(2).run(vec![root]).unwrap();
+/// assert_eq!(report.tasks_run(), 11);
+/// assert_eq!(HITS.load(Ordering::Relaxed), 10);
+/// ```
+pub struct BoxedTask(Box<BoxedFn>);
+
+type BoxedFn = dyn for<'c> FnOnce(&mut Ctx<'c, BoxedTask>) + Send;
+
+impl BoxedTask {
+    /// Wraps a closure as a task.
+    pub fn new(f: impl for<'c> FnOnce(&mut Ctx<'c, BoxedTask>) + Send + 'static) -> Self {
+        BoxedTask(Box::new(f))
+    }
+}
+
+impl Task for BoxedTask {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        (self.0)(ctx)
+    }
+}

@@ -1,0 +1,274 @@
+//! Every pool of the family, with every wake-up policy and memory manager: tasks are neither
+//! lost nor duplicated, the working phase ends, panics propagate, bad input is an error.
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use taskpools::synthetic::{self, task_count};
+use taskpools::{Builder, Ctx, Error, MemKind, PoolKind, Task, WakePolicy};
+
+#[test]
+fn synthetic_runs_exactly_p_k_tasks_on_every_pool_thread_count_and_policy() {
+    for pool in PoolKind::ALL {
+        for threads in [1, 2, 4] {
+            for wake in WakePolicy::ALL {
+                let b = Builder::new().threads(threads).pool(pool).wake(wake);
+                let r = synthetic::run(&b, 15, 0)
+                    .unwrap_or_else(|e| panic!("{pool} x{threads} {wake}: {e}"));
+                assert_eq!(r.tasks_run(), 5_149, "{pool} x{threads} {wake}");
+                assert_eq!(r.workers.len(), threads);
+                // Every task but the k initial ones was put by a running task.
+                assert_eq!(r.total().puts, 5_149 - 15, "{pool} x{threads} {wake}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_memory_manager_on_every_list_based_pool() {
+    for pool in PoolKind::ALL.into_iter().filter(|p| p.uses_mem()) {
+        for mem in MemKind::ALL {
+            let b = Builder::new().threads(2).pool(pool).mem(mem);
+            let r = synthetic::run(&b, 18, 0).unwrap_or_else(|e| panic!("{pool}/{mem}: {e}"));
+            assert_eq!(r.tasks_run(), task_count(18));
+        }
+    }
+}
+
+/// A task tree whose node ids are recorded: each id must be seen exactly once.
+struct Tree<'a> {
+    id: u64,
+    depth: u32,
+    fanout: u64,
+    seen: &'a [AtomicU64],
+}
+
+impl Task for Tree<'_> {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        self.seen[self.id as usize].fetch_add(1, Ordering::Relaxed);
+        if self.depth > 0 {
+            for c in 0..self.fanout {
+                ctx.put(Tree {
+                    id: self.id * self.fanout + 1 + c,
+                    depth: self.depth - 1,
+                    fanout: self.fanout,
+                    seen: self.seen,
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn stress_every_task_id_exactly_once() {
+    // A complete 4-ary tree of depth 8: 87 381 tasks with distinct ids, 4 threads on 2 cores.
+    let fanout = 4u64;
+    let depth = 8u32;
+    let n: u64 = (0..=depth).map(|d| fanout.pow(d)).sum();
+    for pool in PoolKind::ALL {
+        for wake in WakePolicy::ALL {
+            let seen: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+            let r = Builder::new()
+                .threads(4)
+                .pool(pool)
+                .wake(wake)
+                .run([Tree {
+                    id: 0,
+                    depth,
+                    fanout,
+                    seen: &seen,
+                }])
+                .unwrap();
+            assert_eq!(r.tasks_run(), n, "{pool} {wake}");
+            for (id, s) in seen.iter().enumerate() {
+                assert_eq!(s.load(Ordering::Relaxed), 1, "{pool} {wake}: task {id}");
+            }
+        }
+    }
+}
+
+/// One long task creates its children only at the end: idle workers must wait for them, not
+/// leave the working phase.
+struct Late<'a> {
+    gen: u32,
+    ran: &'a AtomicUsize,
+}
+
+impl Task for Late<'_> {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        self.ran.fetch_add(1, Ordering::Relaxed);
+        if self.gen == 0 {
+            std::thread::sleep(Duration::from_millis(150));
+            for _ in 0..64 {
+                ctx.put(Late {
+                    gen: 1,
+                    ran: self.ran,
+                });
+            }
+        } else if self.gen == 1 {
+            std::thread::sleep(Duration::from_micros(200));
+            ctx.put(Late {
+                gen: 2,
+                ran: self.ran,
+            });
+        }
+    }
+}
+
+#[test]
+fn termination_waits_for_children_created_late_by_a_long_task() {
+    for pool in PoolKind::ALL {
+        for wake in WakePolicy::ALL {
+            let ran = AtomicUsize::new(0);
+            let r = Builder::new()
+                .threads(3)
+                .pool(pool)
+                .wake(wake)
+                .run([Late { gen: 0, ran: &ran }])
+                .unwrap();
+            assert_eq!(ran.load(Ordering::Relaxed), 1 + 64 + 64, "{pool} {wake}");
+            assert_eq!(r.tasks_run(), 129);
+            // The two other workers had nothing to do for 150 ms and still did not leave.
+            assert!(r.total().idle > Duration::from_millis(100), "{pool} {wake}");
+        }
+    }
+}
+
+struct Bomb<'a> {
+    depth: u32,
+    at: u32,
+    ran: &'a AtomicUsize,
+    dropped: &'a AtomicUsize,
+}
+
+impl Task for Bomb<'_> {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        self.ran.fetch_add(1, Ordering::Relaxed);
+        if self.depth == self.at {
+            panic!("task at depth {} exploded", self.depth);
+        }
+        for _ in 0..2 {
+            ctx.put(Bomb {
+                depth: self.depth + 1,
+                at: self.at,
+                ran: self.ran,
+                dropped: self.dropped,
+            });
+        }
+    }
+}
+
+impl Drop for Bomb<'_> {
+    fn drop(&mut self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_panicking_task_ends_the_phase_and_the_panic_reaches_the_caller() {
+    for pool in PoolKind::ALL {
+        for wake in WakePolicy::ALL {
+            let (ran, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let b = Builder::new().threads(3).pool(pool).wake(wake);
+            let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                b.run([Bomb {
+                    depth: 0,
+                    at: 6,
+                    ran: &ran,
+                    dropped: &dropped,
+                }])
+            }));
+            let payload = res.expect_err("the panic must reach the caller");
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert!(msg.contains("exploded"), "{pool} {wake}: {msg}");
+            // No task leaked: every task created was either run (and consumed) or dropped.
+            let created = ran.load(Ordering::Relaxed);
+            assert!(created >= 7);
+            assert!(
+                dropped.load(Ordering::Relaxed) >= created,
+                "{pool} {wake}: tasks were leaked"
+            );
+        }
+    }
+    // The library is usable afterwards.
+    let r = synthetic::run(&Builder::new().threads(2), 12, 0).unwrap();
+    assert_eq!(r.tasks_run(), task_count(12));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let e = Builder::new()
+        .threads(0)
+        .run(synthetic::initial_tasks(5, 0))
+        .unwrap_err();
+    assert!(matches!(e, Error::ZeroThreads), "{e}");
+    assert!(e.to_string().contains("at least 1"));
+    let e = Builder::new().pool_name("sq3").unwrap_err();
+    assert!(e.to_string().contains("unknown pool `sq3`"), "{e}");
+    let e = Builder::new().mem_name("cgbkob").unwrap_err();
+    assert!(
+        e.to_string().contains("unknown memory manager `cgbkob`"),
+        "{e}"
+    );
+    assert!(WakePolicy::from_name("sometimes").is_err());
+    // Aliases and names both work.
+    assert_eq!(
+        Builder::new().pool_name("dq8").unwrap().pool_kind(),
+        PoolKind::PrivatePublic
+    );
+    assert_eq!(
+        Builder::new()
+            .pool_name("private-public")
+            .unwrap()
+            .pool_kind(),
+        PoolKind::PrivatePublic
+    );
+}
+
+#[test]
+fn an_empty_initial_set_terminates() {
+    for pool in PoolKind::ALL {
+        let r = Builder::new()
+            .threads(2)
+            .pool(pool)
+            .run(Vec::<synthetic::A>::new())
+            .unwrap();
+        assert_eq!(r.tasks_run(), 0);
+    }
+}
+
+#[test]
+fn pinning_does_not_change_results() {
+    let b = Builder::new().threads(2).pin(true);
+    assert_eq!(
+        synthetic::run(&b, 14, 0).unwrap().tasks_run(),
+        task_count(14)
+    );
+}
+
+#[test]
+fn stealing_pools_steal_and_distributed_pools_do_not() {
+    // The initial distribution is unbalanced (seed §8.1); the other worker must steal.
+    for pool in [
+        PoolKind::StealWorkingEnd,
+        PoolKind::StealOppositeEnd,
+        PoolKind::StealArray,
+        PoolKind::PrivatePublic,
+    ] {
+        let r = synthetic::run(&Builder::new().threads(2).pool(pool), 20, 1).unwrap();
+        let t = r.total();
+        assert!(t.steals > 0 && t.tasks_stolen >= t.steals, "{pool}: {t:?}");
+        assert!(t.steal_attempts >= t.steals);
+    }
+    let r = synthetic::run(
+        &Builder::new().threads(2).pool(PoolKind::DistributedList),
+        20,
+        1,
+    )
+    .unwrap();
+    assert_eq!(r.total().steals, 0);
+}
