@@ -1,1 +1,254 @@
-fn main() {}
+//! `taskpools`: the workbench. Runs the seed experiments on the pool family and reports tables,
+//! JSON/CSV and SVG plots.
+
+mod experiments;
+mod report;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use taskpools::{MemKind, PoolKind, WakePolicy};
+
+use experiments::synthetic;
+use report::Progress;
+
+#[derive(Parser)]
+#[command(
+    name = "taskpools",
+    version,
+    about = "Task pools for irregular parallel programs: experiments and comparisons"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print every pool, memory manager and wake-up policy with its alias.
+    List,
+    /// The synthetic algorithm A(i) of Korch & Rauber on the pool family.
+    Synthetic(SyntheticArgs),
+    /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
+    Tour {
+        /// Output directory.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct SyntheticArgs {
+    /// Argument k (the initial tasks are A(k-1) … A(0)).
+    #[arg(long, default_value_t = 24)]
+    k: u32,
+    /// Work factor f.
+    #[arg(long, default_value_t = 40)]
+    f: u32,
+    /// Thread counts, comma-separated.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Pools (names or aliases), comma-separated, or `all`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pool: Vec<String>,
+    /// Memory managers for list-based pools, comma-separated, or `all`.
+    #[arg(long, default_value = "dgbko", value_delimiter = ',')]
+    mem: Vec<String>,
+    /// Wake-up policy: every-put (dq2), on-empty (dq9) or spin (dq10).
+    #[arg(long, default_value = "on-empty")]
+    wake: String,
+    /// Repetitions per configuration (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Pin worker i to CPU i mod cores.
+    #[arg(long)]
+    pin: bool,
+    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the records as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw the speedups as an SVG chart.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+fn parse_pools(names: &[String]) -> Result<Vec<PoolKind>> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(PoolKind::ALL.to_vec());
+    }
+    names.iter().map(|n| Ok(PoolKind::from_name(n)?)).collect()
+}
+
+fn parse_mems(names: &[String]) -> Result<Vec<MemKind>> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(MemKind::ALL.to_vec());
+    }
+    names.iter().map(|n| Ok(MemKind::from_name(n)?)).collect()
+}
+
+fn list() {
+    println!("pools (--pool NAME or ALIAS):");
+    for p in PoolKind::ALL {
+        println!(
+            "  {:<24} {:<5} {}{}",
+            p.name(),
+            p.alias(),
+            p.description(),
+            if p.uses_mem() { "  [uses --mem]" } else { "" }
+        );
+    }
+    println!("\nmemory managers (--mem NAME or ALIAS):");
+    for m in MemKind::ALL {
+        println!("  {:<24} {:<5} {}", m.name(), m.alias(), m.description());
+    }
+    println!("\nwake-up policies (--wake NAME or ALIAS):");
+    for w in WakePolicy::ALL {
+        let d = match w {
+            WakePolicy::EveryPut => "every put into a shared queue wakes a sleeping worker",
+            WakePolicy::OnEmpty => "only a put into an empty shared queue wakes a sleeping worker",
+            WakePolicy::Spin => "idle workers spin and yield, never sleep; puts never signal",
+        };
+        println!("  {:<24} {:<5} {}", w.name(), w.alias(), d);
+    }
+}
+
+struct Outputs<'a> {
+    json: Option<&'a Path>,
+    csv: Option<&'a Path>,
+    plot: Option<&'a Path>,
+    table: Option<&'a Path>,
+}
+
+fn synthetic_cmd(
+    p: &synthetic::Params,
+    out: &Outputs<'_>,
+    quiet: bool,
+) -> Result<Vec<synthetic::Record>> {
+    let progress = Progress::new(!quiet);
+    let records = synthetic::run(p, &progress)?;
+    progress.finish();
+    let table = report::synthetic_table(&records);
+    if !quiet {
+        print!("{table}");
+    }
+    if let Some(path) = out.table {
+        fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = out.json {
+        report::write_json(path, &records)?;
+    }
+    if let Some(path) = out.csv {
+        report::write_csv(path, &records)?;
+    }
+    if let Some(path) = out.plot {
+        let title = format!(
+            "A(i), k = {}, f = {}: speedup vs sequential (median of {})",
+            p.k, p.f, p.reps
+        );
+        report::speedup_chart(path, &title, &records)?;
+    }
+    Ok(records)
+}
+
+fn tour(out: &Path) -> Result<()> {
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let t0 = Instant::now();
+    let runs = [
+        (
+            "synthetic_k22_f40",
+            "all pools, work-dominated (f = 40)",
+            22,
+            40,
+            PoolKind::ALL.to_vec(),
+            vec![MemKind::PerWorkerBlocks],
+        ),
+        (
+            "synthetic_k22_f1",
+            "all pools, pool-overhead-dominated (f = 1)",
+            22,
+            1,
+            PoolKind::ALL.to_vec(),
+            vec![MemKind::PerWorkerBlocks],
+        ),
+        (
+            "mem_k22_f1",
+            "memory managers on the list-based stealing pool dq2 (f = 1)",
+            22,
+            1,
+            vec![PoolKind::StealWorkingEnd],
+            MemKind::ALL.to_vec(),
+        ),
+    ];
+    for (name, what, k, f, pools, mems) in runs {
+        println!("== {name}: {what}\n");
+        let p = synthetic::Params {
+            k,
+            f,
+            threads: vec![1, 2],
+            pools,
+            mems,
+            wake: WakePolicy::OnEmpty,
+            reps: 3,
+            pin: false,
+        };
+        let (json, csv, svg, txt) = (
+            out.join(format!("{name}.json")),
+            out.join(format!("{name}.csv")),
+            out.join(format!("{name}.svg")),
+            out.join(format!("{name}.txt")),
+        );
+        synthetic_cmd(
+            &p,
+            &Outputs {
+                json: Some(&json),
+                csv: Some(&csv),
+                plot: Some(&svg),
+                table: Some(&txt),
+            },
+            false,
+        )?;
+    }
+    println!(
+        "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/",
+        t0.elapsed().as_secs_f64(),
+        out.display()
+    );
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::List => list(),
+        Cmd::Synthetic(a) => {
+            let p = synthetic::Params {
+                k: a.k,
+                f: a.f,
+                threads: a.threads,
+                pools: parse_pools(&a.pool)?,
+                mems: parse_mems(&a.mem)?,
+                wake: WakePolicy::from_name(&a.wake)?,
+                reps: a.reps,
+                pin: a.pin,
+            };
+            let quiet = a.json.as_deref() == Some(Path::new("-"));
+            synthetic_cmd(
+                &p,
+                &Outputs {
+                    json: a.json.as_deref(),
+                    csv: a.csv.as_deref(),
+                    plot: a.plot.as_deref(),
+                    table: None,
+                },
+                quiet,
+            )?;
+        }
+        Cmd::Tour { out } => tour(&out)?,
+    }
+    Ok(())
+}

@@ -13,16 +13,15 @@ use std::hint::black_box;
 
 use crate::{Builder, Ctx, Error, RunReport, Task};
 
-/// One unit of simulated work is one step of a 64-bit linear congruential generator; the
-/// steps form a dependency chain and the result is passed through `black_box`, so the
-/// optimizer can neither remove nor shorten the loop.
+/// One unit of simulated work is one step `x = (x ^ (x >> 7)) + C` of a dependency chain
+/// (about 3 cycles). The step is not affine, so the optimizer cannot fold several steps into
+/// one (it does exactly that to a linear congruential step), and the result goes through
+/// `black_box`, so the loop can be neither removed nor shortened.
 #[inline(never)]
 pub fn work(units: u64) -> u64 {
-    let mut x = black_box(units) | 1;
+    let mut x = black_box(units);
     for _ in 0..units {
-        x = x
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
+        x = (x ^ (x >> 7)).wrapping_add(0x9e37_79b9_7f4a_7c15);
     }
     black_box(x)
 }

@@ -1,0 +1,26 @@
+//! One module per experiment.
+
+pub mod synthetic;
+
+/// Median, minimum and maximum of a non-empty sample.
+pub fn summarize(xs: &[f64]) -> (f64, f64, f64) {
+    assert!(!xs.is_empty(), "no samples");
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median, v[0], v[n - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn summarize_median() {
+        assert_eq!(super::summarize(&[3.0, 1.0, 2.0]), (2.0, 1.0, 3.0));
+        assert_eq!(super::summarize(&[4.0, 1.0, 2.0, 3.0]), (2.5, 1.0, 4.0));
+    }
+}

@@ -1,0 +1,105 @@
+//! Output: ranked tables, JSON/CSV files, SVG plots and the progress bar.
+
+mod plot;
+mod table;
+
+pub use plot::speedup_chart;
+pub use table::synthetic_table;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+/// A progress bar on stderr that appears only once the work has run for a second, and never
+/// when disabled (e.g. `--json -`, where stdout carries the data).
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    shown: std::cell::Cell<bool>,
+}
+
+impl Progress {
+    /// A bar; `enabled = false` gives one that draws nothing.
+    pub fn new(enabled: bool) -> Self {
+        let bar = enabled.then(|| {
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+            b.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+                    .expect("template")
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        Progress {
+            bar,
+            start: Instant::now(),
+            shown: std::cell::Cell::new(false),
+        }
+    }
+
+    fn maybe_show(&self) {
+        if let Some(b) = &self.bar {
+            if !self.shown.get() && self.start.elapsed() > Duration::from_secs(1) {
+                b.set_draw_target(ProgressDrawTarget::stderr());
+                self.shown.set(true);
+            }
+        }
+    }
+
+    /// Sets the number of steps.
+    pub fn set_length(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(n);
+            b.set_position(0);
+        }
+    }
+
+    /// Describes the current step.
+    pub fn set_message(&self, m: String) {
+        self.maybe_show();
+        if let Some(b) = &self.bar {
+            b.set_message(m);
+        }
+    }
+
+    /// One step done.
+    pub fn inc(&self) {
+        self.maybe_show();
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Writes `records` as pretty JSON to `path` (`-` = stdout).
+pub fn write_json<T: Serialize>(path: &Path, records: &[T]) -> Result<()> {
+    let s = serde_json::to_string_pretty(records)?;
+    if path == Path::new("-") {
+        println!("{s}");
+    } else {
+        fs::write(path, s + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes `records` as CSV to `path`.
+pub fn write_csv<T: Serialize>(path: &Path, records: &[T]) -> Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+    for r in records {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
