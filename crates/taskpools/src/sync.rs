@@ -28,3 +28,25 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         Err(poisoned) => poisoned.into_inner(),
     }
 }
+
+/// Spinning with backoff. Under loom every snooze yields to the model's scheduler and the
+/// backoff counts as completed at once, so that the models reach the sleeping path.
+#[cfg(not(loom))]
+pub(crate) use crossbeam_utils::Backoff;
+
+#[cfg(loom)]
+pub(crate) struct Backoff;
+
+#[cfg(loom)]
+impl Backoff {
+    pub(crate) fn new() -> Self {
+        Backoff
+    }
+    pub(crate) fn snooze(&self) {
+        loom::thread::yield_now();
+    }
+    pub(crate) fn is_completed(&self) -> bool {
+        true
+    }
+    pub(crate) fn reset(&self) {}
+}

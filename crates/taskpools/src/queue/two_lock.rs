@@ -185,3 +185,37 @@ mod tests {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::thread;
+
+    /// An enqueuer racing a dequeuer on a queue that holds 0 or 1 elements: the successor link
+    /// is the only shared word. Every element is taken exactly once, in FIFO order, and the
+    /// old dummy is freed only after the enqueuer is done with it.
+    #[test]
+    fn loom_enqueue_races_dequeue() {
+        loom::model(|| {
+            let q = Arc::new(TwoLockQueue::<u32>::new(MemKind::PerWorker));
+            let q2 = Arc::clone(&q);
+            let h = thread::spawn(move || {
+                let mut c = q2.cache();
+                q2.enqueue(1, &mut c);
+                q2.enqueue(2, &mut c);
+            });
+            let mut c = q.cache();
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                if let Some(v) = q.dequeue(&mut c) {
+                    got.push(v);
+                }
+            }
+            h.join().unwrap();
+            while let Some(v) = q.dequeue(&mut c) {
+                got.push(v);
+            }
+            assert_eq!(got, vec![1, 2]);
+        });
+    }
+}

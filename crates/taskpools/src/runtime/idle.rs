@@ -30,11 +30,11 @@ use std::any::Any;
 use std::fmt;
 use std::time::Instant;
 
-use crossbeam_utils::{Backoff, CachePadded};
+use crossbeam_utils::CachePadded;
 
 use super::WorkerStats;
 use crate::pool::TaskPool;
-use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex, Ordering};
 
 /// When a put wakes a sleeping worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,6 +100,9 @@ pub(crate) struct Coordinator {
     lock: Mutex<()>,
     cvar: Condvar,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Test of the loom test: skip the sleeper's recheck (a known lost-wake-up bug).
+    #[cfg(loom)]
+    pub(crate) broken_recheck: bool,
 }
 
 impl Coordinator {
@@ -113,6 +116,8 @@ impl Coordinator {
             lock: Mutex::new(()),
             cvar: Condvar::new(),
             panic: Mutex::new(None),
+            #[cfg(loom)]
+            broken_recheck: false,
         }
     }
 
@@ -198,7 +203,11 @@ impl Coordinator {
             let g = lock(&self.lock);
             self.sleepers.fetch_add(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
-            if self.is_done() || pool.has_shared_work() {
+            #[cfg(loom)]
+            let recheck = !self.broken_recheck;
+            #[cfg(not(loom))]
+            let recheck = true;
+            if self.is_done() || (recheck && pool.has_shared_work()) {
                 self.sleepers.fetch_sub(1, Ordering::SeqCst);
                 drop(g);
                 continue;

@@ -3,6 +3,8 @@
 //! ([`idle`](self) module docs) and panic propagation.
 
 mod idle;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod stats;
 
 pub use idle::WakePolicy;

@@ -1,0 +1,149 @@
+//! The `taskpools` binary: listing, a small synthetic run with every output, and errors.
+
+use std::process::Command;
+
+fn taskpools(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_taskpools"))
+        .args(args)
+        .output()
+        .expect("run taskpools")
+}
+
+#[test]
+fn list_prints_every_pool_and_memory_manager_with_alias() {
+    let out = taskpools(&["list"]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    for p in taskpools::PoolKind::ALL {
+        assert!(s.contains(p.name()) && s.contains(p.alias()), "{p}");
+    }
+    for m in taskpools::MemKind::ALL {
+        assert!(s.contains(m.name()) && s.contains(m.alias()), "{m}");
+    }
+}
+
+#[test]
+fn synthetic_json_to_stdout_has_the_documented_records() {
+    let out = taskpools(&[
+        "synthetic",
+        "--k",
+        "14",
+        "--f",
+        "1",
+        "--threads",
+        "1,2",
+        "--pool",
+        "dq8,sq1",
+        "--mem",
+        "dl",
+        "--reps",
+        "2",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty(), "no progress bar with --json -");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON only");
+    let recs = v.as_array().unwrap();
+    assert_eq!(
+        recs.len(),
+        1 + 2 * 2,
+        "sequential + 2 pools x 2 thread counts"
+    );
+    for r in recs {
+        for key in [
+            "experiment",
+            "pool",
+            "alias",
+            "mem",
+            "threads",
+            "k",
+            "f",
+            "reps",
+            "median_s",
+            "min_s",
+            "max_s",
+            "speedup_vs_seq",
+            "tasks",
+            "steals",
+            "steal_attempts",
+        ] {
+            assert!(r.get(key).is_some(), "missing {key} in {r}");
+        }
+        assert_eq!(r["tasks"], taskpools::synthetic::task_count(14), "P(14)");
+        assert!(r["min_s"].as_f64() <= r["median_s"].as_f64());
+        assert!(r["median_s"].as_f64() <= r["max_s"].as_f64());
+    }
+    assert_eq!(recs[0]["pool"], "sequential");
+    assert!(recs
+        .iter()
+        .any(|r| r["alias"] == "sq1" && r["mem"] == "dl" && r["threads"] == 2));
+}
+
+#[test]
+fn synthetic_writes_csv_and_svg_and_prints_a_ranked_table() {
+    let dir = std::env::temp_dir().join(format!("taskpools-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("r.csv"), dir.join("r.svg"));
+    let out = taskpools(&[
+        "synthetic",
+        "--k",
+        "12",
+        "--f",
+        "0",
+        "--threads",
+        "2",
+        "--pool",
+        "all",
+        "--reps",
+        "1",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("rank") && table.contains("best") && table.contains("sequential"));
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 1 + taskpools::PoolKind::ALL.len());
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("speedup"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn bad_input_exits_with_a_clear_message() {
+    for (args, needle) in [
+        (
+            vec!["synthetic", "--pool", "sq3", "--k", "5"],
+            "unknown pool `sq3`",
+        ),
+        (
+            vec!["synthetic", "--mem", "cgbk", "--k", "5"],
+            "unknown memory manager `cgbk`",
+        ),
+        (
+            vec!["synthetic", "--wake", "never", "--k", "5"],
+            "unknown wake-up policy `never`",
+        ),
+        (
+            vec!["synthetic", "--threads", "0", "--k", "5"],
+            "at least 1",
+        ),
+        (vec!["synthetic", "--reps", "0", "--k", "5"], "--reps"),
+    ] {
+        let out = taskpools(&args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

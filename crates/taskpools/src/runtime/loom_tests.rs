@@ -1,0 +1,142 @@
+//! loom models of the working phase's idle protocol, run through the real worker loop and a
+//! real pool (`dq7`: a locked array per worker): no lost wake-up, no early termination.
+//!
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p taskpools --lib loom`
+
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+use super::idle::Coordinator;
+use super::{worker, WakePolicy};
+use crate::mem::MemKind;
+use crate::pool::{PoolConfig, StealingPool, TaskPool};
+use crate::queue::ArrayStack;
+use crate::task::{Ctx, Task};
+
+/// Worker 1 starts with `Producer` in its queue (worker 0 may steal it). The producer puts a
+/// `Child` and then waits until the *other* worker has run it; that worker may already be
+/// asleep when the child appears. If the put's wake-up were lost, it would sleep forever while
+/// the producer waits: the model would never finish.
+enum T {
+    Producer(Arc<AtomicBool>),
+    Child(Arc<AtomicBool>, usize),
+}
+
+impl Task for T {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        match self {
+            T::Producer(flag) => {
+                ctx.put(T::Child(Arc::clone(&flag), ctx.worker()));
+                while !flag.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+            }
+            T::Child(flag, producer) => {
+                assert_ne!(
+                    ctx.worker(),
+                    producer,
+                    "the producer cannot run it while it waits"
+                );
+                flag.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
+type Pool = StealingPool<T, ArrayStack<T>>;
+
+fn model(policy: WakePolicy) {
+    model_with(policy, false)
+}
+
+fn model_with(policy: WakePolicy, broken_recheck: bool) {
+    loom::model(move || {
+        let pool = Arc::new(Pool::new(&PoolConfig {
+            workers: 2,
+            mem: MemKind::System,
+        }));
+        let mut coord = Coordinator::new(2, policy);
+        coord.broken_recheck = broken_recheck;
+        let coord = Arc::new(coord);
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut l1 = pool.local(1);
+        pool.init(&mut l1, T::Producer(Arc::clone(&flag)));
+        let l0 = pool.local(0);
+        let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0));
+        let s1 = worker(1, &*pool, l1, &coord);
+        let s0 = h.join().unwrap();
+        assert!(flag.load(Ordering::Acquire));
+        assert_eq!(s0.tasks_run + s1.tasks_run, 2);
+        assert!(coord.is_done());
+    });
+}
+
+#[test]
+fn loom_no_lost_wakeup_on_empty() {
+    model(WakePolicy::OnEmpty);
+}
+
+#[test]
+fn loom_no_lost_wakeup_every_put() {
+    model(WakePolicy::EveryPut);
+}
+
+#[test]
+fn loom_spinning_workers_terminate() {
+    model(WakePolicy::Spin);
+}
+
+/// Test of the test: without the sleeper's recheck after `sleepers += 1`, a put can read
+/// `sleepers == 0` just before the worker goes to sleep, and its wake-up is lost. The model
+/// must find that interleaving (the producer then waits forever).
+#[test]
+#[should_panic]
+fn loom_finds_the_lost_wakeup_without_recheck() {
+    model_with(WakePolicy::OnEmpty, true);
+}
+
+/// A task that creates its children only at its very end, while the other worker is already
+/// idle (or asleep): nobody may leave the working phase before both children have run.
+struct Late(u8, Arc<loom::sync::atomic::AtomicUsize>);
+
+impl Task for Late {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        self.1.fetch_add(1, Ordering::Relaxed);
+        if self.0 > 0 {
+            ctx.put(Late(self.0 - 1, Arc::clone(&self.1)));
+            ctx.put(Late(self.0 - 1, Arc::clone(&self.1)));
+        }
+    }
+}
+
+fn termination_model(policy: WakePolicy) {
+    loom::model(move || {
+        let pool = Arc::new(StealingPool::<Late, ArrayStack<Late>>::new(&PoolConfig {
+            workers: 2,
+            mem: MemKind::System,
+        }));
+        let coord = Arc::new(Coordinator::new(2, policy));
+        let ran = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let mut l1 = pool.local(1);
+        pool.init(&mut l1, Late(1, Arc::clone(&ran)));
+        let l0 = pool.local(0);
+        let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0));
+        let s1 = worker(1, &*pool, l1, &coord);
+        let s0 = h.join().unwrap();
+        assert_eq!(ran.load(Ordering::Relaxed), 3, "a task was lost");
+        assert_eq!(s0.tasks_run + s1.tasks_run, 3);
+    });
+}
+
+#[test]
+fn loom_no_early_termination_on_empty() {
+    termination_model(WakePolicy::OnEmpty);
+}
+
+#[test]
+fn loom_no_early_termination_spin() {
+    termination_model(WakePolicy::Spin);
+}

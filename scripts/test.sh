@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The project's test command (README, first section); .ci/run runs exactly this.
+#   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. loom models.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace --release
+# loom explores every interleaving up to LOOM_MAX_PREEMPTIONS preemptions per execution;
+# a separate target dir keeps the --cfg loom build from invalidating the normal one.
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
+  CARGO_TARGET_DIR=target/loom cargo test --release -p taskpools --lib loom
