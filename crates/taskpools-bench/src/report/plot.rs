@@ -25,14 +25,14 @@ pub fn speedup_chart(path: &Path, title: &str, records: &[Record]) -> Result<()>
     let mut threads: Vec<usize> = rows.iter().map(|r| r.threads).collect();
     threads.sort_unstable();
     threads.dedup();
-    let ymax = rows.iter().map(|r| r.speedup_vs_seq).fold(1.0f64, f64::max) * 1.15;
+    let ymax = rows.iter().map(|r| r.speedup_vs_seq).fold(1.0f64, f64::max) * 1.35;
     let width = (120 + labels.len() * 70).max(640) as u32;
     let root = SVGBackend::new(path, (width, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
         .margin(12)
-        .x_label_area_size(60)
+        .x_label_area_size(40)
         .y_label_area_size(50)
         .build_cartesian_2d(0f64..labels.len() as f64, 0f64..ymax)
         .map_err(|e| anyhow!("{e}"))?;
@@ -89,7 +89,7 @@ pub fn speedup_chart(path: &Path, title: &str, records: &[Record]) -> Result<()>
         .configure_series_labels()
         .border_style(BLACK)
         .background_style(WHITE.mix(0.9))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     root.present().map_err(|e| anyhow!("{e}"))?;
