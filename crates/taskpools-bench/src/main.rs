@@ -57,9 +57,9 @@ struct SyntheticArgs {
     /// Memory managers for list-based pools, comma-separated, or `all`.
     #[arg(long, default_value = "dgbko", value_delimiter = ',')]
     mem: Vec<String>,
-    /// Wake-up policy: every-put (dq2), on-empty (dq9) or spin (dq10).
-    #[arg(long, default_value = "on-empty")]
-    wake: String,
+    /// Wake-up policies, comma-separated: every-put (dq2), on-empty (dq9), spin (dq10), or `all`.
+    #[arg(long, default_value = "on-empty", value_delimiter = ',')]
+    wake: Vec<String>,
     /// Repetitions per configuration (the median is reported).
     #[arg(long, default_value_t = 5)]
     reps: usize,
@@ -89,6 +89,16 @@ fn parse_mems(names: &[String]) -> Result<Vec<MemKind>> {
         return Ok(MemKind::ALL.to_vec());
     }
     names.iter().map(|n| Ok(MemKind::from_name(n)?)).collect()
+}
+
+fn parse_wakes(names: &[String]) -> Result<Vec<WakePolicy>> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(WakePolicy::ALL.to_vec());
+    }
+    names
+        .iter()
+        .map(|n| Ok(WakePolicy::from_name(n)?))
+        .collect()
 }
 
 fn list() {
@@ -158,6 +168,8 @@ fn synthetic_cmd(
 fn tour(out: &Path) -> Result<()> {
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let t0 = Instant::now();
+    let on_empty = vec![WakePolicy::OnEmpty];
+    let default_mem = vec![MemKind::PerWorkerBlocks];
     let runs = [
         (
             "synthetic_k22_f40",
@@ -165,7 +177,8 @@ fn tour(out: &Path) -> Result<()> {
             22,
             40,
             PoolKind::ALL.to_vec(),
-            vec![MemKind::PerWorkerBlocks],
+            default_mem.clone(),
+            on_empty.clone(),
         ),
         (
             "synthetic_k22_f1",
@@ -173,18 +186,29 @@ fn tour(out: &Path) -> Result<()> {
             22,
             1,
             PoolKind::ALL.to_vec(),
-            vec![MemKind::PerWorkerBlocks],
+            default_mem.clone(),
+            on_empty.clone(),
         ),
         (
             "mem_k22_f1",
-            "memory managers on the list-based stealing pool dq2 (f = 1)",
+            "memory managers on the list-based pools dq2 and sq1 (f = 1)",
             22,
             1,
-            vec![PoolKind::StealWorkingEnd],
+            vec![PoolKind::StealWorkingEnd, PoolKind::CentralList],
             MemKind::ALL.to_vec(),
+            on_empty.clone(),
+        ),
+        (
+            "wake_k22_f1",
+            "wake-up policies on dq2 and dq8 (f = 1)",
+            22,
+            1,
+            vec![PoolKind::StealWorkingEnd, PoolKind::PrivatePublic],
+            default_mem.clone(),
+            WakePolicy::ALL.to_vec(),
         ),
     ];
-    for (name, what, k, f, pools, mems) in runs {
+    for (name, what, k, f, pools, mems, wakes) in runs {
         println!("== {name}: {what}\n");
         let p = synthetic::Params {
             k,
@@ -192,7 +216,7 @@ fn tour(out: &Path) -> Result<()> {
             threads: vec![1, 2],
             pools,
             mems,
-            wake: WakePolicy::OnEmpty,
+            wakes,
             reps: 3,
             pin: false,
         };
@@ -232,7 +256,7 @@ fn main() -> Result<()> {
                 threads: a.threads,
                 pools: parse_pools(&a.pool)?,
                 mems: parse_mems(&a.mem)?,
-                wake: WakePolicy::from_name(&a.wake)?,
+                wakes: parse_wakes(&a.wake)?,
                 reps: a.reps,
                 pin: a.pin,
             };

@@ -46,6 +46,11 @@ pub mod synthetic;
 mod task;
 
 pub use builder::Builder;
+
+/// The README's examples are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 pub use mem::MemKind;
 pub use pool::{PoolConfig, PoolKind, PutOutcome, TaskPool};
 pub use runtime::{run_pool, RunOptions, RunReport, WakePolicy, WorkerStats};

@@ -129,8 +129,13 @@ fn termination_waits_for_children_created_late_by_a_long_task() {
                 .unwrap();
             assert_eq!(ran.load(Ordering::Relaxed), 1 + 64 + 64, "{pool} {wake}");
             assert_eq!(r.tasks_run(), 129);
-            // The two other workers had nothing to do for 150 ms and still did not leave.
-            assert!(r.total().idle > Duration::from_millis(100), "{pool} {wake}");
+            if !matches!(pool, PoolKind::DistributedList | PoolKind::DistributedArray) {
+                // The other workers had nothing to do for 150 ms and were still there to help
+                // with the late children (a distributed pool may let them leave: nothing can
+                // ever reach them).
+                let helpers = r.workers.iter().filter(|w| w.tasks_run > 0).count();
+                assert!(helpers >= 2, "{pool} {wake}: {:?}", r.workers);
+            }
         }
     }
 }
@@ -138,23 +143,34 @@ fn termination_waits_for_children_created_late_by_a_long_task() {
 struct Bomb<'a> {
     depth: u32,
     at: u32,
-    ran: &'a AtomicUsize,
+    created: &'a AtomicUsize,
     dropped: &'a AtomicUsize,
+}
+
+impl<'a> Bomb<'a> {
+    fn new(depth: u32, at: u32, created: &'a AtomicUsize, dropped: &'a AtomicUsize) -> Self {
+        created.fetch_add(1, Ordering::Relaxed);
+        Bomb {
+            depth,
+            at,
+            created,
+            dropped,
+        }
+    }
 }
 
 impl Task for Bomb<'_> {
     fn run(self, ctx: &mut Ctx<'_, Self>) {
-        self.ran.fetch_add(1, Ordering::Relaxed);
         if self.depth == self.at {
             panic!("task at depth {} exploded", self.depth);
         }
         for _ in 0..2 {
-            ctx.put(Bomb {
-                depth: self.depth + 1,
-                at: self.at,
-                ran: self.ran,
-                dropped: self.dropped,
-            });
+            ctx.put(Bomb::new(
+                self.depth + 1,
+                self.at,
+                self.created,
+                self.dropped,
+            ));
         }
     }
 }
@@ -169,15 +185,10 @@ impl Drop for Bomb<'_> {
 fn a_panicking_task_ends_the_phase_and_the_panic_reaches_the_caller() {
     for pool in PoolKind::ALL {
         for wake in WakePolicy::ALL {
-            let (ran, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let (created, dropped) = (AtomicUsize::new(0), AtomicUsize::new(0));
             let b = Builder::new().threads(3).pool(pool).wake(wake);
             let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                b.run([Bomb {
-                    depth: 0,
-                    at: 6,
-                    ran: &ran,
-                    dropped: &dropped,
-                }])
+                b.run([Bomb::new(0, 6, &created, &dropped)])
             }));
             let payload = res.expect_err("the panic must reach the caller");
             let msg = payload
@@ -185,12 +196,13 @@ fn a_panicking_task_ends_the_phase_and_the_panic_reaches_the_caller() {
                 .cloned()
                 .unwrap_or_default();
             assert!(msg.contains("exploded"), "{pool} {wake}: {msg}");
-            // No task leaked: every task created was either run (and consumed) or dropped.
-            let created = ran.load(Ordering::Relaxed);
-            assert!(created >= 7);
-            assert!(
-                dropped.load(Ordering::Relaxed) >= created,
-                "{pool} {wake}: tasks were leaked"
+            // Every task created was dropped exactly once: run (and consumed), or discarded
+            // with the pool; none leaked in a queue, none dropped twice.
+            assert!(created.load(Ordering::Relaxed) >= 7);
+            assert_eq!(
+                dropped.load(Ordering::Relaxed),
+                created.load(Ordering::Relaxed),
+                "{pool} {wake}"
             );
         }
     }
@@ -252,23 +264,31 @@ fn pinning_does_not_change_results() {
 
 #[test]
 fn stealing_pools_steal_and_distributed_pools_do_not() {
-    // The initial distribution is unbalanced (seed §8.1); the other worker must steal.
+    // One initial task: the second worker can only get work by stealing. (Whether it does
+    // depends on thread start-up, so allow a few attempts; ~100 ms of work makes a miss
+    // practically impossible.)
+    let one_root = |b: &Builder| b.run([synthetic::A { i: 22, f: 10 }]).unwrap();
     for pool in [
         PoolKind::StealWorkingEnd,
         PoolKind::StealOppositeEnd,
         PoolKind::StealArray,
         PoolKind::PrivatePublic,
+        PoolKind::PrivatePublicGreedy,
+        PoolKind::Combined,
     ] {
-        let r = synthetic::run(&Builder::new().threads(2).pool(pool), 20, 1).unwrap();
-        let t = r.total();
-        assert!(t.steals > 0 && t.tasks_stolen >= t.steals, "{pool}: {t:?}");
-        assert!(t.steal_attempts >= t.steals);
+        let b = Builder::new().threads(2).pool(pool);
+        let stole = (0..3).any(|_| {
+            let r = one_root(&b);
+            let t = r.total();
+            assert!(
+                t.steal_attempts >= t.steals && t.tasks_stolen >= t.steals,
+                "{pool}: {t:?}"
+            );
+            t.steals > 0 && r.workers.iter().all(|w| w.tasks_run > 0)
+        });
+        assert!(stole, "{pool}: the idle worker never stole");
     }
-    let r = synthetic::run(
-        &Builder::new().threads(2).pool(PoolKind::DistributedList),
-        20,
-        1,
-    )
-    .unwrap();
+    let r = one_root(&Builder::new().threads(2).pool(PoolKind::DistributedList));
     assert_eq!(r.total().steals, 0);
+    assert_eq!(r.workers[1].tasks_run, 0, "nothing can reach worker 1");
 }

@@ -27,8 +27,8 @@ pub struct Params {
     pub pools: Vec<PoolKind>,
     /// Memory managers (list-based pools run with each; the others only with the first).
     pub mems: Vec<MemKind>,
-    /// Wake-up policy.
-    pub wake: WakePolicy,
+    /// Wake-up policies (every configuration runs with each).
+    pub wakes: Vec<WakePolicy>,
     /// Repetitions per configuration.
     pub reps: usize,
     /// Pin workers to CPUs.
@@ -76,8 +76,11 @@ pub struct Record {
     pub wake: String,
 }
 
+/// One configuration: pool, memory manager, wake-up policy, threads.
+type Config = (PoolKind, MemKind, WakePolicy, usize);
+
 /// The configurations to run, in order.
-fn configs(p: &Params) -> Vec<(PoolKind, MemKind, usize)> {
+fn configs(p: &Params) -> Vec<Config> {
     let mut v = Vec::new();
     for &pool in &p.pools {
         let mems: &[MemKind] = if pool.uses_mem() {
@@ -86,8 +89,10 @@ fn configs(p: &Params) -> Vec<(PoolKind, MemKind, usize)> {
             &p.mems[..1]
         };
         for &mem in mems {
-            for &t in &p.threads {
-                v.push((pool, mem, t));
+            for &wake in &p.wakes {
+                for &t in &p.threads {
+                    v.push((pool, mem, wake, t));
+                }
             }
         }
     }
@@ -108,8 +113,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.threads.is_empty() || p.threads.contains(&0) {
         bail!(taskpools::Error::ZeroThreads);
     }
-    if p.mems.is_empty() || p.pools.is_empty() {
-        bail!("no pool or memory manager selected");
+    if p.mems.is_empty() || p.pools.is_empty() || p.wakes.is_empty() {
+        bail!("no pool, memory manager or wake-up policy selected");
     }
     let expected = task_count(p.k);
     let cfgs = configs(p);
@@ -132,20 +137,21 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             });
         }
         progress.inc();
-        for (i, &(pool, mem, t)) in cfgs.iter().enumerate() {
+        for (i, &(pool, mem, wake, t)) in cfgs.iter().enumerate() {
             progress.set_message(format!(
-                "k={} f={} {} {} x{}",
+                "k={} f={} {} {} {} x{}",
                 p.k,
                 p.f,
                 pool.alias(),
                 mem.alias(),
+                wake.alias(),
                 t
             ));
             let b = Builder::new()
                 .threads(t)
                 .pool(pool)
                 .mem(mem)
-                .wake(p.wake)
+                .wake(wake)
                 .pin(p.pin);
             // `synthetic::run` fails with TaskCount unless exactly P(k) tasks ran.
             let r = synthetic::run(&b, p.k, p.f)?;
@@ -177,7 +183,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ns_per_task: seq_med * 1e9 / expected as f64,
         wake: "-".into(),
     }];
-    for (i, &(pool, mem, t)) in cfgs.iter().enumerate() {
+    for (i, &(pool, mem, wake, t)) in cfgs.iter().enumerate() {
         let (med, min, max) = summarize(&times[i]);
         out.push(Record {
             experiment: "synthetic".into(),
@@ -201,7 +207,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             steal_attempts: median_u64(&attempts[i]),
             tasks_per_s: expected as f64 / med,
             ns_per_task: med * 1e9 * t as f64 / expected as f64,
-            wake: p.wake.name().into(),
+            wake: wake.name().into(),
         });
     }
     Ok(out)

@@ -7,17 +7,25 @@ use plotters::prelude::*;
 
 use crate::experiments::synthetic::Record;
 
+/// The x-axis label of a record: alias, memory manager if any, wake-up policy if not default.
+fn label(r: &Record) -> String {
+    let mut l = r.alias.clone();
+    if r.mem != "-" {
+        l = format!("{l}/{}", r.mem);
+    }
+    if r.wake != "on-empty" {
+        l = format!("{l}/{}", r.wake);
+    }
+    l
+}
+
 /// A grouped bar chart: speedup against the sequential algorithm per configuration (x) and
 /// thread count (bar colour), like the seed's speed-up tables drawn as bars.
 pub fn speedup_chart(path: &Path, title: &str, records: &[Record]) -> Result<()> {
     let rows = &records[1..];
     let mut labels: Vec<String> = Vec::new();
     for r in rows {
-        let l = if r.mem == "-" {
-            r.alias.clone()
-        } else {
-            format!("{}/{}", r.alias, r.mem)
-        };
+        let l = label(r);
         if !labels.contains(&l) {
             labels.push(l);
         }
@@ -60,11 +68,7 @@ pub fn speedup_chart(path: &Path, title: &str, records: &[Record]) -> Result<()>
             .iter()
             .filter(|r| r.threads == t)
             .map(|r| {
-                let l = if r.mem == "-" {
-                    r.alias.clone()
-                } else {
-                    format!("{}/{}", r.alias, r.mem)
-                };
+                let l = label(r);
                 let i = labels.iter().position(|x| *x == l).expect("label") as f64;
                 let x0 = i + 0.1 + ti as f64 * w;
                 Rectangle::new(

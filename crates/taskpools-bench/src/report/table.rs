@@ -11,6 +11,11 @@ pub fn synthetic_table(records: &[Record]) -> String {
     let Some(seq) = records.first() else {
         return s;
     };
+    let mut wakes: Vec<&str> = records[1..].iter().map(|r| r.wake.as_str()).collect();
+    wakes.dedup();
+    let several_wakes = wakes.len() > 1;
+    // Width of the pool column (wider when it also names the wake-up policy).
+    let w = if several_wakes { 36 } else { 24 };
     let _ = writeln!(
         s,
         "synthetic algorithm A(i): k = {}, f = {}, P(k) = {} tasks, median of {} (wake-up: {})",
@@ -18,7 +23,11 @@ pub fn synthetic_table(records: &[Record]) -> String {
         seq.f,
         seq.tasks,
         seq.reps,
-        records.get(1).map_or("-", |r| r.wake.as_str())
+        if several_wakes {
+            "see column".to_string()
+        } else {
+            wakes.first().unwrap_or(&"-").to_string()
+        }
     );
     let _ = writeln!(
         s,
@@ -35,7 +44,7 @@ pub fn synthetic_table(records: &[Record]) -> String {
         let _ = writeln!(s, "{t} thread{}:", if t == 1 { "" } else { "s" });
         let _ = writeln!(
             s,
-            "{:>4}  {:<24} {:<6} {:<6} {:>10} {:>9} {:>9} {:>10} {:>12} {:>10}",
+            "{:>4}  {:<w$} {:<6} {:<6} {:>10} {:>9} {:>9} {:>10} {:>12} {:>10}",
             "rank",
             "pool",
             "alias",
@@ -53,11 +62,16 @@ pub fn synthetic_table(records: &[Record]) -> String {
             } else {
                 format!("+{:.1} %", (r.median_s / best - 1.0) * 100.0)
             };
+            let pool = if several_wakes {
+                format!("{} [{}]", r.pool, r.wake)
+            } else {
+                r.pool.clone()
+            };
             let _ = writeln!(
                 s,
-                "{:>4}  {:<24} {:<6} {:<6} {:>8.4} s {:>9} {:>8.2}x {:>10.2} {:>12.1} {:>10}",
+                "{:>4}  {:<w$} {:<6} {:<6} {:>8.4} s {:>9} {:>8.2}x {:>10.2} {:>12.1} {:>10}",
                 i + 1,
-                r.pool,
+                pool,
                 r.alias,
                 r.mem,
                 r.median_s,
