@@ -5,13 +5,13 @@
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{
-    atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering},
+    atomic::{fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicUsize, Ordering},
     Arc, Condvar, Mutex, MutexGuard,
 };
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
-    atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering},
+    atomic::{fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicUsize, Ordering},
     Arc, Condvar, Mutex, MutexGuard,
 };
 

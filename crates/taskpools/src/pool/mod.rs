@@ -18,9 +18,11 @@
 //! | steal-working-end, steal-opposite-end, steal-array | dq2, dq5, dq7 | `stealing.rs` |
 //! | private-public, private-public-greedy | dq8, dq8g | `private_public.rs` |
 //! | combined | sdq1 | `combined.rs` |
+//! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (seed 002 §3.2) |
 
 mod central;
 mod combined;
+mod deques;
 mod distributed;
 mod private_public;
 mod randomized;
@@ -28,6 +30,7 @@ mod stealing;
 
 pub use central::{CentralFifoPool, CentralPool};
 pub use combined::CombinedPool;
+pub use deques::{ChaseLevPool, FcdqPool};
 pub use distributed::DistributedPool;
 pub use private_public::PrivatePublicPool;
 pub use randomized::RandomizedPool;
@@ -120,11 +123,15 @@ pub enum PoolKind {
     PrivatePublicGreedy,
     /// `sdq1`: private blocks per worker, overflow to one central list of blocks.
     Combined,
+    /// `dcwq`: a lock-free Chase–Lev deque per worker (seed 002).
+    ChaseLev,
+    /// `fcdq`: a fixed-capacity FCDQ per worker (seed 002).
+    Fcdq,
 }
 
 impl PoolKind {
     /// Every pool, in the order `taskpools list` prints them.
-    pub const ALL: [PoolKind; 12] = [
+    pub const ALL: [PoolKind; 14] = [
         PoolKind::CentralList,
         PoolKind::CentralArray,
         PoolKind::CentralFifo,
@@ -137,6 +144,8 @@ impl PoolKind {
         PoolKind::PrivatePublic,
         PoolKind::PrivatePublicGreedy,
         PoolKind::Combined,
+        PoolKind::ChaseLev,
+        PoolKind::Fcdq,
     ];
 
     /// The descriptive name.
@@ -154,6 +163,8 @@ impl PoolKind {
             PoolKind::PrivatePublic => "private-public",
             PoolKind::PrivatePublicGreedy => "private-public-greedy",
             PoolKind::Combined => "combined",
+            PoolKind::ChaseLev => "chase-lev",
+            PoolKind::Fcdq => "fast-concurrent-deque",
         }
     }
 
@@ -172,6 +183,8 @@ impl PoolKind {
             PoolKind::PrivatePublic => "dq8",
             PoolKind::PrivatePublicGreedy => "dq8g",
             PoolKind::Combined => "sdq1",
+            PoolKind::ChaseLev => "dcwq",
+            PoolKind::Fcdq => "fcdq",
         }
     }
 
@@ -203,6 +216,12 @@ impl PoolKind {
             }
             PoolKind::Combined => {
                 "private blocks per worker; overflow blocks go to one central locked queue"
+            }
+            PoolKind::ChaseLev => {
+                "lock-free Chase-Lev deque per worker (growable); thieves take the oldest task"
+            }
+            PoolKind::Fcdq => {
+                "FCDQ per worker (1024 slots, sequence numbers); thieves take the oldest task"
             }
         }
     }
@@ -251,6 +270,8 @@ impl PoolKind {
             PoolKind::PrivatePublic => v.visit(PrivatePublicPool::<T, false>::new(cfg)),
             PoolKind::PrivatePublicGreedy => v.visit(PrivatePublicPool::<T, true>::new(cfg)),
             PoolKind::Combined => v.visit(CombinedPool::<T>::new(cfg)),
+            PoolKind::ChaseLev => v.visit(ChaseLevPool::<T>::new(cfg)),
+            PoolKind::Fcdq => v.visit(FcdqPool::<T>::new(cfg)),
         }
     }
 }

@@ -5,19 +5,30 @@
 //! ([`Locked`]). [`TwoLockQueue`] is the central FIFO with separate head and tail locks;
 //! [`Block`] is the fixed-size array that the private/public and combined pools move whole.
 //!
+//! The work-stealing deques of seed 002 §3.2: [`chase_lev`] (lock-free, growable) and [`Fcdq`]
+//! (fixed capacity, sequence numbers), with the lock-based baselines [`MutexDeque`] and
+//! [`SpinDeque`].
+//!
 //! List nodes come from the run's memory manager ([`crate::mem`]); the caller passes its
 //! worker's cache to every operation that allocates or frees a node.
 
 mod array;
 mod block;
+pub mod chase_lev;
 mod dlist;
+mod fcdq;
 mod list;
+mod locked_deque;
+mod spin;
 mod two_lock;
 
 pub use array::ArrayStack;
 pub use block::{Block, BlockQueue, PrivateBlocks, BLOCK_LEN};
 pub use dlist::{DList, Node2};
+pub use fcdq::Fcdq;
 pub use list::{ListStack, Node};
+pub use locked_deque::{MutexDeque, SpinDeque};
+pub use spin::{SpinGuard, SpinLock};
 pub use two_lock::{QCache as QCacheOf, QNode, TwoLockQueue};
 
 use crate::mem::MemKind;

@@ -1,0 +1,208 @@
+//! Stealing pools on the lock-free deques of seed 002 §3.2: `chase-lev` (DCWQ) and
+//! `fast-concurrent-deque` (FCDQ). Each worker owns one deque: it pushes and pops at its end
+//! without locks; idle workers steal the oldest task of a victim (random start, then around).
+//!
+//! Owner operations of both deques must come from one thread at a time, so a worker's deque is
+//! *claimed* when its `Local` is made and released when that `Local` is dropped; asking twice
+//! for the same worker's state panics instead of creating a second owner.
+
+use crossbeam_utils::CachePadded;
+
+use super::{scan_victims, PoolConfig, PutOutcome, TaskPool};
+use crate::queue::chase_lev::{self, Steal, Stealer, Worker};
+use crate::queue::Fcdq;
+use crate::runtime::WorkerStats;
+use crate::sync::{lock, Arc, AtomicBool, Mutex, Ordering};
+
+/// How often a thief retries a victim whose deque answered `Retry` (contention) before moving
+/// on to the next victim.
+const RETRIES: usize = 4;
+
+/// Initial capacity of each worker's Chase–Lev deque (it grows on demand).
+pub const CHASE_LEV_CAPACITY: usize = 256;
+
+/// `chase-lev` / `dcwq`: a Chase–Lev deque per worker.
+pub struct ChaseLevPool<T> {
+    stealers: Box<[Stealer<T>]>,
+    owners: Box<[OwnerSlot<T>]>,
+}
+
+/// Where a worker's owner handle waits while no `Local` holds it.
+type OwnerSlot<T> = Arc<Mutex<Option<Worker<T>>>>;
+
+/// A worker's owner handle on its deque (given back to the pool on drop).
+pub struct ChaseLevLocal<T> {
+    me: usize,
+    deque: Option<Worker<T>>,
+    slot: OwnerSlot<T>,
+    rng: fastrand::Rng,
+}
+
+impl<T> Drop for ChaseLevLocal<T> {
+    fn drop(&mut self) {
+        *lock(&self.slot) = self.deque.take();
+    }
+}
+
+impl<T> ChaseLevLocal<T> {
+    #[inline]
+    fn deque(&self) -> &Worker<T> {
+        self.deque.as_ref().expect("present until drop")
+    }
+}
+
+impl<T: Send> TaskPool<T> for ChaseLevPool<T> {
+    type Local = ChaseLevLocal<T>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        let (owners, stealers): (Vec<_>, Vec<_>) = (0..cfg.workers)
+            .map(|_| {
+                let (w, s) = chase_lev::deque(CHASE_LEV_CAPACITY);
+                (Arc::new(Mutex::new(Some(w))), s)
+            })
+            .unzip();
+        ChaseLevPool {
+            stealers: stealers.into(),
+            owners: owners.into(),
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    fn local(&self, worker: usize) -> Self::Local {
+        let slot = Arc::clone(&self.owners[worker]);
+        let deque = lock(&slot).take();
+        assert!(
+            deque.is_some(),
+            "worker {worker}'s deque already has an owner"
+        );
+        ChaseLevLocal {
+            me: worker,
+            deque,
+            slot,
+            rng: fastrand::Rng::with_seed(0xc1a5_0000 + worker as u64),
+        }
+    }
+
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        let was_empty = l.deque().push(task);
+        PutOutcome::Shared { was_empty }
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        if let Some(t) = l.deque().pop() {
+            return Some(t);
+        }
+        let me = l.me;
+        scan_victims(me, self.stealers.len(), &mut l.rng, stats, |v| {
+            let s = &self.stealers[v];
+            for _ in 0..RETRIES {
+                match s.steal() {
+                    Steal::Success(t) => return Some((t, 1)),
+                    Steal::Empty => return None,
+                    Steal::Retry => {}
+                }
+            }
+            None
+        })
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.stealers.iter().any(|s| !s.is_empty())
+    }
+}
+
+/// Capacity of each worker's FCDQ; puts beyond it go to a private overflow stack.
+pub const FCDQ_CAPACITY: usize = 1024;
+
+/// `fast-concurrent-deque` / `fcdq`: an FCDQ per worker plus a private overflow stack for
+/// puts that find it full (the seed's runtime runs such a task at once instead; a pool cannot
+/// run tasks, so it keeps them privately, and only the owner can take them).
+pub struct FcdqPool<T> {
+    deques: Box<[CachePadded<Fcdq<T>>]>,
+    claimed: Box<[Arc<AtomicBool>]>,
+}
+
+/// A worker's claim on its FCDQ and its overflow stack.
+pub struct FcdqLocal<T> {
+    me: usize,
+    overflow: Vec<T>,
+    claim: Arc<AtomicBool>,
+    rng: fastrand::Rng,
+}
+
+impl<T> Drop for FcdqLocal<T> {
+    fn drop(&mut self) {
+        self.claim.store(false, Ordering::Release);
+    }
+}
+
+impl<T: Send> TaskPool<T> for FcdqPool<T> {
+    type Local = FcdqLocal<T>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        FcdqPool {
+            deques: (0..cfg.workers)
+                .map(|_| CachePadded::new(Fcdq::new(FCDQ_CAPACITY)))
+                .collect(),
+            claimed: (0..cfg.workers)
+                .map(|_| Arc::new(AtomicBool::new(false)))
+                .collect(),
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.deques.len()
+    }
+
+    fn local(&self, worker: usize) -> Self::Local {
+        let claim = Arc::clone(&self.claimed[worker]);
+        assert!(
+            !claim.swap(true, Ordering::AcqRel),
+            "worker {worker}'s deque already has an owner"
+        );
+        FcdqLocal {
+            me: worker,
+            overflow: Vec::new(),
+            claim,
+            rng: fastrand::Rng::with_seed(0xfcd0_0000 + worker as u64),
+        }
+    }
+
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        let d = &self.deques[l.me];
+        let was_empty = d.is_empty();
+        // SAFETY: `l` holds the claim on deque `me`: this thread is its only owner.
+        match unsafe { d.enqueue(task) } {
+            Ok(()) => PutOutcome::Shared { was_empty },
+            Err(task) => {
+                l.overflow.push(task);
+                PutOutcome::Private
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        if let Some(t) = l.overflow.pop() {
+            return Some(t);
+        }
+        // SAFETY: as in `put`.
+        if let Some(t) = unsafe { self.deques[l.me].dequeue_front() } {
+            return Some(t);
+        }
+        let me = l.me;
+        scan_victims(me, self.deques.len(), &mut l.rng, stats, |v| {
+            self.deques[v].dequeue_back().map(|t| (t, 1))
+        })
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.deques.iter().any(|d| !d.is_empty())
+    }
+}

@@ -1,0 +1,266 @@
+//! Multi-threaded stress tests for the deques: one owner pushes and pops, thieves steal, and
+//! every pushed element must be taken exactly once (by the owner or a thief). Sized for a
+//! 2-core machine: 4 threads, a few hundred thousand elements each.
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use taskpools::queue::chase_lev::{self, Steal};
+use taskpools::queue::{Fcdq, MutexDeque, SpinDeque, SpinLock};
+
+const N: u64 = 300_000;
+const THIEVES: usize = 3;
+
+/// The operations a stress run needs; `push` may fail (bounded deques), the owner then retries.
+trait Deque: Send + Sync + 'static {
+    fn push(&self, v: u64) -> Result<(), u64>;
+    fn pop(&self) -> Option<u64>;
+    fn steal(&self) -> Option<u64>;
+}
+
+struct Cl(chase_lev::Worker<u64>, chase_lev::Stealer<u64>);
+// The owner half is only used by the owner thread in `stress` (the test's protocol).
+unsafe impl Sync for Cl {}
+impl Deque for Cl {
+    fn push(&self, v: u64) -> Result<(), u64> {
+        self.0.push(v);
+        Ok(())
+    }
+    fn pop(&self) -> Option<u64> {
+        self.0.pop()
+    }
+    fn steal(&self) -> Option<u64> {
+        loop {
+            match self.1.steal() {
+                Steal::Success(v) => return Some(v),
+                Steal::Empty => return None,
+                Steal::Retry => {}
+            }
+        }
+    }
+}
+
+impl Deque for Fcdq<u64> {
+    fn push(&self, v: u64) -> Result<(), u64> {
+        // SAFETY: only the owner thread of `stress` pushes and pops.
+        unsafe { self.enqueue(v) }
+    }
+    fn pop(&self) -> Option<u64> {
+        // SAFETY: as above.
+        unsafe { self.dequeue_front() }
+    }
+    fn steal(&self) -> Option<u64> {
+        self.dequeue_back()
+    }
+}
+
+impl Deque for MutexDeque<u64> {
+    fn push(&self, v: u64) -> Result<(), u64> {
+        MutexDeque::push(self, v)
+    }
+    fn pop(&self) -> Option<u64> {
+        MutexDeque::pop(self)
+    }
+    fn steal(&self) -> Option<u64> {
+        MutexDeque::steal(self)
+    }
+}
+
+impl Deque for SpinDeque<u64> {
+    fn push(&self, v: u64) -> Result<(), u64> {
+        SpinDeque::push(self, v)
+    }
+    fn pop(&self) -> Option<u64> {
+        SpinDeque::pop(self)
+    }
+    fn steal(&self) -> Option<u64> {
+        SpinDeque::steal(self)
+    }
+}
+
+/// Owner: pushes 0..N (retrying when full), popping after every third push, and leaves the
+/// rest to the thieves, who steal until the owner is done and the deque is empty. Each value
+/// must be seen exactly once, and the thieves must have taken at least what the owner left.
+fn stress<D: Deque>(d: D) {
+    let d = Arc::new(d);
+    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..N).map(|_| AtomicU8::new(0)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    let stolen = Arc::new(AtomicU64::new(0));
+    let mark = |seen: &[AtomicU8], v: u64| {
+        assert_eq!(
+            seen[v as usize].fetch_add(1, Ordering::Relaxed),
+            0,
+            "{v} taken twice"
+        );
+    };
+    std::thread::scope(|s| {
+        for _ in 0..THIEVES {
+            let (d, seen, done, stolen) = (&d, &seen, &done, &stolen);
+            s.spawn(move || loop {
+                let finished = done.load(Ordering::Acquire);
+                match d.steal() {
+                    Some(v) => {
+                        mark(seen, v);
+                        stolen.fetch_add(1, Ordering::Relaxed);
+                    }
+                    None if finished => break,
+                    None => std::thread::yield_now(),
+                }
+            });
+        }
+        let mut popped = 0u64;
+        for i in 0..N {
+            let mut v = i;
+            while let Err(back) = d.push(v) {
+                v = back;
+                std::thread::yield_now();
+            }
+            if i % 3 == 2 {
+                if let Some(v) = d.pop() {
+                    mark(&seen, v);
+                    popped += 1;
+                }
+            }
+        }
+        done.store(true, Ordering::Release);
+        assert!(popped <= N / 3);
+    });
+    let missing: Vec<usize> = (0..N as usize)
+        .filter(|&i| seen[i].load(Ordering::Relaxed) != 1)
+        .take(5)
+        .collect();
+    assert!(missing.is_empty(), "never taken: {missing:?}");
+    assert!(
+        stolen.load(Ordering::Relaxed) >= N - N / 3,
+        "the owner popped at most N/3"
+    );
+}
+
+#[test]
+fn chase_lev_every_element_exactly_once_with_growth() {
+    let (w, s) = chase_lev::deque::<u64>(2);
+    stress(Cl(w, s));
+}
+
+#[test]
+fn fcdq_every_element_exactly_once() {
+    stress(Fcdq::<u64>::new(64));
+}
+
+#[test]
+fn fcdq_every_element_exactly_once_tiny() {
+    stress(Fcdq::<u64>::new(2));
+}
+
+#[test]
+fn locked_deques_every_element_exactly_once() {
+    stress(MutexDeque::<u64>::new(usize::MAX));
+    stress(SpinDeque::<u64>::new(16));
+}
+
+#[test]
+fn chase_lev_steal_half_every_element_exactly_once() {
+    // Thieves steal about half into their own deque and drain it.
+    let (w, s) = chase_lev::deque::<u64>(4);
+    let seen: Vec<AtomicU8> = (0..N).map(|_| AtomicU8::new(0)).collect();
+    let done = AtomicBool::new(false);
+    let batches = AtomicU64::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..THIEVES {
+            let (s, seen, done, batches) = (s.clone(), &seen, &done, &batches);
+            sc.spawn(move || {
+                let (mine, _) = chase_lev::deque::<u64>(16);
+                loop {
+                    let finished = done.load(Ordering::Acquire);
+                    match s.steal_half_into(&mine, 32) {
+                        Steal::Success(n) => {
+                            assert!((1..=32).contains(&n));
+                            batches.fetch_add(1, Ordering::Relaxed);
+                            while let Some(v) = mine.pop() {
+                                assert_eq!(seen[v as usize].fetch_add(1, Ordering::Relaxed), 0);
+                            }
+                        }
+                        Steal::Empty if finished => break,
+                        _ => std::thread::yield_now(),
+                    }
+                }
+            });
+        }
+        for i in 0..N {
+            w.push(i);
+            if i % 4 == 3 {
+                if let Some(v) = w.pop() {
+                    assert_eq!(seen[v as usize].fetch_add(1, Ordering::Relaxed), 0);
+                }
+            }
+        }
+        // The rest (at least 3/4 of N) is left to the thieves' batch steals.
+        done.store(true, Ordering::Release);
+    });
+    assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+    assert!(batches.load(Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn chase_lev_drop_releases_remaining_elements_once() {
+    let tracker = Arc::new(());
+    {
+        let (w, s) = chase_lev::deque(2);
+        for _ in 0..100 {
+            w.push(Arc::clone(&tracker)); // grows 2 → 128
+        }
+        drop(s.steal());
+        drop(w.pop());
+        assert_eq!(Arc::strong_count(&tracker), 99);
+    }
+    assert_eq!(Arc::strong_count(&tracker), 1);
+    let f = Fcdq::new(8);
+    for _ in 0..5 {
+        // SAFETY: single-threaded owner.
+        unsafe { f.enqueue(Arc::clone(&tracker)).unwrap() };
+    }
+    drop(f.dequeue_back());
+    drop(f);
+    assert_eq!(Arc::strong_count(&tracker), 1);
+}
+
+#[test]
+fn chase_lev_try_push_does_not_grow_and_fcdq_rejects_when_full() {
+    let (w, _s) = chase_lev::deque::<u32>(4);
+    for i in 0..4 {
+        w.try_push(i).unwrap();
+    }
+    assert_eq!(w.try_push(9), Err(9));
+    assert_eq!(w.capacity(), 4);
+    w.push(9);
+    assert_eq!(w.capacity(), 8);
+    let f = Fcdq::<u32>::new(4);
+    for i in 0..4 {
+        // SAFETY: single-threaded owner.
+        unsafe { f.enqueue(i).unwrap() };
+    }
+    // SAFETY: as above.
+    assert_eq!(unsafe { f.enqueue(9) }, Err(9));
+    assert_eq!(f.dequeue_back(), Some(0), "back = oldest");
+    // SAFETY: as above.
+    assert_eq!(unsafe { f.dequeue_front() }, Some(3), "front = newest");
+}
+
+#[test]
+fn spin_lock_mutual_exclusion() {
+    let l = SpinLock::new(0u64);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50_000 {
+                    let mut g = l.lock();
+                    // A non-atomic read-modify-write: lost updates would show.
+                    let v = *g;
+                    *g = v + 1;
+                }
+            });
+        }
+    });
+    assert_eq!(*l.lock(), 200_000);
+}
