@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, WakePolicy};
 
-use experiments::synthetic;
+use experiments::{deque, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -32,6 +32,8 @@ enum Cmd {
     List,
     /// The synthetic algorithm A(i) of Korch & Rauber on the pool family.
     Synthetic(SyntheticArgs),
+    /// The deque micro-benchmark of seed 002 (Table 3.1) against crossbeam-deque.
+    Deque(DequeArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -75,6 +77,91 @@ struct SyntheticArgs {
     /// Draw the speedups as an SVG chart.
     #[arg(long)]
     plot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct DequeArgs {
+    /// Thread counts P (owner + P-1 thieves), comma-separated.
+    #[arg(long, default_value = "2,4", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Pushes by the owner.
+    #[arg(long, default_value_t = 128_000)]
+    ops: usize,
+    /// Deque capacity (fixed-size rows reject pushes when full; growable rows start there).
+    #[arg(long, default_value_t = 16)]
+    capacity: usize,
+    /// Repetitions (the median is reported).
+    #[arg(long, default_value_t = 25)]
+    reps: usize,
+    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the records as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw throughput per deque and P as an SVG chart.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+fn deque_cmd(p: &deque::Params, out: &Outputs<'_>, quiet: bool) -> Result<Vec<deque::Record>> {
+    let progress = Progress::new(!quiet);
+    let records = deque::run(p, &progress)?;
+    progress.finish();
+    let table = report::deque_table(&records, p.ops, p.capacity);
+    if !quiet {
+        print!("{table}");
+    }
+    if let Some(path) = out.table {
+        fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = out.json {
+        report::write_json(path, &records)?;
+    }
+    if let Some(path) = out.csv {
+        report::write_csv(path, &records)?;
+    }
+    if let Some(path) = out.plot {
+        let tp: Vec<_> = records
+            .iter()
+            .filter(|r| r.experiment == "deque-throughput")
+            .collect();
+        let mut labels: Vec<String> = Vec::new();
+        for r in &tp {
+            if !labels.contains(&r.deque) {
+                labels.push(r.deque.clone());
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = p
+            .threads
+            .iter()
+            .map(|&t| {
+                let v = labels
+                    .iter()
+                    .map(|l| {
+                        tp.iter()
+                            .find(|r| &r.deque == l && r.threads == t)
+                            .and_then(|r| r.median_mops)
+                            .unwrap_or(f64::NAN)
+                    })
+                    .collect();
+                (format!("P = {t}"), v)
+            })
+            .collect();
+        let title = format!(
+            "deque throughput, capacity {}, median of {} (Mops/s)",
+            p.capacity, p.reps
+        );
+        report::bar_chart(
+            path,
+            &title,
+            "Mops/s (all operations)",
+            &labels,
+            &series,
+            None,
+        )?;
+    }
+    Ok(records)
 }
 
 fn parse_pools(names: &[String]) -> Result<Vec<PoolKind>> {
@@ -237,6 +324,29 @@ fn tour(out: &Path) -> Result<()> {
             false,
         )?;
     }
+    println!("== deque: the deque micro-benchmark of seed 002 (Table 3.1)\n");
+    let p = deque::Params {
+        threads: vec![2, 4],
+        ops: 128_000,
+        capacity: 16,
+        reps: 25,
+    };
+    let (json, csv, svg, txt) = (
+        out.join("deque.json"),
+        out.join("deque.csv"),
+        out.join("deque.svg"),
+        out.join("deque.txt"),
+    );
+    deque_cmd(
+        &p,
+        &Outputs {
+            json: Some(&json),
+            csv: Some(&csv),
+            plot: Some(&svg),
+            table: Some(&txt),
+        },
+        false,
+    )?;
     println!(
         "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/",
         t0.elapsed().as_secs_f64(),
@@ -262,6 +372,25 @@ fn main() -> Result<()> {
             };
             let quiet = a.json.as_deref() == Some(Path::new("-"));
             synthetic_cmd(
+                &p,
+                &Outputs {
+                    json: a.json.as_deref(),
+                    csv: a.csv.as_deref(),
+                    plot: a.plot.as_deref(),
+                    table: None,
+                },
+                quiet,
+            )?;
+        }
+        Cmd::Deque(a) => {
+            let p = deque::Params {
+                threads: a.threads,
+                ops: a.ops,
+                capacity: a.capacity,
+                reps: a.reps,
+            };
+            let quiet = a.json.as_deref() == Some(Path::new("-"));
+            deque_cmd(
                 &p,
                 &Outputs {
                     json: a.json.as_deref(),

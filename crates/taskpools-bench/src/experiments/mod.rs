@@ -1,5 +1,6 @@
 //! One module per experiment.
 
+pub mod deque;
 pub mod synthetic;
 
 /// Median, minimum and maximum of a non-empty sample.

@@ -3,8 +3,8 @@
 mod plot;
 mod table;
 
-pub use plot::speedup_chart;
-pub use table::synthetic_table;
+pub use plot::{bar_chart, speedup_chart};
+pub use table::{deque_table, synthetic_table};
 
 use std::fs;
 use std::path::Path;
