@@ -147,3 +147,60 @@ fn bad_input_exits_with_a_clear_message() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn deque_benchmark_json_has_every_row_and_latencies() {
+    let out = taskpools(&[
+        "deque",
+        "--ops",
+        "4000",
+        "--reps",
+        "1",
+        "--threads",
+        "2",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON only");
+    let recs = v.as_array().unwrap();
+    let rows = [
+        "chase-lev (fixed)",
+        "chase-lev (grows)",
+        "fcdq (fixed)",
+        "spin lock (fixed)",
+        "mutex (fixed)",
+        "crossbeam-deque (grows)",
+    ];
+    assert_eq!(
+        recs.len(),
+        rows.len() * 2,
+        "one throughput and one latency record per row"
+    );
+    for row in rows {
+        let tp = recs
+            .iter()
+            .find(|r| r["deque"] == row && r["experiment"] == "deque-throughput")
+            .unwrap_or_else(|| panic!("{row}"));
+        assert!(tp["median_mops"].as_f64().unwrap() > 0.0);
+        let s = tp["success"].as_f64().unwrap();
+        assert!(s > 0.0 && s <= 1.0);
+        let lat = recs
+            .iter()
+            .find(|r| r["deque"] == row && r["experiment"] == "deque-latency")
+            .unwrap();
+        assert!(lat["push_pop_ns"].as_f64().unwrap() > 0.0);
+    }
+    let cb = recs
+        .iter()
+        .find(|r| r["deque"] == "crossbeam-deque (grows)" && r["experiment"] == "deque-throughput")
+        .unwrap();
+    assert_eq!(cb["vs_crossbeam"].as_f64(), Some(1.0));
+    let bad = taskpools(&["deque", "--threads", "1"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("at least 2"));
+}

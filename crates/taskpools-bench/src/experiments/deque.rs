@@ -189,19 +189,28 @@ struct Run {
     successes: u64,
 }
 
-/// One Table 3.1 run with `p` threads.
+/// One Table 3.1 run with `p` threads. Each thread reads the clock itself after the start
+/// barrier and when it is done; the run lasts from the earliest start to the latest end. (A
+/// clock read by the coordinating thread would be late whenever that thread is not scheduled
+/// right after the barrier, which on 2 cores with 3 threads is often.)
 fn throughput_run<D: BenchDeque>(p: usize, ops: usize, cap: usize) -> Result<Run> {
     let (owner, thief) = D::new(cap);
     let per = (ops / p) as u64;
-    let barrier = Barrier::new(p + 1);
+    let barrier = Barrier::new(p);
     let (mut pushed_sum, mut pushed, mut taken_sum, mut taken) = (0u64, 0u64, 0u64, 0u64);
-    let mut secs = 0.0;
+    let mut start: Option<Instant> = None;
+    let mut end: Option<Instant> = None;
+    let mut span = |s: Instant, e: Instant| {
+        start = Some(start.map_or(s, |x| x.min(s)));
+        end = Some(end.map_or(e, |x| x.max(e)));
+    };
     let owner = std::thread::scope(|s| {
         let thieves: Vec<_> = (1..p)
             .map(|_| {
                 let (thief, barrier) = (thief.clone(), &barrier);
                 s.spawn(move || {
                     barrier.wait();
+                    let t0 = Instant::now();
                     let (mut n, mut sum) = (0u64, 0u64);
                     for _ in 0..per {
                         if let Some(v) = D::steal(&thief) {
@@ -209,13 +218,14 @@ fn throughput_run<D: BenchDeque>(p: usize, ops: usize, cap: usize) -> Result<Run
                             sum = sum.wrapping_add(v);
                         }
                     }
-                    (n, sum)
+                    (n, sum, t0, Instant::now())
                 })
             })
             .collect();
         let barrier = &barrier;
         let own = s.spawn(move || {
             barrier.wait();
+            let t0 = Instant::now();
             let (mut pn, mut ps, mut tn, mut ts) = (0u64, 0u64, 0u64, 0u64);
             for i in 0..ops as u64 {
                 if D::push(&owner, i) {
@@ -229,23 +239,26 @@ fn throughput_run<D: BenchDeque>(p: usize, ops: usize, cap: usize) -> Result<Run
                     }
                 }
             }
-            (owner, pn, ps, tn, ts)
+            (owner, pn, ps, tn, ts, t0, Instant::now())
         });
-        barrier.wait();
-        let t0 = Instant::now();
         for t in thieves {
-            let (n, sum) = t.join().expect("thief");
+            let (n, sum, t0, t1) = t.join().expect("thief");
             taken += n;
             taken_sum = taken_sum.wrapping_add(sum);
+            span(t0, t1);
         }
-        let (owner, pn, ps, tn, ts) = own.join().expect("owner");
-        secs = t0.elapsed().as_secs_f64();
+        let (owner, pn, ps, tn, ts, t0, t1) = own.join().expect("owner");
+        span(t0, t1);
         pushed += pn;
         pushed_sum = pushed_sum.wrapping_add(ps);
         taken += tn;
         taken_sum = taken_sum.wrapping_add(ts);
         owner
     });
+    let secs = match (start, end) {
+        (Some(s), Some(e)) => (e - s).as_secs_f64(),
+        _ => bail!("no thread reported its time"),
+    };
     let successes = pushed + taken;
     // What is left must account exactly for what was pushed and not taken.
     while let Some(v) = D::pop(&owner) {
