@@ -1,7 +1,7 @@
 //! The front door: choose threads, pool, memory manager and wake-up policy, then run.
 
 use crate::mem::MemKind;
-use crate::pool::{PoolConfig, PoolKind, PoolVisitor, TaskPool};
+use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
 use crate::runtime::{run_pool, RunOptions, RunReport, WakePolicy};
 use crate::task::Task;
 use crate::Error;
@@ -12,6 +12,7 @@ pub struct Builder {
     threads: usize,
     pool: PoolKind,
     mem: MemKind,
+    search: Search,
     opts: RunOptions,
 }
 
@@ -29,6 +30,7 @@ impl Builder {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pool: PoolKind::PrivatePublic,
             mem: MemKind::PerWorkerBlocks,
+            search: Search::Tree,
             opts: RunOptions::default(),
         }
     }
@@ -59,6 +61,12 @@ impl Builder {
     /// The memory manager by name or alias (`per-worker-blocks` or `dgbko`).
     pub fn mem_name(self, name: &str) -> Result<Self, Error> {
         Ok(self.mem(MemKind::from_name(name)?))
+    }
+
+    /// The search strategy of the steal-half pool (`manber`).
+    pub fn search(mut self, s: Search) -> Self {
+        self.search = s;
+        self
     }
 
     /// The wake-up policy.
@@ -102,6 +110,7 @@ impl Builder {
         let cfg = PoolConfig {
             workers: self.threads,
             mem: self.mem,
+            search: self.search,
         };
         self.pool.with_pool(
             &cfg,

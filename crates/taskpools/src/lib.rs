@@ -52,7 +52,7 @@ pub use builder::Builder;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 pub use mem::MemKind;
-pub use pool::{PoolConfig, PoolKind, PutOutcome, TaskPool};
+pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
 pub use runtime::{run_pool, RunOptions, RunReport, WakePolicy, WorkerStats};
 pub use task::{BoxedTask, Ctx, Task};
 
@@ -84,6 +84,12 @@ pub enum Error {
         "unknown wake-up policy `{name}`; known: every-put (dq2), on-empty (dq9), spin (dq10)"
     )]
     UnknownWake {
+        /// What was asked for.
+        name: String,
+    },
+    /// `--search` named no search strategy.
+    #[error("unknown search strategy `{name}`; known: tree, linear, random")]
+    UnknownSearch {
         /// What was asked for.
         name: String,
     },

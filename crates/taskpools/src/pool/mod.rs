@@ -19,11 +19,13 @@
 //! | private-public, private-public-greedy | dq8, dq8g | `private_public.rs` |
 //! | combined | sdq1 | `combined.rs` |
 //! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (seed 002 §3.2) |
+//! | steal-half (search: tree, linear, random) | manber | `manber/` (seed 003) |
 
 mod central;
 mod combined;
 mod deques;
 mod distributed;
+pub mod manber;
 mod private_public;
 mod randomized;
 mod stealing;
@@ -32,6 +34,7 @@ pub use central::{CentralFifoPool, CentralPool};
 pub use combined::CombinedPool;
 pub use deques::{ChaseLevPool, FcdqPool};
 pub use distributed::DistributedPool;
+pub use manber::{Search, StealHalfPool};
 pub use private_public::PrivatePublicPool;
 pub use randomized::RandomizedPool;
 pub use stealing::StealingPool;
@@ -62,6 +65,19 @@ pub struct PoolConfig {
     pub workers: usize,
     /// Memory manager for list nodes.
     pub mem: MemKind,
+    /// Search strategy of the steal-half pool.
+    pub search: Search,
+}
+
+impl PoolConfig {
+    /// `workers` workers with the default memory manager (`dgbko`) and tree search.
+    pub fn new(workers: usize) -> Self {
+        PoolConfig {
+            workers,
+            mem: MemKind::PerWorkerBlocks,
+            search: Search::Tree,
+        }
+    }
 }
 
 /// A task pool: `init`/`put`/`get` of seed 004 §6.1, with per-worker state.
@@ -127,11 +143,13 @@ pub enum PoolKind {
     ChaseLev,
     /// `fcdq`: a fixed-capacity FCDQ per worker (seed 002).
     Fcdq,
+    /// `manber`: Manber's concurrent pool, steal-half with a search strategy (seed 003).
+    StealHalf,
 }
 
 impl PoolKind {
     /// Every pool, in the order `taskpools list` prints them.
-    pub const ALL: [PoolKind; 14] = [
+    pub const ALL: [PoolKind; 15] = [
         PoolKind::CentralList,
         PoolKind::CentralArray,
         PoolKind::CentralFifo,
@@ -146,6 +164,7 @@ impl PoolKind {
         PoolKind::Combined,
         PoolKind::ChaseLev,
         PoolKind::Fcdq,
+        PoolKind::StealHalf,
     ];
 
     /// The descriptive name.
@@ -165,6 +184,7 @@ impl PoolKind {
             PoolKind::Combined => "combined",
             PoolKind::ChaseLev => "chase-lev",
             PoolKind::Fcdq => "fast-concurrent-deque",
+            PoolKind::StealHalf => "steal-half",
         }
     }
 
@@ -185,6 +205,7 @@ impl PoolKind {
             PoolKind::Combined => "sdq1",
             PoolKind::ChaseLev => "dcwq",
             PoolKind::Fcdq => "fcdq",
+            PoolKind::StealHalf => "manber",
         }
     }
 
@@ -222,6 +243,9 @@ impl PoolKind {
             }
             PoolKind::Fcdq => {
                 "FCDQ per worker (1024 slots, sequence numbers); thieves take the oldest task"
+            }
+            PoolKind::StealHalf => {
+                "Manber's concurrent pool: a segment per worker, steal half, --search tree|linear|random"
             }
         }
     }
@@ -272,6 +296,7 @@ impl PoolKind {
             PoolKind::Combined => v.visit(CombinedPool::<T>::new(cfg)),
             PoolKind::ChaseLev => v.visit(ChaseLevPool::<T>::new(cfg)),
             PoolKind::Fcdq => v.visit(FcdqPool::<T>::new(cfg)),
+            PoolKind::StealHalf => v.visit(StealHalfPool::<T>::new(cfg)),
         }
     }
 }

@@ -53,8 +53,8 @@ fn model(policy: WakePolicy) {
 fn model_with(policy: WakePolicy, broken_recheck: bool) {
     loom::model(move || {
         let pool = Arc::new(Pool::new(&PoolConfig {
-            workers: 2,
             mem: MemKind::System,
+            ..PoolConfig::new(2)
         }));
         let mut coord = Coordinator::new(2, policy);
         coord.broken_recheck = broken_recheck;
@@ -114,8 +114,8 @@ impl Task for Late {
 fn termination_model(policy: WakePolicy) {
     loom::model(move || {
         let pool = Arc::new(StealingPool::<Late, ArrayStack<Late>>::new(&PoolConfig {
-            workers: 2,
             mem: MemKind::System,
+            ..PoolConfig::new(2)
         }));
         let coord = Arc::new(Coordinator::new(2, policy));
         let ran = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
