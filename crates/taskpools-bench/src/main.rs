@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use taskpools::{MemKind, PoolKind, WakePolicy};
+use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{deque, synthetic};
+use experiments::{deque, manber, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -34,6 +34,8 @@ enum Cmd {
     Synthetic(SyntheticArgs),
     /// The deque micro-benchmark of seed 002 (Table 3.1) against crossbeam-deque.
     Deque(DequeArgs),
+    /// Manber's concurrent pool (seed 003): job mixes, producers/consumers, search strategies.
+    Manber(ManberArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -102,6 +104,175 @@ struct DequeArgs {
     /// Draw throughput per deque and P as an SVG chart.
     #[arg(long)]
     plot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ManberArgs {
+    /// Participant counts, comma-separated (the seed: 16).
+    #[arg(long, default_value = "16,2", value_delimiter = ',')]
+    participants: Vec<usize>,
+    /// Total operations per trial (the seed: 5000).
+    #[arg(long, default_value_t = 5000)]
+    ops: usize,
+    /// Initial elements per participant (the seed: 320 for 16 participants, i.e. 20).
+    #[arg(long, default_value_t = 20)]
+    fill: usize,
+    /// Search strategies: tree, linear, random, or `all`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    search: Vec<String>,
+    /// Job mixes of the random model (percent adds), comma-separated.
+    #[arg(
+        long,
+        default_value = "0,10,20,30,40,50,60,70,80,90,100",
+        value_delimiter = ','
+    )]
+    mixes: Vec<u32>,
+    /// Producer counts 0..=P in steps of this.
+    #[arg(long, default_value_t = 1)]
+    producer_step: usize,
+    /// Waiting mode: removers that find nothing are handed the next added element.
+    #[arg(long)]
+    waiting: bool,
+    /// Remote-access delays in ns (busy-wait per non-local segment or tree node), comma-separated.
+    #[arg(long, default_value = "0", value_delimiter = ',')]
+    delay_ns: Vec<u64>,
+    /// Trials per point (the seed: 10).
+    #[arg(long, default_value_t = 10)]
+    trials: usize,
+    /// Write the points as JSON (`-` for stdout: no table, no progress bar).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the points as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Directory for the SVG figures (Figures 5, 6-9 and 10 of the seed) and the samples.
+    #[arg(long)]
+    plot_dir: Option<PathBuf>,
+}
+
+fn parse_searches(names: &[String]) -> Result<Vec<Search>> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(Search::ALL.to_vec());
+    }
+    names.iter().map(|n| Ok(Search::from_name(n)?)).collect()
+}
+
+fn manber_cmd(
+    p: &manber::Params,
+    out: &Outputs<'_>,
+    plot_dir: Option<&Path>,
+    quiet: bool,
+) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let (records, samples) = manber::run(p, &progress)?;
+    progress.finish();
+    let table = report::manber_table(&records);
+    if !quiet {
+        print!("{table}");
+    }
+    if let Some(path) = out.table {
+        fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = out.json {
+        report::write_json(path, &records)?;
+    }
+    if let Some(path) = out.csv {
+        report::write_csv(path, &records)?;
+    }
+    if let Some(dir) = plot_dir {
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        manber_figures(dir, &records, &samples)?;
+    }
+    Ok(())
+}
+
+/// The counterparts of the seed's Figures 5, 6-9 and 10.
+fn manber_figures(
+    dir: &Path,
+    records: &[manber::Record],
+    samples: &[manber::Samples],
+) -> Result<()> {
+    let mut ns: Vec<usize> = records.iter().map(|r| r.participants).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let delay = records.first().map_or(0, |r| r.delay_ns);
+    for n in ns {
+        let rows: Vec<_> = records
+            .iter()
+            .filter(|r| r.participants == n && r.delay_ns == delay)
+            .collect();
+        let over = rows.first().is_some_and(|r| r.oversubscribed);
+        let tag = if over { " (oversubscribed)" } else { "" };
+        let mut f5 = Vec::new();
+        let mut f10 = Vec::new();
+        for search in Search::ALL.map(|s| s.name()) {
+            let pts = |w: &str, y: &dyn Fn(&manber::Record) -> f64| -> Vec<(f64, f64)> {
+                let mut v: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter(|r| r.search == search && r.workload == w)
+                    .map(|r| (100.0 * r.job_mix, y(r)))
+                    .collect();
+                v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                v
+            };
+            let r = pts("random", &|r| r.op_ns);
+            if !r.is_empty() {
+                f5.push((format!("{search}, random ops"), r));
+                f5.push((
+                    format!("{search}, producers/consumers"),
+                    pts("producers-balanced", &|r| r.op_ns),
+                ));
+            }
+            let c = pts("producers-contiguous", &|r| r.elements_per_steal);
+            if !c.is_empty() {
+                f10.push((format!("{search}, contiguous"), c));
+                f10.push((
+                    format!("{search}, balanced"),
+                    pts("producers-balanced", &|r| r.elements_per_steal),
+                ));
+            }
+        }
+        report::line_chart(
+            &dir.join(format!("fig5_op_time_vs_mix_p{n}.svg")),
+            &format!("mean operation time vs job mix, {n} participants{tag}"),
+            "adds (% of operations)",
+            "ns per operation",
+            &f5,
+        )?;
+        report::line_chart(
+            &dir.join(format!("fig10_elements_per_steal_p{n}.svg")),
+            &format!("elements stolen per steal, producers/consumers, {n} participants{tag}"),
+            "adds (% of operations)",
+            "elements per steal",
+            &f10,
+        )?;
+    }
+    for s in samples {
+        let series: Vec<(String, Vec<(f64, f64)>)> = s
+            .segments
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let role = if s.producers.contains(&i) { "P" } else { "C" };
+                (
+                    format!("{i} {role}"),
+                    v.iter().map(|&(t, n)| (t, n as f64)).collect(),
+                )
+            })
+            .collect();
+        report::line_chart(
+            &dir.join(format!("segments_{}_{}.svg", s.search, s.workload)),
+            &format!(
+                "segment sizes over time: {} search, {} (P = producer)",
+                s.search, s.workload
+            ),
+            "time (µs)",
+            "elements in segment",
+            &series,
+        )?;
+    }
+    report::write_json(&dir.join("segment_samples.json"), samples)?;
+    Ok(())
 }
 
 fn deque_cmd(p: &deque::Params, out: &Outputs<'_>, quiet: bool) -> Result<Vec<deque::Record>> {
@@ -347,6 +518,34 @@ fn tour(out: &Path) -> Result<()> {
         },
         false,
     )?;
+    println!("== manber: Manber's concurrent pool (seed 003), short run\n");
+    let p = manber::Params {
+        participants: vec![16, 2],
+        ops: 5000,
+        fill_per_participant: 20,
+        searches: Search::ALL.to_vec(),
+        mixes: vec![0, 20, 40, 50, 60, 80, 100],
+        producer_step: 2,
+        waiting: false,
+        delays_ns: vec![0],
+        trials: 3,
+    };
+    let (json, csv, txt) = (
+        out.join("manber.json"),
+        out.join("manber.csv"),
+        out.join("manber.txt"),
+    );
+    manber_cmd(
+        &p,
+        &Outputs {
+            json: Some(&json),
+            csv: Some(&csv),
+            plot: None,
+            table: Some(&txt),
+        },
+        Some(&out.join("manber")),
+        false,
+    )?;
     println!(
         "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/",
         t0.elapsed().as_secs_f64(),
@@ -398,6 +597,31 @@ fn main() -> Result<()> {
                     plot: a.plot.as_deref(),
                     table: None,
                 },
+                quiet,
+            )?;
+        }
+        Cmd::Manber(a) => {
+            let p = manber::Params {
+                participants: a.participants,
+                ops: a.ops,
+                fill_per_participant: a.fill,
+                searches: parse_searches(&a.search)?,
+                mixes: a.mixes,
+                producer_step: a.producer_step,
+                waiting: a.waiting,
+                delays_ns: a.delay_ns,
+                trials: a.trials,
+            };
+            let quiet = a.json.as_deref() == Some(Path::new("-"));
+            manber_cmd(
+                &p,
+                &Outputs {
+                    json: a.json.as_deref(),
+                    csv: a.csv.as_deref(),
+                    plot: None,
+                    table: None,
+                },
+                a.plot_dir.as_deref(),
                 quiet,
             )?;
         }

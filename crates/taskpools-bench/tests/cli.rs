@@ -204,3 +204,67 @@ fn deque_benchmark_json_has_every_row_and_latencies() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("at least 2"));
 }
+
+#[test]
+fn manber_writes_points_and_the_seed_figures() {
+    let dir = std::env::temp_dir().join(format!("taskpools-manber-{}", std::process::id()));
+    let json = dir.join("m.json");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = taskpools(&[
+        "manber",
+        "--participants",
+        "4",
+        "--ops",
+        "800",
+        "--fill",
+        "5",
+        "--mixes",
+        "20,80",
+        "--producer-step",
+        "2",
+        "--trials",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("segments per steal") && table.contains("balanced producers"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let recs = v.as_array().unwrap();
+    // 3 strategies x (2 mixes + producers 0, 2, 4 contiguous + 2 balanced)
+    assert_eq!(recs.len(), 3 * (2 + 3 + 1));
+    for r in recs {
+        for key in [
+            "search",
+            "workload",
+            "add_ns",
+            "remove_ns",
+            "steal_fraction",
+            "segments_per_steal",
+            "elements_per_steal",
+        ] {
+            assert!(r.get(key).is_some(), "{key}");
+        }
+    }
+    for f in [
+        "fig5_op_time_vs_mix_p4.svg",
+        "fig10_elements_per_steal_p4.svg",
+        "segments_linear_producers-contiguous.svg",
+        "segments_tree_producers-balanced.svg",
+        "segment_samples.json",
+    ] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+    let bad = taskpools(&["manber", "--search", "spiral"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown search strategy"));
+}

@@ -1,6 +1,7 @@
 //! One module per experiment.
 
 pub mod deque;
+pub mod manber;
 pub mod synthetic;
 
 /// Median, minimum and maximum of a non-empty sample.

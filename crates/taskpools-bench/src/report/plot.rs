@@ -133,3 +133,83 @@ pub fn speedup_chart(path: &Path, title: &str, records: &[Record]) -> Result<()>
         Some(1.0),
     )
 }
+
+/// A line chart: one line (with point marks) per series of (x, y) points.
+pub fn line_chart(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<()> {
+    let pts = series
+        .iter()
+        .flat_map(|(_, v)| v.iter())
+        .filter(|(x, y)| x.is_finite() && y.is_finite());
+    let (mut xmax, mut ymax) = (0.0f64, 0.0f64);
+    let mut xmin = f64::INFINITY;
+    for &(x, y) in pts {
+        xmax = xmax.max(x);
+        xmin = xmin.min(x);
+        ymax = ymax.max(y);
+    }
+    if !xmin.is_finite() {
+        xmin = 0.0;
+    }
+    let xmin = xmin.min(0.0);
+    let xmax = if xmax > xmin { xmax } else { xmin + 1.0 };
+    let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
+    let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xmin..xmax, 0f64..ymax)
+        .map_err(|e| anyhow!("{e}"))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    let many = series.len() > 6;
+    for (i, (name, v)) in series.iter().enumerate() {
+        let color = if many {
+            HSLColor(i as f64 / series.len() as f64, 0.7, 0.45).to_rgba()
+        } else {
+            [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK][i % 6].to_rgba()
+        };
+        let data: Vec<(f64, f64)> = v
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        let s = chart
+            .draw_series(LineSeries::new(
+                data.clone(),
+                color.stroke_width(if many { 1 } else { 2 }),
+            ))
+            .map_err(|e| anyhow!("{e}"))?;
+        s.label(name.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
+        if !many {
+            chart
+                .draw_series(
+                    data.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+                )
+                .map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    root.present().map_err(|e| anyhow!("{e}"))?;
+    Ok(())
+}
