@@ -273,10 +273,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
                 ("producers-contiguous", false),
                 ("producers-balanced", true),
             ] {
-                if balanced && (prods == 0 || prods == n) {
-                    continue; // same as contiguous
-                }
                 let who = producers(n, prods, balanced);
+                if balanced && who == producers(n, prods, false) {
+                    continue; // the same arrangement as contiguous
+                }
                 let roles = (0..n)
                     .map(|i| {
                         if who.contains(&i) {
