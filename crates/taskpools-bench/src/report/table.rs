@@ -272,11 +272,15 @@ pub fn manber_table(records: &[crate::experiments::manber::Record]) -> String {
                     .map(|r| r.elements_per_steal)
                     .filter(|x| x.is_finite())
                     .collect();
-                xs.iter().sum::<f64>() / xs.len().max(1) as f64
+                if xs.is_empty() {
+                    "     -".to_string()
+                } else {
+                    format!("{:6.2}", xs.iter().sum::<f64>() / xs.len() as f64)
+                }
             };
             let _ = writeln!(
                 s,
-                "  {sname:<7} elements per steal: contiguous producers {:6.2}, balanced producers {:6.2}",
+                "  {sname:<7} elements per steal: contiguous producers {}, balanced producers {}",
                 pc("producers-contiguous"),
                 pc("producers-balanced")
             );
