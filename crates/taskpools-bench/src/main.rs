@@ -70,6 +70,9 @@ struct SyntheticArgs {
     /// Pin worker i to CPU i mod cores.
     #[arg(long)]
     pin: bool,
+    /// Search strategy of the steal-half pool (`manber`): tree, linear or random.
+    #[arg(long, default_value = "tree")]
+    search: String,
     /// Write the records as JSON (`-` for stdout: no table, no progress bar).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -477,6 +480,7 @@ fn tour(out: &Path) -> Result<()> {
             wakes,
             reps: 3,
             pin: false,
+            search: Search::Tree,
         };
         let (json, csv, svg, txt) = (
             out.join(format!("{name}.json")),
@@ -568,6 +572,7 @@ fn main() -> Result<()> {
                 wakes: parse_wakes(&a.wake)?,
                 reps: a.reps,
                 pin: a.pin,
+                search: Search::from_name(&a.search)?,
             };
             let quiet = a.json.as_deref() == Some(Path::new("-"));
             synthetic_cmd(

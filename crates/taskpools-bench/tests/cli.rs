@@ -140,6 +140,10 @@ fn bad_input_exits_with_a_clear_message() {
             "at least 1",
         ),
         (vec!["synthetic", "--reps", "0", "--k", "5"], "--reps"),
+        (
+            vec!["synthetic", "--search", "spiral", "--k", "5"],
+            "unknown search strategy `spiral`",
+        ),
     ] {
         let out = taskpools(&args);
         assert!(!out.status.success(), "{args:?}");

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::synthetic::{self, task_count};
-use taskpools::{Builder, MemKind, PoolKind, WakePolicy};
+use taskpools::{Builder, MemKind, PoolKind, Search, WakePolicy};
 
 use super::summarize;
 use crate::report::Progress;
@@ -33,6 +33,8 @@ pub struct Params {
     pub reps: usize,
     /// Pin workers to CPUs.
     pub pin: bool,
+    /// Search strategy of the steal-half pool.
+    pub search: Search,
 }
 
 /// One configuration's result (the JSON record of the issue, plus derived columns).
@@ -74,6 +76,8 @@ pub struct Record {
     pub ns_per_task: f64,
     /// Wake-up policy.
     pub wake: String,
+    /// Search strategy (steal-half pool only, `-` otherwise).
+    pub search: String,
 }
 
 /// One configuration: pool, memory manager, wake-up policy, threads.
@@ -152,6 +156,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .pool(pool)
                 .mem(mem)
                 .wake(wake)
+                .search(p.search)
                 .pin(p.pin);
             // `synthetic::run` fails with TaskCount unless exactly P(k) tasks ran.
             let r = synthetic::run(&b, p.k, p.f)?;
@@ -182,6 +187,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         tasks_per_s: expected as f64 / seq_med,
         ns_per_task: seq_med * 1e9 / expected as f64,
         wake: "-".into(),
+        search: "-".into(),
     }];
     for (i, &(pool, mem, wake, t)) in cfgs.iter().enumerate() {
         let (med, min, max) = summarize(&times[i]);
@@ -208,6 +214,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             tasks_per_s: expected as f64 / med,
             ns_per_task: med * 1e9 * t as f64 / expected as f64,
             wake: wake.name().into(),
+            search: if pool == PoolKind::StealHalf {
+                p.search.name().into()
+            } else {
+                "-".into()
+            },
         });
     }
     Ok(out)

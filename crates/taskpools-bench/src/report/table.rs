@@ -62,11 +62,14 @@ pub fn synthetic_table(records: &[Record]) -> String {
             } else {
                 format!("+{:.1} %", (r.median_s / best - 1.0) * 100.0)
             };
-            let pool = if several_wakes {
+            let mut pool = if several_wakes {
                 format!("{} [{}]", r.pool, r.wake)
             } else {
                 r.pool.clone()
             };
+            if r.search != "-" {
+                pool = format!("{pool} ({})", r.search);
+            }
             let _ = writeln!(
                 s,
                 "{:>4}  {:<w$} {:<6} {:<6} {:>8.4} s {:>9} {:>8.2}x {:>10.2} {:>12.1} {:>10}",
