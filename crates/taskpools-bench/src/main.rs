@@ -170,18 +170,7 @@ fn manber_cmd(
     let (records, samples) = manber::run(p, &progress)?;
     progress.finish();
     let table = report::manber_table(&records);
-    if !quiet {
-        print!("{table}");
-    }
-    if let Some(path) = out.table {
-        fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
-    }
-    if let Some(path) = out.json {
-        report::write_json(path, &records)?;
-    }
-    if let Some(path) = out.csv {
-        report::write_csv(path, &records)?;
-    }
+    emit(&table, &records, out, quiet)?;
     if let Some(dir) = plot_dir {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         manber_figures(dir, &records, &samples)?;
@@ -283,18 +272,7 @@ fn deque_cmd(p: &deque::Params, out: &Outputs<'_>, quiet: bool) -> Result<Vec<de
     let records = deque::run(p, &progress)?;
     progress.finish();
     let table = report::deque_table(&records, p.ops, p.capacity);
-    if !quiet {
-        print!("{table}");
-    }
-    if let Some(path) = out.table {
-        fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
-    }
-    if let Some(path) = out.json {
-        report::write_json(path, &records)?;
-    }
-    if let Some(path) = out.csv {
-        report::write_csv(path, &records)?;
-    }
+    emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let tp: Vec<_> = records
             .iter()
@@ -395,6 +373,56 @@ struct Outputs<'a> {
     table: Option<&'a Path>,
 }
 
+/// The files one tour step writes: `DIR/NAME.{json,csv,svg,txt}`.
+struct TourFiles {
+    json: PathBuf,
+    csv: PathBuf,
+    svg: PathBuf,
+    txt: PathBuf,
+}
+
+impl TourFiles {
+    fn new(dir: &Path, name: &str) -> Self {
+        TourFiles {
+            json: dir.join(format!("{name}.json")),
+            csv: dir.join(format!("{name}.csv")),
+            svg: dir.join(format!("{name}.svg")),
+            txt: dir.join(format!("{name}.txt")),
+        }
+    }
+
+    fn outputs(&self) -> Outputs<'_> {
+        Outputs {
+            json: Some(&self.json),
+            csv: Some(&self.csv),
+            plot: Some(&self.svg),
+            table: Some(&self.txt),
+        }
+    }
+}
+
+/// Prints the table (unless quiet) and writes the table, JSON and CSV files that were asked for.
+fn emit<R: serde::Serialize>(
+    table: &str,
+    records: &[R],
+    out: &Outputs<'_>,
+    quiet: bool,
+) -> Result<()> {
+    if !quiet {
+        print!("{table}");
+    }
+    if let Some(path) = out.table {
+        fs::write(path, table).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = out.json {
+        report::write_json(path, records)?;
+    }
+    if let Some(path) = out.csv {
+        report::write_csv(path, records)?;
+    }
+    Ok(())
+}
+
 fn synthetic_cmd(
     p: &synthetic::Params,
     out: &Outputs<'_>,
@@ -404,18 +432,7 @@ fn synthetic_cmd(
     let records = synthetic::run(p, &progress)?;
     progress.finish();
     let table = report::synthetic_table(&records);
-    if !quiet {
-        print!("{table}");
-    }
-    if let Some(path) = out.table {
-        fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
-    }
-    if let Some(path) = out.json {
-        report::write_json(path, &records)?;
-    }
-    if let Some(path) = out.csv {
-        report::write_csv(path, &records)?;
-    }
+    emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let title = format!(
             "A(i), k = {}, f = {}: speedup vs sequential (median of {})",
@@ -482,22 +499,7 @@ fn tour(out: &Path) -> Result<()> {
             pin: false,
             search: Search::Tree,
         };
-        let (json, csv, svg, txt) = (
-            out.join(format!("{name}.json")),
-            out.join(format!("{name}.csv")),
-            out.join(format!("{name}.svg")),
-            out.join(format!("{name}.txt")),
-        );
-        synthetic_cmd(
-            &p,
-            &Outputs {
-                json: Some(&json),
-                csv: Some(&csv),
-                plot: Some(&svg),
-                table: Some(&txt),
-            },
-            false,
-        )?;
+        synthetic_cmd(&p, &TourFiles::new(out, name).outputs(), false)?;
     }
     println!("== deque: the deque micro-benchmark of seed 002 (Table 3.1)\n");
     let p = deque::Params {
@@ -506,22 +508,7 @@ fn tour(out: &Path) -> Result<()> {
         capacity: 16,
         reps: 25,
     };
-    let (json, csv, svg, txt) = (
-        out.join("deque.json"),
-        out.join("deque.csv"),
-        out.join("deque.svg"),
-        out.join("deque.txt"),
-    );
-    deque_cmd(
-        &p,
-        &Outputs {
-            json: Some(&json),
-            csv: Some(&csv),
-            plot: Some(&svg),
-            table: Some(&txt),
-        },
-        false,
-    )?;
+    deque_cmd(&p, &TourFiles::new(out, "deque").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
@@ -534,22 +521,13 @@ fn tour(out: &Path) -> Result<()> {
         delays_ns: vec![0],
         trials: 3,
     };
-    let (json, csv, txt) = (
-        out.join("manber.json"),
-        out.join("manber.csv"),
-        out.join("manber.txt"),
-    );
-    manber_cmd(
-        &p,
-        &Outputs {
-            json: Some(&json),
-            csv: Some(&csv),
-            plot: None,
-            table: Some(&txt),
-        },
-        Some(&out.join("manber")),
-        false,
-    )?;
+    let files = TourFiles::new(out, "manber");
+    // The manber figures go into their own directory, not into manber.svg.
+    let outputs = Outputs {
+        plot: None,
+        ..files.outputs()
+    };
+    manber_cmd(&p, &outputs, Some(&out.join("manber")), false)?;
     println!(
         "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/",
         t0.elapsed().as_secs_f64(),
