@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+pub mod forkjoin;
 pub mod mem;
 pub mod pool;
 pub mod queue;
