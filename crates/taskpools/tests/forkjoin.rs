@@ -46,7 +46,7 @@ fn nested_scopes_three_deep_borrow_from_their_stacks() {
         for (i, slot) in outer.iter_mut().enumerate() {
             let total = &total;
             s1.spawn(move |_| {
-                let mut mid = vec![0usize; 3];
+                let mut mid = [0usize; 3];
                 forkjoin::scope(|s2| {
                     for (j, m) in mid.iter_mut().enumerate() {
                         s2.spawn(move |_| {
