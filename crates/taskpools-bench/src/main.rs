@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{deque, manber, synthetic};
+use experiments::{deque, forkjoin, manber, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -34,6 +34,8 @@ enum Cmd {
     Synthetic(SyntheticArgs),
     /// The deque micro-benchmark of seed 002 (Table 3.1) against crossbeam-deque.
     Deque(DequeArgs),
+    /// Fork-join kernels on taskpools::forkjoin, rayon and sequentially.
+    Forkjoin(ForkjoinArgs),
     /// Manber's concurrent pool (seed 003): job mixes, producers/consumers, search strategies.
     Manber(ManberArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
@@ -107,6 +109,74 @@ struct DequeArgs {
     /// Draw throughput per deque and P as an SVG chart.
     #[arg(long)]
     plot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ForkjoinArgs {
+    /// Thread counts, comma-separated.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Repetitions (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// fib(n).
+    #[arg(long, default_value_t = 30)]
+    fib: u64,
+    /// Depth of the binary tree to sum.
+    #[arg(long, default_value_t = 20)]
+    tree_depth: u32,
+    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the records as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw the speedups as an SVG chart.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = forkjoin::run(p, &progress)?;
+    progress.finish();
+    let table = report::forkjoin_table(&records);
+    emit(&table, &records, out, quiet)?;
+    if let Some(path) = out.plot {
+        let mut labels: Vec<String> = Vec::new();
+        for r in records.iter().filter(|r| r.runtime != "sequential") {
+            let l = format!("{} x{}", r.kernel, r.threads);
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = ["taskpools", "rayon"]
+            .iter()
+            .map(|rt| {
+                let v = labels
+                    .iter()
+                    .map(|l| {
+                        records
+                            .iter()
+                            .find(|r| {
+                                r.runtime == *rt && format!("{} x{}", r.kernel, r.threads) == *l
+                            })
+                            .map_or(f64::NAN, |r| r.speedup_vs_seq)
+                    })
+                    .collect();
+                (rt.to_string(), v)
+            })
+            .collect();
+        report::bar_chart(
+            path,
+            "fork-join: speedup vs sequential",
+            "speedup vs sequential",
+            &labels,
+            &series,
+            Some(1.0),
+        )?;
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -509,6 +579,14 @@ fn tour(out: &Path) -> Result<()> {
         reps: 25,
     };
     deque_cmd(&p, &TourFiles::new(out, "deque").outputs(), false)?;
+    println!("== forkjoin: fork-join kernels against rayon (partial: issue 5)\n");
+    let p = forkjoin::Params {
+        threads: vec![1, 2],
+        reps: 3,
+        fib_n: 30,
+        tree_depth: 20,
+    };
+    forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
@@ -573,6 +651,25 @@ fn main() -> Result<()> {
             };
             let quiet = a.json.as_deref() == Some(Path::new("-"));
             deque_cmd(
+                &p,
+                &Outputs {
+                    json: a.json.as_deref(),
+                    csv: a.csv.as_deref(),
+                    plot: a.plot.as_deref(),
+                    table: None,
+                },
+                quiet,
+            )?;
+        }
+        Cmd::Forkjoin(a) => {
+            let p = forkjoin::Params {
+                threads: a.threads,
+                reps: a.reps,
+                fib_n: a.fib,
+                tree_depth: a.tree_depth,
+            };
+            let quiet = a.json.as_deref() == Some(Path::new("-"));
+            forkjoin_cmd(
                 &p,
                 &Outputs {
                     json: a.json.as_deref(),

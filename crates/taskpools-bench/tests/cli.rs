@@ -272,3 +272,33 @@ fn manber_writes_points_and_the_seed_figures() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown search strategy"));
 }
+
+#[test]
+fn forkjoin_compares_with_rayon_and_checks_results() {
+    let out = taskpools(&[
+        "forkjoin",
+        "--fib",
+        "18",
+        "--tree-depth",
+        "10",
+        "--reps",
+        "1",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    // 2 kernels x (sequential + 2 runtimes x 2 thread counts)
+    assert_eq!(recs.len(), 2 * 5);
+    for r in recs
+        .iter()
+        .filter(|r| r["runtime"] == "taskpools" && r["threads"] == 1)
+    {
+        assert!(r["ns_per_join"].is_number() && r["vs_rayon"].is_number());
+    }
+}

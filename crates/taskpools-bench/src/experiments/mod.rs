@@ -1,6 +1,7 @@
 //! One module per experiment.
 
 pub mod deque;
+pub mod forkjoin;
 pub mod manber;
 pub mod synthetic;
 

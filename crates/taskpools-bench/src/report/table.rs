@@ -292,3 +292,36 @@ pub fn manber_table(records: &[crate::experiments::manber::Record]) -> String {
     }
     s
 }
+
+/// The fork-join comparison: per kernel, sequential, ours and rayon per thread count.
+pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> String {
+    let mut s = String::new();
+    let Some(first) = records.first() else {
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "fork-join kernels: taskpools::forkjoin vs rayon vs sequential, median of {} (ns/join at 1 thread = (T1 - Tseq) / joins)\n",
+        first.reps
+    );
+    let _ = writeln!(
+        s,
+        "{:<10} {:<11} {:>7} {:>11} {:>9} {:>11} {:>10} {:>12}",
+        "kernel", "runtime", "threads", "median", "speedup", "joins", "ns/join", "time/rayon"
+    );
+    for r in records {
+        let _ = writeln!(
+            s,
+            "{:<10} {:<11} {:>7} {:>9.4} s {:>8.2}x {:>11} {:>10} {:>12}",
+            r.kernel,
+            r.runtime,
+            r.threads,
+            r.median_s,
+            r.speedup_vs_seq,
+            r.joins,
+            r.ns_per_join.map_or("-".to_string(), |v| format!("{v:.2}")),
+            r.vs_rayon.map_or("-".to_string(), |v| format!("{v:.2}"))
+        );
+    }
+    s
+}

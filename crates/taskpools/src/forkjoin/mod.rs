@@ -229,8 +229,9 @@ impl Runtime {
         if threads == 0 {
             return Err(crate::Error::ZeroThreads);
         }
-        let (workers, stealers): (Vec<_>, Vec<_>) =
-            (0..threads).map(|_| chase_lev::deque::<JobRef>(256)).unzip();
+        let (workers, stealers): (Vec<_>, Vec<_>) = (0..threads)
+            .map(|_| chase_lev::deque::<JobRef>(256))
+            .unzip();
         let registry = Arc::new(Registry {
             stealers: stealers.into(),
             injector: Mutex::new(VecDeque::new()),
