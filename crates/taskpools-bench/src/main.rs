@@ -125,6 +125,12 @@ struct ForkjoinArgs {
     /// Depth of the binary tree to sum.
     #[arg(long, default_value_t = 20)]
     tree_depth: u32,
+    /// Elements for mergesort and quicksort.
+    #[arg(long, default_value_t = 1 << 21)]
+    sort_len: usize,
+    /// Matrix size for the 8-way recursive multiply (a power of two).
+    #[arg(long, default_value_t = 512)]
+    matrix: usize,
     /// Write the records as JSON (`-` for stdout: no table, no progress bar).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -585,6 +591,8 @@ fn tour(out: &Path) -> Result<()> {
         reps: 3,
         fib_n: 30,
         tree_depth: 20,
+        sort_len: 1 << 20,
+        matrix: 256,
     };
     forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
@@ -667,6 +675,8 @@ fn main() -> Result<()> {
                 reps: a.reps,
                 fib_n: a.fib,
                 tree_depth: a.tree_depth,
+                sort_len: a.sort_len,
+                matrix: a.matrix,
             };
             let quiet = a.json.as_deref() == Some(Path::new("-"));
             forkjoin_cmd(

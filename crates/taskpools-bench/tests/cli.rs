@@ -293,8 +293,12 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 2 kernels x (sequential + 2 runtimes x 2 thread counts)
-    assert_eq!(recs.len(), 2 * 5);
+    // 5 kernels x (sequential + 2 runtimes x 2 thread counts); each result was checked
+    // against the sequential one (the run fails otherwise).
+    assert_eq!(recs.len(), 5 * 5);
+    for k in ["fib", "tree-sum", "mergesort", "quicksort", "matmul"] {
+        assert!(recs.iter().any(|r| r["kernel"] == k), "{k}");
+    }
     for r in recs
         .iter()
         .filter(|r| r["runtime"] == "taskpools" && r["threads"] == 1)

@@ -21,6 +21,10 @@ pub struct Params {
     pub fib_n: u64,
     /// Depth of the complete binary tree to sum.
     pub tree_depth: u32,
+    /// Elements to sort (mergesort, quicksort).
+    pub sort_len: usize,
+    /// Matrix size (a power of two) for the multiply.
+    pub matrix: usize,
 }
 
 /// One row.
@@ -102,6 +106,153 @@ impl Join for Seq {
         RB: Send,
     {
         (a(), b())
+    }
+}
+
+/// Runs both halves here and counts the joins (to compute ns per join).
+struct Counting(std::sync::atomic::AtomicU64);
+impl Join for Counting {
+    #[inline]
+    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (a(), b())
+    }
+}
+
+/// Below this many elements the sorts use the standard library's sequential sort.
+const SORT_CUTOFF: usize = 2048;
+
+fn mergesort<J: Join>(j: &J, v: &mut [u32], buf: &mut [u32]) {
+    if v.len() <= SORT_CUTOFF {
+        v.sort_unstable();
+        return;
+    }
+    let mid = v.len() / 2;
+    {
+        let (l, r) = v.split_at_mut(mid);
+        let (bl, br) = buf.split_at_mut(mid);
+        j.join(|| mergesort(j, l, bl), || mergesort(j, r, br));
+    }
+    // Merge the sorted halves into `buf`, then copy back.
+    let (mut i, mut k) = (0, mid);
+    for out in buf.iter_mut() {
+        if k >= v.len() || (i < mid && v[i] <= v[k]) {
+            *out = v[i];
+            i += 1;
+        } else {
+            *out = v[k];
+            k += 1;
+        }
+    }
+    v.copy_from_slice(buf);
+}
+
+fn quicksort<J: Join>(j: &J, v: &mut [u32]) {
+    if v.len() <= SORT_CUTOFF {
+        v.sort_unstable();
+        return;
+    }
+    // Median of three as the pivot, Lomuto partition.
+    let (a, b, c) = (v[0], v[v.len() / 2], v[v.len() - 1]);
+    let pivot = a.max(b).min(a.min(b).max(c));
+    let last = v.len() - 1;
+    let pi = if pivot == a {
+        0
+    } else if pivot == b {
+        v.len() / 2
+    } else {
+        last
+    };
+    v.swap(pi, last);
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < pivot {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    let (l, r) = v.split_at_mut(store);
+    j.join(|| quicksort(j, l), || quicksort(j, &mut r[1..]));
+}
+
+/// A square block of a row-major matrix: `n × n` elements starting at `ptr`, rows `stride`
+/// apart. Blocks handed to the two halves of a join never overlap.
+#[derive(Clone, Copy)]
+struct Block {
+    ptr: *mut f64,
+    stride: usize,
+    n: usize,
+}
+
+// SAFETY: a `Block` is a view; the multiply below only ever gives concurrently running halves
+// disjoint output blocks, and input blocks are only read.
+unsafe impl Send for Block {}
+// SAFETY: as above.
+unsafe impl Sync for Block {}
+
+impl Block {
+    fn quadrant(self, r: usize, c: usize) -> Block {
+        let h = self.n / 2;
+        // SAFETY: the quadrant lies inside this block.
+        Block {
+            ptr: unsafe { self.ptr.add(r * h * self.stride + c * h) },
+            stride: self.stride,
+            n: h,
+        }
+    }
+    /// # Safety
+    /// In bounds, and no other thread writes this element concurrently.
+    unsafe fn at(self, i: usize, k: usize) -> *mut f64 {
+        // SAFETY: per the contract.
+        unsafe { self.ptr.add(i * self.stride + k) }
+    }
+}
+
+/// Below this size the multiply is a plain triple loop.
+const MM_CUTOFF: usize = 32;
+
+/// C += A·B with the 8-way block decomposition: the four products into distinct quadrants of
+/// C run in parallel, then the other four.
+fn matmul<J: Join>(j: &J, c: Block, a: Block, b: Block) {
+    let n = c.n;
+    if n <= MM_CUTOFF {
+        for i in 0..n {
+            for k in 0..n {
+                // SAFETY: in bounds; this call owns block `c`.
+                let aik = unsafe { *a.at(i, k) };
+                for x in 0..n {
+                    // SAFETY: as above.
+                    unsafe { *c.at(i, x) += aik * *b.at(k, x) };
+                }
+            }
+        }
+        return;
+    }
+    let q = |m: Block, r, s| m.quadrant(r, s);
+    for phase in 0..2 {
+        // phase 0: C_rs += A_r0 · B_0s; phase 1: C_rs += A_r1 · B_1s
+        let t = phase;
+        j.join(
+            || {
+                j.join(
+                    || matmul(j, q(c, 0, 0), q(a, 0, t), q(b, t, 0)),
+                    || matmul(j, q(c, 0, 1), q(a, 0, t), q(b, t, 1)),
+                )
+            },
+            || {
+                j.join(
+                    || matmul(j, q(c, 1, 0), q(a, 1, t), q(b, t, 0)),
+                    || matmul(j, q(c, 1, 1), q(a, 1, t), q(b, t, 1)),
+                )
+            },
+        );
     }
 }
 
@@ -223,6 +374,104 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }),
         ),
     ];
+    // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool).
+    macro_rules! with_joiner {
+        ($rt:expr, $ti:expr, |$j:ident| $body:expr) => {
+            match $rt {
+                "sequential" => {
+                    let $j = &Seq;
+                    $body
+                }
+                "taskpools" => ours[$ti].install(|| {
+                    let $j = &Ours;
+                    $body
+                }),
+                _ => rayons[$ti].install(|| {
+                    let $j = &Rayon;
+                    $body
+                }),
+            }
+        };
+    }
+    let mut rng = fastrand::Rng::with_seed(42);
+    let sort_input: Vec<u32> = (0..p.sort_len).map(|_| rng.u32(..)).collect();
+    let mut sort_expected = sort_input.clone();
+    sort_expected.sort_unstable();
+    let count = |f: &dyn Fn(&Counting)| {
+        let c = Counting(std::sync::atomic::AtomicU64::new(0));
+        f(&c);
+        c.0.into_inner()
+    };
+    let merge_joins = count(&|j| {
+        let mut v = sort_input.clone();
+        let mut buf = vec![0; v.len()];
+        mergesort(j, &mut v, &mut buf);
+    });
+    let quick_joins = count(&|j| quicksort(j, &mut sort_input.clone()));
+    let n = p.matrix;
+    if !n.is_power_of_two() {
+        bail!("--matrix must be a power of two");
+    }
+    let ma: Vec<f64> = (0..n * n).map(|_| rng.f64() - 0.5).collect();
+    let mb: Vec<f64> = (0..n * n).map(|_| rng.f64() - 0.5).collect();
+    let view = |v: &Vec<f64>| Block {
+        ptr: v.as_ptr().cast_mut(),
+        stride: n,
+        n,
+    };
+    let (va, vb) = (view(&ma), view(&mb));
+    let mut mm_expected = vec![0.0; n * n];
+    matmul(&Seq, view(&mm_expected), va, vb);
+    let mm_joins = count(&|j| {
+        let c = vec![0.0; n * n];
+        matmul(j, view(&c), va, vb);
+    });
+    let _ = &mut mm_expected;
+    let mut kernels = kernels;
+    kernels.push((
+        "mergesort",
+        merge_joins,
+        Box::new(|ti, rt| {
+            let mut v = sort_input.clone();
+            let mut buf = vec![0; v.len()];
+            let t0 = Instant::now();
+            with_joiner!(rt, ti, |j| mergesort(j, &mut v, &mut buf));
+            let s = t0.elapsed().as_secs_f64();
+            if v != sort_expected {
+                bail!("mergesort on {rt}: not sorted correctly");
+            }
+            Ok((s, 0))
+        }),
+    ));
+    kernels.push((
+        "quicksort",
+        quick_joins,
+        Box::new(|ti, rt| {
+            let mut v = sort_input.clone();
+            let t0 = Instant::now();
+            with_joiner!(rt, ti, |j| quicksort(j, &mut v));
+            let s = t0.elapsed().as_secs_f64();
+            if v != sort_expected {
+                bail!("quicksort on {rt}: not sorted correctly");
+            }
+            Ok((s, 0))
+        }),
+    ));
+    kernels.push((
+        "matmul",
+        mm_joins,
+        Box::new(|ti, rt| {
+            let c = vec![0.0; n * n];
+            let vc = view(&c);
+            let t0 = Instant::now();
+            with_joiner!(rt, ti, |j| matmul(j, vc, va, vb));
+            let s = t0.elapsed().as_secs_f64();
+            if c != mm_expected {
+                bail!("matmul on {rt}: result differs from the sequential one");
+            }
+            Ok((s, 0))
+        }),
+    ));
     let runtimes = ["taskpools", "rayon"];
     progress.set_length((p.reps * kernels.len() * (1 + runtimes.len() * p.threads.len())) as u64);
     let mut out = Vec::new();

@@ -301,7 +301,8 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
     };
     let _ = writeln!(
         s,
-        "fork-join kernels: taskpools::forkjoin vs rayon vs sequential, median of {} (ns/join at 1 thread = (T1 - Tseq) / joins)\n",
+        "fork-join kernels: taskpools::forkjoin vs rayon vs sequential, median of {} (ns/join at 1 thread = (T1 - Tseq) / joins;\n\
+         meaningful only for the fine-grained kernels fib and tree-sum, noise elsewhere)\n",
         first.reps
     );
     let _ = writeln!(
