@@ -75,15 +75,8 @@ struct SyntheticArgs {
     /// Search strategy of the steal-half pool (`manber`): tree, linear or random.
     #[arg(long, default_value = "tree")]
     search: String,
-    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write the records as CSV.
-    #[arg(long)]
-    csv: Option<PathBuf>,
-    /// Draw the speedups as an SVG chart.
-    #[arg(long)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 #[derive(Args)]
@@ -100,15 +93,8 @@ struct DequeArgs {
     /// Repetitions (the median is reported).
     #[arg(long, default_value_t = 25)]
     reps: usize,
-    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write the records as CSV.
-    #[arg(long)]
-    csv: Option<PathBuf>,
-    /// Draw throughput per deque and P as an SVG chart.
-    #[arg(long)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 #[derive(Args)]
@@ -131,15 +117,8 @@ struct ForkjoinArgs {
     /// Matrix size for the 8-way recursive multiply (a power of two).
     #[arg(long, default_value_t = 512)]
     matrix: usize,
-    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write the records as CSV.
-    #[arg(long)]
-    csv: Option<PathBuf>,
-    /// Draw the speedups as an SVG chart.
-    #[arg(long)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
@@ -442,6 +421,36 @@ fn list() {
     }
 }
 
+/// `--json`, `--csv` and `--plot`, shared by the experiments that draw one chart.
+#[derive(Args)]
+struct OutputArgs {
+    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the records as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Draw the results as an SVG chart.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    fn outputs(&self) -> Outputs<'_> {
+        Outputs {
+            json: self.json.as_deref(),
+            csv: self.csv.as_deref(),
+            plot: self.plot.as_deref(),
+            table: None,
+        }
+    }
+
+    /// JSON goes to stdout: print nothing else.
+    fn quiet(&self) -> bool {
+        self.json.as_deref() == Some(Path::new("-"))
+    }
+}
+
 struct Outputs<'a> {
     json: Option<&'a Path>,
     csv: Option<&'a Path>,
@@ -638,17 +647,7 @@ fn main() -> Result<()> {
                 pin: a.pin,
                 search: Search::from_name(&a.search)?,
             };
-            let quiet = a.json.as_deref() == Some(Path::new("-"));
-            synthetic_cmd(
-                &p,
-                &Outputs {
-                    json: a.json.as_deref(),
-                    csv: a.csv.as_deref(),
-                    plot: a.plot.as_deref(),
-                    table: None,
-                },
-                quiet,
-            )?;
+            synthetic_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Deque(a) => {
             let p = deque::Params {
@@ -657,17 +656,7 @@ fn main() -> Result<()> {
                 capacity: a.capacity,
                 reps: a.reps,
             };
-            let quiet = a.json.as_deref() == Some(Path::new("-"));
-            deque_cmd(
-                &p,
-                &Outputs {
-                    json: a.json.as_deref(),
-                    csv: a.csv.as_deref(),
-                    plot: a.plot.as_deref(),
-                    table: None,
-                },
-                quiet,
-            )?;
+            deque_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Forkjoin(a) => {
             let p = forkjoin::Params {
@@ -678,17 +667,7 @@ fn main() -> Result<()> {
                 sort_len: a.sort_len,
                 matrix: a.matrix,
             };
-            let quiet = a.json.as_deref() == Some(Path::new("-"));
-            forkjoin_cmd(
-                &p,
-                &Outputs {
-                    json: a.json.as_deref(),
-                    csv: a.csv.as_deref(),
-                    plot: a.plot.as_deref(),
-                    table: None,
-                },
-                quiet,
-            )?;
+            forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Manber(a) => {
             let p = manber::Params {
