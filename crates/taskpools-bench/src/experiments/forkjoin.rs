@@ -301,7 +301,8 @@ fn tree_sum<J: Join>(j: &J, n: &Node) -> u64 {
     }
 }
 
-type Kernel<'a> = Box<dyn Fn(usize, &str) -> Result<(f64, u64)> + 'a>;
+/// A kernel run: (thread-count index, runtime name) → seconds, checked.
+type Kernel<'a> = Box<dyn Fn(usize, &str) -> Result<f64> + 'a>;
 
 /// Runs every kernel.
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
@@ -322,58 +323,6 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         .iter()
         .map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build())
         .collect::<Result<_, _>>()?;
-    // Each kernel: (name, joins, run(thread index or usize::MAX for sequential, runtime)).
-    let timed = |f: &dyn Fn() -> u64, expected: u64, what: &str| -> Result<f64> {
-        let t0 = Instant::now();
-        let got = std::hint::black_box(f());
-        let s = t0.elapsed().as_secs_f64();
-        if got != expected {
-            bail!("{what}: wrong result {got}, expected {expected}");
-        }
-        Ok(s)
-    };
-    let kernels: Vec<(&str, u64, Kernel<'_>)> = vec![
-        (
-            "fib",
-            fib_joins(fib_n),
-            Box::new(|ti, rt| {
-                let s = match rt {
-                    "sequential" => timed(&|| fib(&Seq, fib_n), fib_expected, "fib")?,
-                    "taskpools" => timed(
-                        &|| ours[ti].install(|| fib(&Ours, fib_n)),
-                        fib_expected,
-                        "fib",
-                    )?,
-                    _ => timed(
-                        &|| rayons[ti].install(|| fib(&Rayon, fib_n)),
-                        fib_expected,
-                        "fib",
-                    )?,
-                };
-                Ok((s, 0))
-            }),
-        ),
-        (
-            "tree-sum",
-            (1u64 << p.tree_depth) - 1,
-            Box::new(|ti, rt| {
-                let s = match rt {
-                    "sequential" => timed(&|| tree_sum(&Seq, &tree), tree_expected, "tree-sum")?,
-                    "taskpools" => timed(
-                        &|| ours[ti].install(|| tree_sum(&Ours, &tree)),
-                        tree_expected,
-                        "tree-sum",
-                    )?,
-                    _ => timed(
-                        &|| rayons[ti].install(|| tree_sum(&Rayon, &tree)),
-                        tree_expected,
-                        "tree-sum",
-                    )?,
-                };
-                Ok((s, 0))
-            }),
-        ),
-    ];
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool).
     macro_rules! with_joiner {
         ($rt:expr, $ti:expr, |$j:ident| $body:expr) => {
@@ -402,12 +351,6 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         f(&c);
         c.0.into_inner()
     };
-    let merge_joins = count(&|j| {
-        let mut v = sort_input.clone();
-        let mut buf = vec![0; v.len()];
-        mergesort(j, &mut v, &mut buf);
-    });
-    let quick_joins = count(&|j| quicksort(j, &mut sort_input.clone()));
     let n = p.matrix;
     if !n.is_power_of_two() {
         bail!("--matrix must be a power of two");
@@ -420,58 +363,106 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         n,
     };
     let (va, vb) = (view(&ma), view(&mb));
-    let mut mm_expected = vec![0.0; n * n];
+    let mm_expected = vec![0.0; n * n];
     matmul(&Seq, view(&mm_expected), va, vb);
-    let mm_joins = count(&|j| {
-        let c = vec![0.0; n * n];
-        matmul(j, view(&c), va, vb);
-    });
-    let _ = &mut mm_expected;
-    let mut kernels = kernels;
-    kernels.push((
-        "mergesort",
-        merge_joins,
-        Box::new(|ti, rt| {
-            let mut v = sort_input.clone();
-            let mut buf = vec![0; v.len()];
-            let t0 = Instant::now();
-            with_joiner!(rt, ti, |j| mergesort(j, &mut v, &mut buf));
-            let s = t0.elapsed().as_secs_f64();
-            if v != sort_expected {
-                bail!("mergesort on {rt}: not sorted correctly");
-            }
-            Ok((s, 0))
-        }),
-    ));
-    kernels.push((
-        "quicksort",
-        quick_joins,
-        Box::new(|ti, rt| {
-            let mut v = sort_input.clone();
-            let t0 = Instant::now();
-            with_joiner!(rt, ti, |j| quicksort(j, &mut v));
-            let s = t0.elapsed().as_secs_f64();
-            if v != sort_expected {
-                bail!("quicksort on {rt}: not sorted correctly");
-            }
-            Ok((s, 0))
-        }),
-    ));
-    kernels.push((
-        "matmul",
-        mm_joins,
-        Box::new(|ti, rt| {
-            let c = vec![0.0; n * n];
-            let vc = view(&c);
-            let t0 = Instant::now();
-            with_joiner!(rt, ti, |j| matmul(j, vc, va, vb));
-            let s = t0.elapsed().as_secs_f64();
-            if c != mm_expected {
-                bail!("matmul on {rt}: result differs from the sequential one");
-            }
-            Ok((s, 0))
-        }),
-    ));
+    // Times `run` and fails unless `ok` holds for its result.
+    fn checked<T>(
+        kernel: &str,
+        rt: &str,
+        run: impl FnOnce() -> T,
+        ok: impl FnOnce(&T) -> bool,
+    ) -> Result<f64> {
+        let t0 = Instant::now();
+        let r = std::hint::black_box(run());
+        let s = t0.elapsed().as_secs_f64();
+        if !ok(&r) {
+            bail!("{kernel} on {rt}: the result differs from the sequential one");
+        }
+        Ok(s)
+    }
+    let kernels: Vec<(&str, u64, Kernel<'_>)> = vec![
+        (
+            "fib",
+            fib_joins(fib_n),
+            Box::new(|ti, rt| {
+                checked(
+                    "fib",
+                    rt,
+                    || with_joiner!(rt, ti, |j| fib(j, fib_n)),
+                    |&r| r == fib_expected,
+                )
+            }),
+        ),
+        (
+            "tree-sum",
+            (1u64 << p.tree_depth) - 1,
+            Box::new(|ti, rt| {
+                checked(
+                    "tree-sum",
+                    rt,
+                    || with_joiner!(rt, ti, |j| tree_sum(j, &tree)),
+                    |&r| r == tree_expected,
+                )
+            }),
+        ),
+        (
+            "mergesort",
+            count(&|j| {
+                let mut v = sort_input.clone();
+                let mut buf = vec![0; v.len()];
+                mergesort(j, &mut v, &mut buf);
+            }),
+            Box::new(|ti, rt| {
+                let mut v = sort_input.clone();
+                let mut buf = vec![0; v.len()];
+                let s = checked(
+                    "mergesort",
+                    rt,
+                    || with_joiner!(rt, ti, |j| mergesort(j, &mut v, &mut buf)),
+                    |_| true,
+                )?;
+                if v != sort_expected {
+                    bail!("mergesort on {rt}: not sorted correctly");
+                }
+                Ok(s)
+            }),
+        ),
+        (
+            "quicksort",
+            count(&|j| quicksort(j, &mut sort_input.clone())),
+            Box::new(|ti, rt| {
+                let mut v = sort_input.clone();
+                let s = checked(
+                    "quicksort",
+                    rt,
+                    || with_joiner!(rt, ti, |j| quicksort(j, &mut v)),
+                    |_| true,
+                )?;
+                if v != sort_expected {
+                    bail!("quicksort on {rt}: not sorted correctly");
+                }
+                Ok(s)
+            }),
+        ),
+        (
+            "matmul",
+            count(&|j| matmul(j, view(&vec![0.0; n * n]), va, vb)),
+            Box::new(|ti, rt| {
+                let c = vec![0.0; n * n];
+                let vc = view(&c);
+                let s = checked(
+                    "matmul",
+                    rt,
+                    || with_joiner!(rt, ti, |j| matmul(j, vc, va, vb)),
+                    |_| true,
+                )?;
+                if c != mm_expected {
+                    bail!("matmul on {rt}: result differs from the sequential one");
+                }
+                Ok(s)
+            }),
+        ),
+    ];
     let runtimes = ["taskpools", "rayon"];
     progress.set_length((p.reps * kernels.len() * (1 + runtimes.len() * p.threads.len())) as u64);
     let mut out = Vec::new();
@@ -480,12 +471,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let mut par = vec![vec![Vec::new(); p.threads.len()]; runtimes.len()];
         for _ in 0..p.reps {
             progress.set_message(format!("{name} sequential"));
-            seq.push(k(0, "sequential")?.0);
+            seq.push(k(0, "sequential")?);
             progress.inc();
             for (rt, times) in runtimes.iter().zip(par.iter_mut()) {
                 for (ti, (t, samples)) in p.threads.iter().zip(times.iter_mut()).enumerate() {
                     progress.set_message(format!("{name} {rt} x{t}"));
-                    samples.push(k(ti, rt)?.0);
+                    samples.push(k(ti, rt)?);
                     progress.inc();
                 }
             }
