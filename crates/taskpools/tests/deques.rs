@@ -264,3 +264,80 @@ fn spin_lock_mutual_exclusion() {
     });
     assert_eq!(*l.lock(), 200_000);
 }
+
+/// Private deques with steal requests: 4 workers each push 60 000 distinct elements in bursts
+/// and pop some of them, polling between bursts; when a worker's deque is empty it asks random
+/// others. Worker 0 only produces and answers requests, so at least its 60 000 elements must
+/// be stolen. Every element is taken exactly once, and requests are answered between workers
+/// that are themselves asking (nobody waits forever).
+#[test]
+fn private_deques_every_element_exactly_once() {
+    use taskpools::queue::private_deque::PrivateDeque;
+    const W: usize = 4;
+    const PER: u64 = 60_000;
+    let total = W as u64 * PER;
+    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..total).map(|_| AtomicU8::new(0)).collect());
+    let taken = Arc::new(AtomicU64::new(0));
+    let stolen = Arc::new(AtomicU64::new(0));
+    let handles: Vec<_> = PrivateDeque::<u64>::set(W)
+        .into_iter()
+        .map(|d| {
+            let (seen, taken, stolen) = (seen.clone(), taken.clone(), stolen.clone());
+            std::thread::spawn(move || {
+                let me = d.index() as u64;
+                let mut rng = fastrand::Rng::with_seed(me);
+                let mut next = 0u64;
+                let take = |v: u64| {
+                    assert_eq!(
+                        seen[v as usize].fetch_add(1, Ordering::Relaxed),
+                        0,
+                        "{v} twice"
+                    );
+                    taken.fetch_add(1, Ordering::Relaxed);
+                };
+                while taken.load(Ordering::Relaxed) < total {
+                    d.poll();
+                    if next < PER {
+                        // A burst of pushes, then pop a third of it (like forks and joins).
+                        let burst = rng.u64(1..64).min(PER - next);
+                        for _ in 0..burst {
+                            d.push(me * PER + next);
+                            next += 1;
+                            d.poll();
+                        }
+                        for _ in 0..burst / 3 {
+                            if me == 0 {
+                                break;
+                            }
+                            if let Some(v) = d.pop() {
+                                take(v);
+                            }
+                        }
+                    } else if me == 0 {
+                        std::hint::spin_loop();
+                    } else if let Some(v) = d.pop() {
+                        take(v);
+                    } else {
+                        let v = rng.usize(..W);
+                        if v != d.index() {
+                            if let Steal::Success(x) = d.steal_from(v) {
+                                stolen.fetch_add(1, Ordering::Relaxed);
+                                take(x);
+                            }
+                        }
+                    }
+                }
+                d.block();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(taken.load(Ordering::Relaxed), total);
+    assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) == 1));
+    assert!(
+        stolen.load(Ordering::Relaxed) >= PER,
+        "worker 0's elements are taken by the others"
+    );
+}

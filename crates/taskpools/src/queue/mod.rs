@@ -7,7 +7,8 @@
 //!
 //! The work-stealing deques of seed 002 §3.2: [`chase_lev`] (lock-free, growable) and [`Fcdq`]
 //! (fixed capacity, sequence numbers), with the lock-based baselines [`MutexDeque`] and
-//! [`SpinDeque`].
+//! [`SpinDeque`]; and [`private_deque`], private deques that thieves reach only through steal
+//! requests (the fork-join runtime's default).
 //!
 //! List nodes come from the run's memory manager ([`crate::mem`]); the caller passes its
 //! worker's cache to every operation that allocates or frees a node.
@@ -19,6 +20,7 @@ mod dlist;
 mod fcdq;
 mod list;
 mod locked_deque;
+pub mod private_deque;
 mod spin;
 mod two_lock;
 

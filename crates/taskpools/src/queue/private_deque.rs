@@ -1,0 +1,565 @@
+//! Private deques with steal requests (Acar, Charguéraud & Rainey, "Scheduling parallel
+//! programs by work stealing with private deques", PPoPP 2013).
+//!
+//! Each worker's deque is private: the owner pushes and pops without atomics or fences. A
+//! thief does not touch another worker's deque; it asks for work by writing its index into the
+//! victim's *request cell* (a CAS from "no request"), then waits on its own *answer cell*.
+//! The owner looks at its request cell at every [`PrivateDeque::poll`] (one plain load when
+//! nobody asks) and, when asked, hands its oldest element to the thief through the thief's
+//! answer cell, or declines when it has none. This is the seed's private/public split (seed 004
+//! §3.3, pools dq7/dq8) taken to the limit: the "public queue" is the one answer cell per
+//! request, filled on demand, so the owner pays for sharing only when someone is hungry.
+//!
+//! Rules that keep the protocol live:
+//! - A thief keeps polling its own request cell while it waits for an answer, so two thieves
+//!   that ask each other both get declined instead of waiting on each other.
+//! - A worker that stops polling for a while (sleeps, blocks, exits) first [`block`]s its
+//!   request cell, which declines a pending request and refuses new ones, and [`unblock`]s it
+//!   when it polls again.
+//! - A thief asks only victims that advertise work (`has_work`, a hint updated by the owner
+//!   when its deque turns empty or non-empty); a request to a victim that has just run out is
+//!   declined, never lost.
+//!
+//! The owner's latency to answer is the time to its next poll; the fork-join runtime polls at
+//! every fork and in every wait loop.
+//!
+//! [`block`]: PrivateDeque::block
+//! [`unblock`]: PrivateDeque::unblock
+
+use std::cell::{Cell, UnsafeCell};
+
+use crossbeam_utils::CachePadded;
+
+use super::chase_lev::Steal;
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
+
+/// The request cell holds this when nobody is asking.
+const NO_REQUEST: usize = usize::MAX;
+/// The request cell holds this while its owner does not poll.
+const BLOCKED: usize = usize::MAX - 1;
+
+/// Answer states.
+const WAITING: usize = 0;
+const DECLINED: usize = 1;
+const FILLED: usize = 2;
+
+/// One worker's cells. The request cell and the work hint share a line (thieves read the hint
+/// and then write the request); the answer cell, written by victims, has its own.
+struct Slot<T> {
+    request: CachePadded<(AtomicUsize, AtomicBool)>,
+    answer: CachePadded<Answer<T>>,
+}
+
+struct Answer<T> {
+    state: AtomicUsize,
+    item: UnsafeCell<Option<T>>,
+}
+
+/// The cells that a set of private deques share.
+pub struct StealTable<T> {
+    slots: Box<[Slot<T>]>,
+}
+
+// SAFETY: the only non-`Sync` part is each answer's `item`, which is written by exactly one
+// victim (the one whose request cell holds the thief's index; it answers once, before it
+// resets the cell) and read by the thief only after it sees `state == FILLED` with Acquire,
+// which the victim stores with Release after the write. Items cross threads, hence `T: Send`.
+unsafe impl<T: Send> Sync for StealTable<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for StealTable<T> {}
+
+impl<T> StealTable<T> {
+    /// Number of deques.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no deques (never, for a table made by [`PrivateDeque::set`]).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Whether deque `i` advertises work (a hint: it may be out of date either way).
+    #[inline]
+    pub fn has_work(&self, i: usize) -> bool {
+        self.slots[i].request.1.load(Ordering::Relaxed)
+    }
+
+    /// Whether any deque advertises work.
+    pub fn any_work(&self) -> bool {
+        (0..self.slots.len()).any(|i| self.has_work(i))
+    }
+}
+
+/// A worker's private deque. Not `Sync`: only its owner thread uses it.
+pub struct PrivateDeque<T> {
+    index: usize,
+    table: Arc<StealTable<T>>,
+    /// `&table.slots[index]`, kept to spare the owner's polls two dependent loads.
+    me: *const Slot<T>,
+    /// Live elements are `items[head..]`, oldest first.
+    items: UnsafeCell<Vec<T>>,
+    head: Cell<usize>,
+    /// What the owner last wrote to its `has_work` hint.
+    advertised: Cell<bool>,
+    /// Loom-only switch for a test of the tests: a thief that does not answer requests while
+    /// it waits for its own answer (two such thieves that ask each other wait forever).
+    #[cfg(loom)]
+    broken_no_poll_while_waiting: Cell<bool>,
+}
+
+// SAFETY: moving the deque to another thread moves its elements with it (`T: Send`); the
+// table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points into it.
+unsafe impl<T: Send> Send for PrivateDeque<T> {}
+
+impl<T> PrivateDeque<T> {
+    /// `n` deques that can steal from one another, indexed `0..n`.
+    pub fn set(n: usize) -> Vec<PrivateDeque<T>> {
+        let slots = (0..n)
+            .map(|_| Slot {
+                request: CachePadded::new((AtomicUsize::new(NO_REQUEST), AtomicBool::new(false))),
+                answer: CachePadded::new(Answer {
+                    state: AtomicUsize::new(WAITING),
+                    item: UnsafeCell::new(None),
+                }),
+            })
+            .collect();
+        let table = Arc::new(StealTable { slots });
+        (0..n)
+            .map(|index| PrivateDeque {
+                index,
+                me: &table.slots[index] as *const Slot<T>,
+                table: Arc::clone(&table),
+                items: UnsafeCell::new(Vec::with_capacity(64)),
+                head: Cell::new(0),
+                advertised: Cell::new(false),
+                #[cfg(loom)]
+                broken_no_poll_while_waiting: Cell::new(false),
+            })
+            .collect()
+    }
+
+    /// This deque's index in its set.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The cells shared with the other deques of the set.
+    pub fn table(&self) -> &Arc<StealTable<T>> {
+        &self.table
+    }
+
+    /// The owner's vector. Sound as a `&self` method because the deque is not `Sync` (one
+    /// thread) and every caller drops the borrow before it calls anything that could use the
+    /// deque again.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    fn items(&self) -> &mut Vec<T> {
+        // SAFETY: the deque is not `Sync`, so only the owner thread gets here, and no method
+        // keeps this borrow across a call that could come back into the deque.
+        unsafe { &mut *self.items.get() }
+    }
+
+    #[inline(always)]
+    fn slot(&self) -> &Slot<T> {
+        // SAFETY: `me` points into the table's boxed slots, which this deque's `Arc` keeps
+        // alive and in place.
+        unsafe { &*self.me }
+    }
+
+    /// Elements in the deque.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.items().len() - self.head.get()
+    }
+
+    /// Whether the deque is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline(always)]
+    fn advertise(&self, work: bool) {
+        if self.advertised.get() != work {
+            self.advertised.set(work);
+            self.slot().request.1.store(work, Ordering::Relaxed);
+        }
+    }
+
+    /// Pushes `v` as the newest element; returns whether the deque was empty before (then
+    /// it has just started to advertise work; a caller that lets thieves sleep wakes one).
+    #[inline(always)]
+    pub fn push(&self, v: T) -> bool {
+        self.items().push(v);
+        let was_empty = !self.advertised.get();
+        self.advertise(true);
+        was_empty
+    }
+
+    /// Pops the newest element. The work hint is withdrawn lazily: not when this pop takes
+    /// the last element (the fast path of a join stays free of that check), but when a pop
+    /// finds the deque empty; until then a thief that asks is declined.
+    #[inline(always)]
+    pub fn pop(&self) -> Option<T> {
+        let items = self.items();
+        if items.len() > self.head.get() {
+            items.pop()
+        } else {
+            self.reset();
+            None
+        }
+    }
+
+    /// Removes the oldest element.
+    fn pop_oldest(&self) -> Option<T> {
+        let items = self.items();
+        let h = self.head.get();
+        if h >= items.len() {
+            return None;
+        }
+        // SAFETY: `h` is in bounds and holds a live element; advancing `head` past it below
+        // makes it dead, so it is read out exactly once (and never dropped in place: `reset`
+        // and `compact` only discard the dead prefix with `set_len`).
+        let v = unsafe { std::ptr::read(items.as_ptr().add(h)) };
+        self.head.set(h + 1);
+        if h + 1 == items.len() {
+            self.reset();
+        } else if h + 1 >= 64 && 2 * (h + 1) >= items.len() {
+            self.compact();
+        }
+        Some(v)
+    }
+
+    /// The deque is empty: forget the dead prefix and stop advertising.
+    #[cold]
+    fn reset(&self) {
+        let items = self.items();
+        // SAFETY: every element below `head` has been read out (dead); no live ones remain.
+        unsafe { items.set_len(0) };
+        self.head.set(0);
+        self.advertise(false);
+    }
+
+    /// Moves the live elements to the front once the dead prefix is at least half the vector
+    /// (amortized O(1) per element given away).
+    fn compact(&self) {
+        let items = self.items();
+        let h = self.head.get();
+        let live = items.len() - h;
+        // SAFETY: `items[h..]` are the live elements; they move (bitwise, possibly overlapping)
+        // to `items[..live]`, and the length then covers exactly them. The dead prefix was read
+        // out already and must not be dropped.
+        unsafe {
+            std::ptr::copy(items.as_ptr().add(h), items.as_mut_ptr(), live);
+            items.set_len(live);
+        }
+        self.head.set(0);
+    }
+
+    /// Answers a pending steal request, if any: one plain load when there is none.
+    #[inline(always)]
+    pub fn poll(&self) {
+        if self.slot().request.0.load(Ordering::Relaxed) < BLOCKED {
+            self.serve();
+        }
+    }
+
+    #[cold]
+    fn serve(&self) {
+        let cell = &self.slot().request.0;
+        // Acquire: pairs with the thief's CAS, which follows its reset of its answer state.
+        let thief = cell.load(Ordering::Acquire);
+        if thief >= BLOCKED {
+            return;
+        }
+        self.answer(thief);
+        // Only the owner moves the cell away from a thief's index, so a plain store is enough;
+        // thieves CAS only from NO_REQUEST.
+        cell.store(NO_REQUEST, Ordering::Release);
+    }
+
+    /// Hands the oldest element to `thief`, or declines.
+    fn answer(&self, thief: usize) {
+        let a = &self.table.slots[thief].answer;
+        match self.pop_oldest() {
+            Some(v) => {
+                // SAFETY: the thief is waiting (its request is in our cell) and reads `item`
+                // only after the Release store of FILLED below; no other victim answers it.
+                unsafe { *a.item.get() = Some(v) };
+                a.state.store(FILLED, Ordering::Release);
+            }
+            None => a.state.store(DECLINED, Ordering::Release),
+        }
+    }
+
+    /// Stops taking requests until [`unblock`](Self::unblock): a pending request is answered
+    /// now (with an element if there is one).
+    pub fn block(&self) {
+        let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
+        if prev < BLOCKED {
+            self.answer(prev);
+        }
+    }
+
+    /// Takes requests again.
+    pub fn unblock(&self) {
+        self.slot().request.0.store(NO_REQUEST, Ordering::Release);
+    }
+
+    /// Asks deque `victim` for its oldest element and waits for the answer, answering requests
+    /// to this deque meanwhile. `Empty` if the victim advertises no work or declines, `Retry`
+    /// if another thief's request is pending there (or it is blocked).
+    pub fn steal_from(&self, victim: usize) -> Steal<T> {
+        debug_assert_ne!(victim, self.index, "a deque does not steal from itself");
+        let v = &self.table.slots[victim];
+        if !v.request.1.load(Ordering::Relaxed) {
+            return Steal::Empty;
+        }
+        let me = &self.slot().answer;
+        me.state.store(WAITING, Ordering::Relaxed);
+        // Release: the victim, which reads the cell with Acquire, sees WAITING before it
+        // answers, so its answer is never overwritten by the store above.
+        if v.request
+            .0
+            .compare_exchange(NO_REQUEST, self.index, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return Steal::Retry;
+        }
+        let mut spins = 0u32;
+        loop {
+            match me.state.load(Ordering::Acquire) {
+                // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
+                // have seen; nobody writes it again until our next request.
+                FILLED => {
+                    let item = unsafe { (*me.item.get()).take() };
+                    return Steal::Success(item.expect("a filled answer holds an item"));
+                }
+                DECLINED => return Steal::Empty,
+                _ => {
+                    #[cfg(loom)]
+                    let poll = !self.broken_no_poll_while_waiting.get();
+                    #[cfg(not(loom))]
+                    let poll = true;
+                    if poll {
+                        self.poll();
+                    }
+                    spins += 1;
+                    relax(spins);
+                }
+            }
+        }
+    }
+}
+
+/// Waiting for an answer: spin briefly, then yield, so that a victim sharing our CPU (an
+/// oversubscribed or shared machine) gets to run and answer.
+#[inline]
+fn relax(spins: u32) {
+    #[cfg(loom)]
+    {
+        let _ = spins;
+        crate::sync::yield_now();
+    }
+    #[cfg(not(loom))]
+    if spins < 100 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+impl<T> Drop for PrivateDeque<T> {
+    fn drop(&mut self) {
+        let h = self.head.get();
+        let items = self.items.get_mut();
+        // SAFETY: `items[..h]` were read out; drop only the live elements.
+        unsafe {
+            let live = items.len() - h;
+            let p = items.as_mut_ptr().add(h);
+            items.set_len(0);
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(p, live));
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_is_lifo_and_gives_away_the_oldest() {
+        let d = PrivateDeque::<u32>::set(2);
+        for i in 0..5 {
+            d[0].push(i);
+        }
+        assert_eq!(d[0].pop(), Some(4));
+        assert_eq!(d[0].pop_oldest(), Some(0));
+        assert_eq!(d[0].len(), 3);
+        assert!(d[0].table().has_work(0));
+        assert_eq!(d[0].pop(), Some(3));
+        assert_eq!(d[0].pop(), Some(2));
+        assert_eq!(d[0].pop(), Some(1));
+        assert_eq!(d[0].pop(), None);
+        assert!(
+            !d[0].table().has_work(0),
+            "an empty deque stops advertising"
+        );
+        assert!(matches!(d[1].steal_from(0), Steal::Empty));
+    }
+
+    #[test]
+    fn compaction_keeps_order_and_drops_each_element_once() {
+        use std::rc::Rc;
+        let counter = Rc::new(());
+        let d = PrivateDeque::<(usize, Rc<()>)>::set(1);
+        for i in 0..1000 {
+            d[0].push((i, Rc::clone(&counter)));
+        }
+        for i in 0..700 {
+            assert_eq!(d[0].pop_oldest().unwrap().0, i);
+        }
+        assert!(d[0].items().len() < 1000, "the dead prefix was compacted");
+        assert_eq!(d[0].pop().unwrap().0, 999);
+        assert_eq!(Rc::strong_count(&counter), 1 + 299);
+        drop(d);
+        assert_eq!(Rc::strong_count(&counter), 1);
+    }
+
+    #[test]
+    fn a_request_is_answered_at_the_next_poll_or_block() {
+        let mut d = PrivateDeque::<u32>::set(2);
+        let thief = d.pop().unwrap();
+        let owner = d.pop().unwrap();
+        owner.push(7);
+        owner.push(8);
+        std::thread::scope(|s| {
+            let h = s.spawn(move || thief.steal_from(0));
+            // Poll until the request has come and gone.
+            loop {
+                owner.poll();
+                if owner.len() == 1 {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            assert!(matches!(h.join().unwrap(), Steal::Success(7)));
+        });
+        owner.block();
+        assert_eq!(owner.pop(), Some(8));
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::thread;
+
+    fn taken(v: &mut Vec<u32>, s: Steal<u32>) {
+        if let Steal::Success(x) = s {
+            v.push(x);
+        }
+    }
+
+    /// The owner pushes two elements and pops them, polling in between, while a thief asks
+    /// once: every element is taken exactly once and the thief is always answered.
+    #[test]
+    fn loom_owner_answers_a_thief_while_popping() {
+        loom::model(|| {
+            let mut d = PrivateDeque::<u32>::set(2);
+            let thief = d.pop().unwrap();
+            let owner = d.pop().unwrap();
+            owner.push(1);
+            owner.push(2);
+            let h = thread::spawn(move || {
+                let mut got = Vec::new();
+                taken(&mut got, thief.steal_from(0));
+                got
+            });
+            let mut got = Vec::new();
+            owner.poll();
+            got.extend(owner.pop());
+            owner.poll();
+            got.extend(owner.pop());
+            owner.block();
+            let mut all = h.join().unwrap();
+            all.extend(got);
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2]);
+        });
+    }
+
+    /// Two workers with one element each ask each other for work: each answers the other's
+    /// request while it waits for its own answer, so neither waits forever, and every element
+    /// ends up taken exactly once.
+    #[test]
+    fn loom_thieves_that_ask_each_other_are_both_answered() {
+        mutual_requests(false);
+    }
+
+    /// Test of the test above: with thieves that do not answer while they wait, loom finds the
+    /// schedule where both ask each other and wait forever (it reports the endless spin).
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_mutual_wait_without_polling_while_waiting() {
+        mutual_requests(true);
+    }
+
+    fn mutual_requests(broken: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(move || {
+            let mut d = PrivateDeque::<u32>::set(2);
+            let b = d.pop().unwrap();
+            let a = d.pop().unwrap();
+            a.broken_no_poll_while_waiting.set(broken);
+            b.broken_no_poll_while_waiting.set(broken);
+            a.push(10);
+            b.push(20);
+            let h = thread::spawn(move || {
+                let mut got = Vec::new();
+                taken(&mut got, b.steal_from(0));
+                b.block();
+                got.extend(b.pop());
+                got
+            });
+            let mut got = Vec::new();
+            taken(&mut got, a.steal_from(1));
+            a.block();
+            got.extend(a.pop());
+            got.extend(h.join().unwrap());
+            got.sort_unstable();
+            assert_eq!(got, vec![10, 20]);
+        });
+    }
+
+    /// Two thieves race for one request cell; the loser gets `Retry`, the winner an answer,
+    /// and the element is taken once.
+    #[test]
+    fn loom_two_thieves_one_victim() {
+        loom::model(|| {
+            let mut d = PrivateDeque::<u32>::set(3);
+            let t2 = d.pop().unwrap();
+            let t1 = d.pop().unwrap();
+            let owner = d.pop().unwrap();
+            owner.push(5);
+            let h1 = thread::spawn(move || {
+                let mut v = Vec::new();
+                taken(&mut v, t1.steal_from(0));
+                v
+            });
+            let h2 = thread::spawn(move || {
+                let mut v = Vec::new();
+                taken(&mut v, t2.steal_from(0));
+                v
+            });
+            owner.poll();
+            let mut all: Vec<u32> = owner.pop().into_iter().collect();
+            owner.block();
+            all.extend(h1.join().unwrap());
+            all.extend(h2.join().unwrap());
+            assert_eq!(all, vec![5]);
+        });
+    }
+}
