@@ -4,7 +4,15 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use taskpools::forkjoin::{self, Runtime};
+use taskpools::forkjoin::{self, Pool, Runtime};
+
+fn rt(pool: Pool, threads: usize) -> Runtime {
+    Runtime::builder()
+        .threads(threads)
+        .pool(pool)
+        .build()
+        .unwrap()
+}
 
 fn fib(n: u64) -> u64 {
     if n < 2 {
@@ -23,10 +31,12 @@ fn fib_seq(n: u64) -> u64 {
 }
 
 #[test]
-fn fib_matches_sequential_on_1_and_2_threads_and_globally() {
-    for t in [1, 2, 4] {
-        let rt = Runtime::new(t).unwrap();
-        assert_eq!(rt.install(|| fib(22)), fib_seq(22), "{t} threads");
+fn fib_matches_sequential_on_every_pool_and_globally() {
+    for pool in Pool::ALL {
+        for t in [1, 2, 4] {
+            let rt = rt(pool, t);
+            assert_eq!(rt.install(|| fib(22)), fib_seq(22), "{pool}, {t} threads");
+        }
     }
     assert_eq!(
         fib(18),
@@ -37,13 +47,71 @@ fn fib_matches_sequential_on_1_and_2_threads_and_globally() {
 
 #[test]
 fn fib_32_at_one_thread_does_not_overflow_the_stack() {
-    let rt = Runtime::new(1).unwrap();
-    assert_eq!(rt.install(|| fib(32)), 2_178_309);
+    for pool in Pool::ALL {
+        assert_eq!(rt(pool, 1).install(|| fib(32)), 2_178_309, "{pool}");
+    }
+}
+
+#[test]
+fn pools_by_name_and_alias_and_clear_errors() {
+    assert_eq!(
+        Pool::from_name("private-public").unwrap(),
+        Pool::PrivatePublic
+    );
+    assert_eq!(Pool::from_name("dq8").unwrap(), Pool::PrivatePublic);
+    assert_eq!(Pool::from_name("dcwq").unwrap(), Pool::ChaseLev);
+    assert_eq!("chase-lev".parse::<Pool>().unwrap(), Pool::ChaseLev);
+    for bad in ["sq1", "nope", ""] {
+        let e = Runtime::builder().pool_name(bad).unwrap_err().to_string();
+        assert!(
+            e.contains("private-public") && e.contains("chase-lev"),
+            "{e}"
+        );
+    }
+    let rt = Runtime::builder()
+        .threads(2)
+        .pool_name("dcwq")
+        .unwrap()
+        .pin(true)
+        .build()
+        .unwrap();
+    assert_eq!(rt.pool(), Pool::ChaseLev);
+    assert_eq!(rt.threads(), 2);
+    assert_eq!(rt.install(|| fib(20)), fib_seq(20));
+}
+
+/// Many small spawns that each fork: every spawn runs exactly once on both pools, with thieves
+/// taking work from owners that are themselves waiting.
+#[test]
+fn wide_scopes_with_nested_joins_run_every_spawn_once() {
+    for pool in Pool::ALL {
+        let rt = rt(pool, 3);
+        let hits: Vec<AtomicUsize> = (0..2000).map(|_| AtomicUsize::new(0)).collect();
+        rt.scope(|s| {
+            for h in &hits {
+                s.spawn(move |_| {
+                    let (a, b) = forkjoin::join(|| fib(8), || fib(7));
+                    assert_eq!(a + b, 34);
+                    h.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+        });
+        assert!(
+            hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+            "{pool}: a spawn ran twice or not at all"
+        );
+    }
 }
 
 #[test]
 fn nested_scopes_three_deep_borrow_from_their_stacks() {
-    let rt = Runtime::new(2).unwrap();
+    for pool in Pool::ALL {
+        nested_scopes(pool);
+    }
+}
+
+fn nested_scopes(pool: Pool) {
+    let rt = rt(pool, 2);
     let total = AtomicUsize::new(0);
     let mut outer = vec![0usize; 4];
     rt.scope(|s1| {
@@ -86,7 +154,13 @@ fn message(p: Box<dyn std::any::Any + Send>) -> String {
 
 #[test]
 fn panics_in_either_half_or_a_spawn_reach_the_caller_after_the_siblings_finish() {
-    let rt = Runtime::new(2).unwrap();
+    for pool in Pool::ALL {
+        panics(pool);
+    }
+}
+
+fn panics(pool: Pool) {
+    let rt = rt(pool, 2);
     let finished = AtomicUsize::new(0);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.join(
@@ -136,8 +210,18 @@ fn panics_in_either_half_or_a_spawn_reach_the_caller_after_the_siblings_finish()
 
 #[test]
 fn join_from_a_non_worker_a_worker_and_a_worker_of_another_runtime() {
-    let a = Runtime::new(2).unwrap();
-    let b = Runtime::new(2).unwrap();
+    for (pa, pb) in [
+        (Pool::PrivatePublic, Pool::ChaseLev),
+        (Pool::ChaseLev, Pool::PrivatePublic),
+        (Pool::PrivatePublic, Pool::PrivatePublic),
+    ] {
+        join_from_everywhere(pa, pb);
+    }
+}
+
+fn join_from_everywhere(pa: Pool, pb: Pool) {
+    let a = rt(pa, 2);
+    let b = rt(pb, 2);
     // Non-worker thread.
     assert_eq!(a.join(|| 1, || 2), (1, 2));
     // A worker of `a` (forks onto `a`).
@@ -147,6 +231,15 @@ fn join_from_a_non_worker_a_worker_and_a_worker_of_another_runtime() {
     );
     // A worker of `a` calling into `b`.
     assert_eq!(a.install(|| b.join(|| fib(12), || fib(13))), (144, 233));
+    // Both workers of `a` busy forking while one of them blocks on `b`: the other keeps
+    // stealing from it, so the blocked worker must keep answering (or refusing) requests.
+    let r = a.install(|| {
+        forkjoin::join(
+            || b.install(|| fib(18)),
+            || forkjoin::join(|| fib(17), || fib(16)),
+        )
+    });
+    assert_eq!(r, (2584, (1597, 987)));
 }
 
 #[test]

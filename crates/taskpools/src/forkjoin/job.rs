@@ -1,8 +1,10 @@
 //! Jobs: type-erased references to closures that live on a stack ([`StackJob`], used by
-//! `join`) or on the heap ([`HeapJob`], used by `scope`'s spawns).
+//! `join`), in recycled per-thread storage ([`SpawnJob`], used by `scope`'s spawns), or on
+//! the stack of a blocked non-worker thread ([`LockJob`], used by `install`).
 
 use std::any::Any;
-use std::cell::UnsafeCell;
+use std::cell::{RefCell, UnsafeCell};
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::sync::{lock, Arc, AtomicBool, Condvar, Mutex, Ordering};
@@ -43,7 +45,9 @@ pub(crate) type Outcome<R> = Result<R, Box<dyn Any + Send>>;
 
 /// A job on the stack of the thread that waits for it (`join`'s second half).
 pub(crate) struct StackJob<F, R> {
-    func: UnsafeCell<Option<F>>,
+    /// Taken exactly once, by whoever got the job's reference out of the deque: a thief (in
+    /// `run`) or the owner (in `run_inline`); never dropped in place.
+    func: UnsafeCell<ManuallyDrop<F>>,
     result: UnsafeCell<Option<Outcome<R>>>,
     done: AtomicBool,
 }
@@ -56,7 +60,7 @@ unsafe impl<F: Send, R: Send> Sync for StackJob<F, R> {}
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn new(f: F) -> Self {
         StackJob {
-            func: UnsafeCell::new(Some(f)),
+            func: UnsafeCell::new(ManuallyDrop::new(f)),
             result: UnsafeCell::new(None),
             done: AtomicBool::new(false),
         }
@@ -73,8 +77,8 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     unsafe fn run(data: *const ()) {
         // SAFETY: `data` came from `as_job_ref` and the owner keeps the job alive until `done`.
         let this = unsafe { &*data.cast::<Self>() };
-        // SAFETY: only the executor reaches here (see the `Sync` impl).
-        let f = unsafe { (*this.func.get()).take() }.expect("a job runs once");
+        // SAFETY: only the executor reaches here, once (see the `Sync` impl).
+        let f = unsafe { ManuallyDrop::take(&mut *this.func.get()) };
         let r = catch_unwind(AssertUnwindSafe(f));
         // SAFETY: the owner reads `result` only after `done`.
         unsafe { *this.result.get() = Some(r) };
@@ -88,35 +92,101 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         self.done.load(Ordering::Acquire)
     }
 
-    /// Runs the job here (the owner popped it back, so no one else can).
+    /// Runs the job here, catching a panic (the owner popped it back, so no one else can).
+    #[inline(always)]
     pub(crate) fn run_inline(&self) -> Outcome<R> {
-        // SAFETY: the owner popped the job's only reference back from its deque.
-        let f = unsafe { (*self.func.get()).take() }.expect("a job runs once");
+        // SAFETY: the owner popped the job's only reference back from its deque, so the
+        // closure is still there and nobody else takes it.
+        let f = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
         catch_unwind(AssertUnwindSafe(f))
     }
 
     /// The outcome after `is_done`.
-    pub(crate) fn into_outcome(self) -> Outcome<R> {
-        self.result.into_inner().expect("done jobs have a result")
+    pub(crate) fn take_outcome(&self) -> Outcome<R> {
+        // SAFETY: the executor wrote `result` before setting `done` (Release), which the
+        // caller has seen (Acquire); nobody touches the job afterwards.
+        unsafe { (*self.result.get()).take() }.expect("done jobs have a result")
     }
 }
 
-/// A boxed job that frees itself after running (`scope`'s spawns).
-pub(crate) struct HeapJob<F> {
+/// Bytes of closure that a recycled spawn slot holds; larger closures are boxed.
+pub(crate) const SPAWN_SLOT_BYTES: usize = 112;
+/// Slots a thread keeps for reuse (128 bytes each).
+const SPAWN_SLOTS_CACHED: usize = 256;
+
+/// Storage for one spawned closure.
+#[repr(C, align(16))]
+struct SpawnSlot(MaybeUninit<[u8; SPAWN_SLOT_BYTES]>);
+
+thread_local! {
+    /// This thread's free spawn slots. A slot is taken by the thread that spawns and given back
+    /// by the thread that runs the job, so slots migrate with stolen work; every thread keeps at
+    /// most `SPAWN_SLOTS_CACHED` and frees the rest.
+    // Boxes, not slots by value: each slot is handed out as a pointer that must stay put.
+    #[allow(clippy::vec_box)]
+    static FREE_SLOTS: RefCell<Vec<Box<SpawnSlot>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn take_slot() -> Box<SpawnSlot> {
+    FREE_SLOTS
+        .try_with(|f| f.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Box::new(SpawnSlot(MaybeUninit::uninit())))
+}
+
+fn give_slot(slot: Box<SpawnSlot>) {
+    let _ = FREE_SLOTS.try_with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() < SPAWN_SLOTS_CACHED {
+            f.push(slot);
+        }
+    });
+}
+
+/// A job that owns its closure (`scope`'s spawns): the closure is moved into a recycled slot
+/// when it fits, else into a box of its own, and the storage is released when the job runs.
+pub(crate) struct SpawnJob<F> {
     func: F,
 }
 
-impl<F: FnOnce() + Send> HeapJob<F> {
-    /// Boxes `f` and returns a reference that owns the box until executed.
-    pub(crate) fn into_job_ref(f: F) -> JobRef {
-        let b = Box::new(HeapJob { func: f });
-        JobRef {
-            data: Box::into_raw(b).cast_const().cast(),
-            run: Self::run,
+impl<F: FnOnce() + Send> SpawnJob<F> {
+    /// Moves `f` into storage owned by the returned reference.
+    ///
+    /// # Safety
+    /// The reference must be executed exactly once, before anything `f` borrows goes away
+    /// (the scope guarantees both: it waits for every job it spawned).
+    pub(crate) unsafe fn into_job_ref(f: F) -> JobRef {
+        if std::mem::size_of::<F>() <= SPAWN_SLOT_BYTES && std::mem::align_of::<F>() <= 16 {
+            let slot = Box::into_raw(take_slot());
+            // SAFETY: the slot is 16-aligned and large enough for `F` (checked above), and
+            // it is ours until the job runs.
+            unsafe { slot.cast::<F>().write(f) };
+            JobRef {
+                data: slot.cast_const().cast(),
+                run: Self::run_slot,
+            }
+        } else {
+            JobRef {
+                data: Box::into_raw(Box::new(SpawnJob { func: f }))
+                    .cast_const()
+                    .cast(),
+                run: Self::run_boxed,
+            }
         }
     }
 
-    unsafe fn run(data: *const ()) {
+    unsafe fn run_slot(data: *const ()) {
+        let slot = data.cast_mut().cast::<SpawnSlot>();
+        // SAFETY: `into_job_ref` wrote an `F` into this slot and the job runs once, so the
+        // closure is read out exactly once; the slot was leaked from a box by `into_job_ref`.
+        let f = unsafe { slot.cast::<F>().read() };
+        // SAFETY: as above; the slot no longer holds anything live.
+        give_slot(unsafe { Box::from_raw(slot) });
+        f();
+    }
+
+    unsafe fn run_boxed(data: *const ()) {
         // SAFETY: `data` is the box leaked by `into_job_ref`, executed once.
         let b = unsafe { Box::from_raw(data.cast_mut().cast::<Self>()) };
         (b.func)();

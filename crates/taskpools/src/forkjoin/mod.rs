@@ -1,13 +1,28 @@
 //! Nested fork-join on the work-stealing runtime (seed 002 §3.1–3.3, the Cilk model): `join`,
 //! `scope` with spawns that borrow from the enclosing stack, and `Runtime::install`.
 //!
-//! Each worker owns a Chase–Lev deque ([`crate::queue::chase_lev`]). `join(a, b)` on a worker
-//! pushes a reference to `b` (which lives on the caller's stack: no allocation), runs `a`, and
-//! then pops: if it gets `b` back it runs it inline; if a thief took `b`, it keeps running
-//! other work — its own deque first, then stolen jobs — until `b` is done (seed §3.3: a worker
-//! waiting at a sync does not idle). Panics in either half are caught and resumed in the caller
-//! after *both* halves have finished (a half may borrow the caller's stack). Outside a worker,
-//! `join` and `install` hand the work to a worker and block until it is done.
+//! Each worker owns a deque of the pool chosen when the runtime is built ([`Pool`]): by default
+//! a private deque that thieves reach only through steal requests
+//! ([`crate::queue::private_deque`], Acar, Charguéraud & Rainey 2013: the owner's push and pop
+//! are plain memory operations, and a fork is where it answers a pending request), or a
+//! Chase–Lev deque ([`crate::queue::chase_lev`], thieves take directly; the owner's pop pays a
+//! fence). `join(a, b)` on a worker pushes a reference to `b` (which lives on the caller's
+//! stack: no allocation), runs `a`, and then pops: if it gets `b` back it runs it inline; if a
+//! thief took `b`, it keeps running other work — its own deque first, then stolen jobs — until
+//! `b` is done (seed §3.3: a worker waiting at a sync does not idle). Those waits nest when a
+//! stolen job waits in turn; beyond 32 nested waits a worker runs only its own jobs while it
+//! waits, so stealing cannot grow its stack without bound. Panics in either half are caught
+//! and resumed in the caller after *both* halves have finished (a half may borrow the caller's
+//! stack). Outside a worker, `join` and `install` hand the work to a worker and block until it
+//! is done.
+//!
+//! ```
+//! use taskpools::forkjoin::{Pool, Runtime};
+//! let rt = Runtime::builder().threads(2).pool(Pool::ChaseLev).build()?;
+//! let (a, b) = rt.join(|| 1 + 1, || 2 + 2);
+//! assert_eq!((a, b), (2, 4));
+//! # Ok::<(), taskpools::Error>(())
+//! ```
 //!
 //! `scope(|s| …)` waits for every `s.spawn` before it returns (the implicit sync at the end of
 //! a task), so spawns may borrow anything that outlives the scope:
@@ -38,8 +53,8 @@
 //! taskpools::forkjoin::join(|| v.push(2), || v.push(3));
 //! ```
 //!
-//! What is not there yet (issue 5): the choice of other stealing pools at construction, storage
-//! recycling for scope spawns, and a per-join cost below rayon's by the factor the issue asks.
+//! Spawned closures up to 112 bytes live in per-thread recycled slots, so a scope that spawns
+//! in a loop stops allocating once warm (`tests/forkjoin_alloc.rs` counts).
 
 mod job;
 
@@ -54,12 +69,92 @@ use std::thread::JoinHandle;
 use crossbeam_utils::CachePadded;
 
 use crate::queue::chase_lev::{self, Steal, Stealer};
+use crate::queue::private_deque::{PrivateDeque, StealTable};
 use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
-use job::{HeapJob, JobRef, LockJob, StackJob};
+use job::{JobRef, LockJob, SpawnJob, StackJob};
+
+/// The work-stealing pool that a runtime's workers share: which deque each worker owns and
+/// how thieves take from it. Chosen when the runtime is built, so that one fork-join program
+/// can be compared across pools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pool {
+    /// Private deques with steal requests (`private-public`, alias `dq8`): the owner pushes and
+    /// pops without atomics or fences; a thief asks the owner, who hands over its oldest job at
+    /// its next fork or wait (Acar, Charguéraud & Rainey 2013; the seed's private/public queues
+    /// with the public part filled on demand). See [`crate::queue::private_deque`].
+    PrivatePublic,
+    /// One Chase–Lev deque per worker (`chase-lev`, alias `dcwq`): thieves take the oldest job
+    /// directly; the owner's pop pays a store-load fence (seed 002 §3.2).
+    ChaseLev,
+}
+
+impl Pool {
+    /// Every pool, the default first.
+    pub const ALL: [Pool; 2] = [Pool::PrivatePublic, Pool::ChaseLev];
+
+    /// The pool's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pool::PrivatePublic => "private-public",
+            Pool::ChaseLev => "chase-lev",
+        }
+    }
+
+    /// The seed-style alias.
+    pub fn alias(self) -> &'static str {
+        match self {
+            Pool::PrivatePublic => "dq8",
+            Pool::ChaseLev => "dcwq",
+        }
+    }
+
+    /// The pool with this name or alias. The other members of the task-pool family are not
+    /// work-stealing deques and are refused with a list of the ones that are.
+    pub fn from_name(name: &str) -> Result<Pool, crate::Error> {
+        Pool::ALL
+            .into_iter()
+            .find(|p| p.name() == name || p.alias() == name)
+            .ok_or_else(|| crate::Error::UnknownPool {
+                name: name.to_string(),
+                known: Pool::ALL
+                    .iter()
+                    .map(|p| format!("{} ({})", p.name(), p.alias()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + " (fork-join runs on the work-stealing pools only)",
+            })
+    }
+}
+
+impl std::fmt::Display for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Pool {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Pool::from_name(s)
+    }
+}
+
+/// How thieves reach the workers' deques.
+enum Stealers {
+    ChaseLev(Box<[Stealer<JobRef>]>),
+    Private(Arc<StealTable<JobRef>>),
+}
+
+/// A worker's own deque.
+enum LocalDeque {
+    ChaseLev(chase_lev::Worker<JobRef>),
+    Private(PrivateDeque<JobRef>),
+}
 
 /// State shared by a runtime's workers.
 struct Registry {
-    stealers: Box<[Stealer<JobRef>]>,
+    threads: usize,
+    stealers: Stealers,
     injector: Mutex<VecDeque<JobRef>>,
     injected: CachePadded<AtomicUsize>,
     sleepers: CachePadded<AtomicUsize>,
@@ -70,7 +165,11 @@ struct Registry {
 
 impl Registry {
     fn has_work(&self) -> bool {
-        self.injected.load(Ordering::Relaxed) > 0 || self.stealers.iter().any(|s| !s.is_empty())
+        self.injected.load(Ordering::Relaxed) > 0
+            || match &self.stealers {
+                Stealers::ChaseLev(s) => s.iter().any(|s| !s.is_empty()),
+                Stealers::Private(t) => t.any_work(),
+            }
     }
 
     /// Wakes one sleeping worker, if any (Dekker pair with `sleep_until_work`).
@@ -111,12 +210,19 @@ impl Registry {
     }
 }
 
+/// How deeply a worker nests waits that run stolen jobs. Beyond this, a waiting worker runs
+/// only jobs from its own deque (which a sequential run would have run on the same stack), so
+/// stealing while waiting cannot grow the stack without bound.
+const MAX_STEALING_WAITS: u32 = 32;
+
 /// A worker thread's private state, reachable through a thread-local pointer while it runs.
 struct WorkerThread {
     index: usize,
     registry: Arc<Registry>,
-    deque: chase_lev::Worker<JobRef>,
+    deque: LocalDeque,
     rng: Cell<u64>,
+    /// Waits (`wait_until`) currently on this thread's stack.
+    waits: Cell<u32>,
 }
 
 thread_local! {
@@ -125,10 +231,11 @@ thread_local! {
 
 impl WorkerThread {
     /// The worker running on this thread, if any.
+    #[inline]
     fn current() -> Option<&'static WorkerThread> {
         let p = CURRENT.with(Cell::get);
-        // SAFETY: the pointer is set by `main_loop` for the lifetime of the worker's thread
-        // and cleared before the `WorkerThread` is dropped.
+        // SAFETY: the pointer is set by the worker's thread for as long as its `WorkerThread`
+        // lives (on that thread's stack) and cleared before it is dropped.
         unsafe { p.as_ref() }
     }
 
@@ -139,24 +246,83 @@ impl WorkerThread {
         x ^= x >> 7;
         x ^= x << 17;
         self.rng.set(x);
-        (x as usize) % self.registry.stealers.len()
+        (x as usize) % self.registry.threads
+    }
+
+    /// Pushes a job onto this worker's deque (and, on private deques, answers a pending steal
+    /// request: the fork is a poll point).
+    #[inline(always)]
+    fn push(&self, job: JobRef) {
+        let was_empty = match &self.deque {
+            LocalDeque::ChaseLev(d) => d.push(job),
+            LocalDeque::Private(d) => {
+                let e = d.push(job);
+                d.poll();
+                e
+            }
+        };
+        if was_empty && self.registry.threads > 1 {
+            self.registry.notify_one();
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&self) -> Option<JobRef> {
+        match &self.deque {
+            LocalDeque::ChaseLev(d) => d.pop(),
+            LocalDeque::Private(d) => d.pop(),
+        }
+    }
+
+    /// Answers a pending steal request (private deques).
+    #[inline]
+    fn poll(&self) {
+        if let LocalDeque::Private(d) = &self.deque {
+            d.poll();
+        }
+    }
+
+    /// Refuses steal requests while this worker cannot answer them (it sleeps, blocks on
+    /// another runtime, or exits); a pending one is answered now.
+    fn block_requests(&self) {
+        if let LocalDeque::Private(d) = &self.deque {
+            d.block();
+        }
+    }
+
+    fn unblock_requests(&self) {
+        if let LocalDeque::Private(d) = &self.deque {
+            d.unblock();
+        }
     }
 
     /// One attempt to find work elsewhere: a random victim first, then around; then the
     /// injector.
     fn steal(&self) -> Option<JobRef> {
-        let n = self.registry.stealers.len();
+        let n = self.registry.threads;
         let start = self.next_victim();
         for k in 0..n {
             let v = (start + k) % n;
             if v == self.index {
                 continue;
             }
-            loop {
-                match self.registry.stealers[v].steal() {
-                    Steal::Success(j) => return Some(j),
-                    Steal::Empty => break,
-                    Steal::Retry => {}
+            match (&self.deque, &self.registry.stealers) {
+                (LocalDeque::ChaseLev(_), Stealers::ChaseLev(s)) => loop {
+                    match s[v].steal() {
+                        Steal::Success(j) => return Some(j),
+                        Steal::Empty => break,
+                        Steal::Retry => {}
+                    }
+                },
+                (LocalDeque::Private(d), _) => {
+                    // A busy request cell (`Retry`) means another thief is being served
+                    // there: try the next victim instead of queueing up.
+                    if let Steal::Success(j) = d.steal_from(v) {
+                        return Some(j);
+                    }
+                }
+                (LocalDeque::ChaseLev(_), Stealers::Private(_)) => {
+                    unreachable!("a runtime's workers all use its pool")
                 }
             }
         }
@@ -164,14 +330,23 @@ impl WorkerThread {
     }
 
     fn find_work(&self) -> Option<JobRef> {
-        self.deque.pop().or_else(|| self.steal())
+        self.pop().or_else(|| self.steal())
     }
 
     /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
     fn wait_until(&self, done: impl Fn() -> bool) {
+        let depth = self.waits.get();
+        self.waits.set(depth + 1);
+        let may_steal = depth < MAX_STEALING_WAITS;
         let mut idle = 0u32;
         while !done() {
-            match self.find_work() {
+            self.poll();
+            let job = if may_steal {
+                self.find_work()
+            } else {
+                self.pop()
+            };
+            match job {
                 // SAFETY: a job popped or stolen is executed once, here.
                 Some(j) => unsafe {
                     idle = 0;
@@ -187,11 +362,13 @@ impl WorkerThread {
                 }
             }
         }
+        self.waits.set(depth);
     }
 
     fn main_loop(&self) {
         let mut idle = 0u32;
         while !self.registry.shutdown.load(Ordering::Acquire) {
+            self.poll();
             match self.find_work() {
                 // SAFETY: as in `wait_until`.
                 Some(j) => unsafe {
@@ -204,36 +381,109 @@ impl WorkerThread {
                 }
                 None => {
                     idle = 0;
+                    self.block_requests();
                     self.registry.sleep_until_work();
+                    self.unblock_requests();
                 }
             }
         }
+        self.block_requests();
+    }
+}
+
+/// Builds a [`Runtime`]: thread count, pool, pinning.
+#[derive(Clone, Debug)]
+pub struct RuntimeBuilder {
+    threads: usize,
+    pool: Pool,
+    pin: bool,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        RuntimeBuilder {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            pool: Pool::PrivatePublic,
+            pin: false,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// Worker threads (default: one per CPU). Zero is refused by [`build`](Self::build).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
     }
 
-    fn push(&self, job: JobRef) {
-        if self.deque.push(job) {
-            self.registry.notify_one();
-        }
+    /// The work-stealing pool (default [`Pool::PrivatePublic`]).
+    pub fn pool(mut self, pool: Pool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// The pool by name or alias (`private-public`/`dq8`, `chase-lev`/`dcwq`).
+    pub fn pool_name(self, name: &str) -> Result<Self, crate::Error> {
+        Ok(self.pool(Pool::from_name(name)?))
+    }
+
+    /// Pins worker `i` to core `i mod cores` (default off).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Starts the workers.
+    pub fn build(self) -> Result<Runtime, crate::Error> {
+        Runtime::start(self)
     }
 }
 
 /// A fork-join thread pool.
 pub struct Runtime {
     registry: Arc<Registry>,
+    pool: Pool,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl Runtime {
-    /// A runtime with `threads` workers (at least 1).
+    /// A runtime with `threads` workers (at least 1) on the default pool.
     pub fn new(threads: usize) -> Result<Runtime, crate::Error> {
+        Runtime::builder().threads(threads).build()
+    }
+
+    /// A builder, to choose the pool or pinning.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    fn start(b: RuntimeBuilder) -> Result<Runtime, crate::Error> {
+        let threads = b.threads;
         if threads == 0 {
             return Err(crate::Error::ZeroThreads);
         }
-        let (workers, stealers): (Vec<_>, Vec<_>) = (0..threads)
-            .map(|_| chase_lev::deque::<JobRef>(256))
-            .unzip();
+        let (locals, stealers): (Vec<LocalDeque>, Stealers) = match b.pool {
+            Pool::ChaseLev => {
+                let (w, s): (Vec<_>, Vec<_>) = (0..threads)
+                    .map(|_| chase_lev::deque::<JobRef>(256))
+                    .unzip();
+                (
+                    w.into_iter().map(LocalDeque::ChaseLev).collect(),
+                    Stealers::ChaseLev(s.into()),
+                )
+            }
+            Pool::PrivatePublic => {
+                let d = PrivateDeque::<JobRef>::set(threads);
+                let table = Arc::clone(d[0].table());
+                (
+                    d.into_iter().map(LocalDeque::Private).collect(),
+                    Stealers::Private(table),
+                )
+            }
+        };
         let registry = Arc::new(Registry {
-            stealers: stealers.into(),
+            threads,
+            stealers,
             injector: Mutex::new(VecDeque::new()),
             injected: CachePadded::new(AtomicUsize::new(0)),
             sleepers: CachePadded::new(AtomicUsize::new(0)),
@@ -241,43 +491,53 @@ impl Runtime {
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
         });
-        let mut handles = Vec::with_capacity(threads);
-        for (index, deque) in workers.into_iter().enumerate() {
-            let reg = Arc::clone(&registry);
+        let cores = if b.pin {
+            core_affinity::get_core_ids().filter(|c| !c.is_empty())
+        } else {
+            None
+        };
+        let mut rt = Runtime {
+            registry,
+            pool: b.pool,
+            threads: Vec::with_capacity(threads),
+        };
+        for (index, deque) in locals.into_iter().enumerate() {
+            let reg = Arc::clone(&rt.registry);
+            let core = cores.as_ref().map(|c| c[index % c.len()]);
             let h = std::thread::Builder::new()
                 .name(format!("taskpools-fj-{index}"))
                 .spawn(move || {
+                    if let Some(c) = core {
+                        core_affinity::set_for_current(c);
+                    }
                     let w = WorkerThread {
                         index,
                         registry: reg,
                         deque,
                         rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
+                        waits: Cell::new(0),
                     };
                     CURRENT.with(|c| c.set(&w));
                     w.main_loop();
                     CURRENT.with(|c| c.set(std::ptr::null()));
                 });
             match h {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    let rt = Runtime {
-                        registry,
-                        threads: handles,
-                    };
-                    drop(rt);
-                    return Err(crate::Error::Spawn(e));
-                }
+                Ok(h) => rt.threads.push(h),
+                // Dropping `rt` stops the workers started so far.
+                Err(e) => return Err(crate::Error::Spawn(e)),
             }
         }
-        Ok(Runtime {
-            registry,
-            threads: handles,
-        })
+        Ok(rt)
     }
 
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
-        self.registry.stealers.len()
+        self.registry.threads
+    }
+
+    /// The pool the workers share.
+    pub fn pool(&self) -> Pool {
+        self.pool
     }
 
     fn owns_current_thread(&self) -> bool {
@@ -285,14 +545,24 @@ impl Runtime {
     }
 
     /// Runs `op` on one of this runtime's workers and returns its result; `join` and `scope`
-    /// inside it fork onto this runtime. Panics in `op` are resumed here.
+    /// inside it fork onto this runtime. Panics in `op` are resumed here. Called from a worker
+    /// of another runtime, that worker blocks until `op` is done (and refuses steal requests
+    /// meanwhile; thieves of its own runtime look elsewhere).
     pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
         if self.owns_current_thread() {
             return op();
         }
         let job = LockJob::new(op);
         self.registry.inject(job.as_job_ref());
-        match job.wait() {
+        let foreign = WorkerThread::current();
+        if let Some(w) = foreign {
+            w.block_requests();
+        }
+        let r = job.wait();
+        if let Some(w) = foreign {
+            w.unblock_requests();
+        }
+        match r {
             Ok(r) => r,
             Err(p) => resume_unwind(p),
         }
@@ -343,6 +613,7 @@ fn global() -> &'static Runtime {
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker it forks
 /// onto that worker's runtime; elsewhere it runs on the global runtime (one worker per CPU).
 /// A panic in either closure is resumed here after both have finished.
+#[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -356,6 +627,7 @@ where
     }
 }
 
+#[inline]
 fn join_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -366,19 +638,22 @@ where
     let job_b = StackJob::new(b);
     let b_ref = job_b.as_job_ref();
     w.push(b_ref);
+    // A panic in `a` is caught so that `b` (which lives in this frame) is finished first.
     let ra = catch_unwind(AssertUnwindSafe(a));
-    // Take `b` back if nobody stole it; run what we pop meanwhile.
+    // Every job pushed while `a` ran has been popped again (joins pop theirs, scopes wait for
+    // theirs), so `b` is on top unless a thief took it (then the deque is empty) or this worker
+    // already ran it while waiting inside `a`.
     let rb = loop {
         if job_b.is_done() {
-            break job_b.into_outcome();
+            break job_b.take_outcome();
         }
-        match w.deque.pop() {
+        match w.pop() {
             Some(j) if j == b_ref => break job_b.run_inline(),
             // SAFETY: a job popped from our deque is executed once, here.
             Some(j) => unsafe { j.execute() },
             None => {
                 w.wait_until(|| job_b.is_done());
-                break job_b.into_outcome();
+                break job_b.take_outcome();
             }
         }
     };
@@ -451,12 +726,10 @@ impl<'scope> Scope<'scope> {
             }
             s.pending.fetch_sub(1, Ordering::Release);
         };
-        // The job's lifetime is bounded by the scope (see above), but `HeapJob` erases it.
-        let job: Box<dyn FnOnce() + Send + 'scope> = Box::new(job);
-        // SAFETY: the job only borrows data that outlives `'scope`, and it finishes before the
-        // scope returns; erasing the lifetime for the queue does not let it outlive that.
-        let job: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(job) };
-        w.push(HeapJob::into_job_ref(job));
+        // SAFETY: the scope waits for `pending` to reach zero, that is for this job to have
+        // run, before it returns, so the job runs once and before anything it borrows (which
+        // outlives `'scope`) goes away.
+        w.push(unsafe { SpawnJob::into_job_ref(job) });
     }
 }
 
