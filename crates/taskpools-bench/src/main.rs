@@ -117,8 +117,30 @@ struct ForkjoinArgs {
     /// Matrix size for the 8-way recursive multiply (a power of two).
     #[arg(long, default_value_t = 512)]
     matrix: usize,
+    /// Our runtime's pools, comma-separated, or `all`: private-public (dq8), chase-lev (dcwq).
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pool: Vec<String>,
     #[command(flatten)]
     out: OutputArgs,
+}
+
+/// `--pool` of `forkjoin`: names, aliases or `all`.
+fn fj_pools(names: &[String]) -> Result<Vec<taskpools::forkjoin::Pool>> {
+    use taskpools::forkjoin::Pool;
+    let mut out = Vec::new();
+    for n in names {
+        let add: Vec<Pool> = if n == "all" {
+            Pool::ALL.to_vec()
+        } else {
+            vec![Pool::from_name(n)?]
+        };
+        for p in add {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
@@ -135,7 +157,13 @@ fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<
                 labels.push(l);
             }
         }
-        let series: Vec<(String, Vec<f64>)> = ["taskpools", "rayon"]
+        let names: Vec<String> = p
+            .pools
+            .iter()
+            .map(|p| p.name().to_string())
+            .chain(std::iter::once("rayon".to_string()))
+            .collect();
+        let series: Vec<(String, Vec<f64>)> = names
             .iter()
             .map(|rt| {
                 let v = labels
@@ -594,7 +622,7 @@ fn tour(out: &Path) -> Result<()> {
         reps: 25,
     };
     deque_cmd(&p, &TourFiles::new(out, "deque").outputs(), false)?;
-    println!("== forkjoin: fork-join kernels against rayon (partial: issue 5)\n");
+    println!("== forkjoin: fork-join kernels on each pool against rayon\n");
     let p = forkjoin::Params {
         threads: vec![1, 2],
         reps: 3,
@@ -602,6 +630,7 @@ fn tour(out: &Path) -> Result<()> {
         tree_depth: 20,
         sort_len: 1 << 20,
         matrix: 256,
+        pools: taskpools::forkjoin::Pool::ALL.to_vec(),
     };
     forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
@@ -666,6 +695,7 @@ fn main() -> Result<()> {
                 tree_depth: a.tree_depth,
                 sort_len: a.sort_len,
                 matrix: a.matrix,
+                pools: fj_pools(&a.pool)?,
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }

@@ -293,16 +293,51 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 5 kernels x (sequential + 2 runtimes x 2 thread counts); each result was checked
-    // against the sequential one (the run fails otherwise).
-    assert_eq!(recs.len(), 5 * 5);
+    // 5 kernels x (sequential + ceiling x2 + 3 runtimes (2 pools, rayon) x 2 thread counts);
+    // each result was checked against the sequential one (the run fails otherwise).
+    assert_eq!(recs.len(), 5 * 8);
     for k in ["fib", "tree-sum", "mergesort", "quicksort", "matmul"] {
         assert!(recs.iter().any(|r| r["kernel"] == k), "{k}");
     }
-    for r in recs
-        .iter()
-        .filter(|r| r["runtime"] == "taskpools" && r["threads"] == 1)
-    {
-        assert!(r["ns_per_join"].is_number() && r["vs_rayon"].is_number());
+    for pool in ["private-public", "chase-lev"] {
+        let ours: Vec<_> = recs.iter().filter(|r| r["runtime"] == pool).collect();
+        assert_eq!(ours.len(), 5 * 2, "{pool}");
+        for r in ours {
+            assert!(r["vs_rayon"].is_number() && r["speedup_vs_1"].is_number());
+            assert_eq!(r["ns_per_join"].is_number(), r["threads"] == 1);
+        }
     }
+    assert!(recs
+        .iter()
+        .any(|r| r["runtime"] == "ceiling" && r["threads"] == 2));
+    // One pool by alias; a pool that is not a stealing deque is refused.
+    let one = taskpools(&[
+        "forkjoin",
+        "--fib",
+        "12",
+        "--tree-depth",
+        "6",
+        "--sort-len",
+        "5000",
+        "--matrix",
+        "64",
+        "--threads",
+        "2",
+        "--reps",
+        "1",
+        "--pool",
+        "dcwq",
+        "--json",
+        "-",
+    ]);
+    assert!(one.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["runtime"] != "private-public"));
+    let bad = taskpools(&["forkjoin", "--pool", "sq1"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("work-stealing pools only"));
 }

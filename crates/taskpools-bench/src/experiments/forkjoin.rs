@@ -25,6 +25,8 @@ pub struct Params {
     pub sort_len: usize,
     /// Matrix size (a power of two) for the multiply.
     pub matrix: usize,
+    /// Our runtime's pools to run the kernels on.
+    pub pools: Vec<taskpools::forkjoin::Pool>,
 }
 
 /// One row.
@@ -34,7 +36,9 @@ pub struct Record {
     pub experiment: String,
     /// Kernel name.
     pub kernel: String,
-    /// `taskpools`, `rayon` or `sequential`.
+    /// Our runtime's pool (`private-public`, `chase-lev`), or `rayon`, or `sequential`, or
+    /// `ceiling`: `threads` copies of the sequential kernel run at once on plain threads, whose
+    /// `speedup_vs_seq` (= threads × Tseq / T) is the speedup the machine allowed in this run.
     pub runtime: String,
     /// Worker threads (1 for sequential).
     pub threads: usize,
@@ -48,11 +52,14 @@ pub struct Record {
     pub max_s: f64,
     /// Sequential median / this median.
     pub speedup_vs_seq: f64,
+    /// This runtime's median at 1 thread / this median (self-relative speedup), when 1 is
+    /// among the thread counts.
+    pub speedup_vs_1: Option<f64>,
     /// Joins one run performs.
     pub joins: u64,
     /// At 1 thread: (T1 − Tseq) / joins, in ns.
     pub ns_per_join: Option<f64>,
-    /// This median / rayon's median at the same thread count (taskpools rows).
+    /// This median / rayon's median at the same thread count (rows of our pools).
     pub vs_rayon: Option<f64>,
 }
 
@@ -301,22 +308,45 @@ fn tree_sum<J: Join>(j: &J, n: &Node) -> u64 {
     }
 }
 
-/// A kernel run: (thread-count index, runtime name) → seconds, checked.
-type Kernel<'a> = Box<dyn Fn(usize, &str) -> Result<f64> + 'a>;
+/// Where a kernel runs.
+#[derive(Clone, Copy)]
+enum Rt {
+    Sequential,
+    /// Our runtime on pool `p.pools[i]`.
+    Ours(usize),
+    Rayon,
+}
+
+/// A kernel run: (thread-count index, runtime) → seconds, checked.
+type Kernel<'a> = Box<dyn Fn(usize, Rt) -> Result<f64> + Sync + 'a>;
 
 /// Runs every kernel.
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) {
         bail!("--reps and every thread count must be at least 1");
     }
+    if p.pools.is_empty() {
+        bail!("no pool to run on");
+    }
     let tree = build(p.tree_depth, &mut 1);
     let fib_n = p.fib_n;
     let fib_expected = fib(&Seq, fib_n);
     let tree_expected = tree_sum(&Seq, &tree);
-    let ours: Vec<_> = p
-        .threads
+    // ours[pool][thread-count index]
+    let ours: Vec<Vec<_>> = p
+        .pools
         .iter()
-        .map(|&t| taskpools::forkjoin::Runtime::new(t))
+        .map(|&pool| {
+            p.threads
+                .iter()
+                .map(|&t| {
+                    taskpools::forkjoin::Runtime::builder()
+                        .threads(t)
+                        .pool(pool)
+                        .build()
+                })
+                .collect::<Result<_, _>>()
+        })
         .collect::<Result<_, _>>()?;
     let rayons: Vec<_> = p
         .threads
@@ -327,15 +357,15 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     macro_rules! with_joiner {
         ($rt:expr, $ti:expr, |$j:ident| $body:expr) => {
             match $rt {
-                "sequential" => {
+                Rt::Sequential => {
                     let $j = &Seq;
                     $body
                 }
-                "taskpools" => ours[$ti].install(|| {
+                Rt::Ours(pi) => ours[pi][$ti].install(|| {
                     let $j = &Ours;
                     $body
                 }),
-                _ => rayons[$ti].install(|| {
+                Rt::Rayon => rayons[$ti].install(|| {
                     let $j = &Rayon;
                     $body
                 }),
@@ -380,14 +410,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         }
         Ok(s)
     }
+    let rt_name = |rt: Rt| match rt {
+        Rt::Sequential => "sequential".to_string(),
+        Rt::Ours(i) => p.pools[i].name().to_string(),
+        Rt::Rayon => "rayon".to_string(),
+    };
     let kernels: Vec<(&str, u64, Kernel<'_>)> = vec![
         (
             "fib",
             fib_joins(fib_n),
-            Box::new(|ti, rt| {
+            Box::new(|ti, rt: Rt| {
+                let name = rt_name(rt);
                 checked(
                     "fib",
-                    rt,
+                    &name,
                     || with_joiner!(rt, ti, |j| fib(j, fib_n)),
                     |&r| r == fib_expected,
                 )
@@ -396,10 +432,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         (
             "tree-sum",
             (1u64 << p.tree_depth) - 1,
-            Box::new(|ti, rt| {
+            Box::new(|ti, rt: Rt| {
+                let name = rt_name(rt);
                 checked(
                     "tree-sum",
-                    rt,
+                    &name,
                     || with_joiner!(rt, ti, |j| tree_sum(j, &tree)),
                     |&r| r == tree_expected,
                 )
@@ -412,17 +449,18 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let mut buf = vec![0; v.len()];
                 mergesort(j, &mut v, &mut buf);
             }),
-            Box::new(|ti, rt| {
+            Box::new(|ti, rt: Rt| {
+                let name = rt_name(rt);
                 let mut v = sort_input.clone();
                 let mut buf = vec![0; v.len()];
                 let s = checked(
                     "mergesort",
-                    rt,
+                    &name,
                     || with_joiner!(rt, ti, |j| mergesort(j, &mut v, &mut buf)),
                     |_| true,
                 )?;
                 if v != sort_expected {
-                    bail!("mergesort on {rt}: not sorted correctly");
+                    bail!("mergesort on {name}: not sorted correctly");
                 }
                 Ok(s)
             }),
@@ -430,16 +468,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         (
             "quicksort",
             count(&|j| quicksort(j, &mut sort_input.clone())),
-            Box::new(|ti, rt| {
+            Box::new(|ti, rt: Rt| {
+                let name = rt_name(rt);
                 let mut v = sort_input.clone();
                 let s = checked(
                     "quicksort",
-                    rt,
+                    &name,
                     || with_joiner!(rt, ti, |j| quicksort(j, &mut v)),
                     |_| true,
                 )?;
                 if v != sort_expected {
-                    bail!("quicksort on {rt}: not sorted correctly");
+                    bail!("quicksort on {name}: not sorted correctly");
                 }
                 Ok(s)
             }),
@@ -447,35 +486,59 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         (
             "matmul",
             count(&|j| matmul(j, view(&vec![0.0; n * n]), va, vb)),
-            Box::new(|ti, rt| {
+            Box::new(|ti, rt: Rt| {
+                let name = rt_name(rt);
                 let c = vec![0.0; n * n];
                 let vc = view(&c);
                 let s = checked(
                     "matmul",
-                    rt,
+                    &name,
                     || with_joiner!(rt, ti, |j| matmul(j, vc, va, vb)),
                     |_| true,
                 )?;
                 if c != mm_expected {
-                    bail!("matmul on {rt}: result differs from the sequential one");
+                    bail!("matmul on {name}: result differs from the sequential one");
                 }
                 Ok(s)
             }),
         ),
     ];
-    let runtimes = ["taskpools", "rayon"];
-    progress.set_length((p.reps * kernels.len() * (1 + runtimes.len() * p.threads.len())) as u64);
+    let runtimes: Vec<Rt> = (0..p.pools.len())
+        .map(Rt::Ours)
+        .chain(std::iter::once(Rt::Rayon))
+        .collect();
+    let rayon_i = runtimes.len() - 1;
+    let multi: Vec<usize> = p.threads.iter().copied().filter(|&t| t > 1).collect();
+    progress.set_length(
+        (p.reps * kernels.len() * (1 + multi.len() + runtimes.len() * p.threads.len())) as u64,
+    );
+    let one = p.threads.iter().position(|&t| t == 1);
     let mut out = Vec::new();
     for (name, joins, k) in &kernels {
         let mut seq = Vec::new();
         let mut par = vec![vec![Vec::new(); p.threads.len()]; runtimes.len()];
+        let mut ceiling = vec![Vec::new(); multi.len()];
         for _ in 0..p.reps {
             progress.set_message(format!("{name} sequential"));
-            seq.push(k(0, "sequential")?);
+            seq.push(k(0, Rt::Sequential)?);
             progress.inc();
-            for (rt, times) in runtimes.iter().zip(par.iter_mut()) {
+            // The machine's own ceiling in this run: `t` copies of the sequential kernel on
+            // `t` plain threads at once. On a shared machine this is often well below `t`.
+            for (&t, samples) in multi.iter().zip(ceiling.iter_mut()) {
+                progress.set_message(format!("{name} ceiling x{t}"));
+                let t0 = Instant::now();
+                std::thread::scope(|sc| {
+                    let hs: Vec<_> = (0..t).map(|_| sc.spawn(|| k(0, Rt::Sequential))).collect();
+                    hs.into_iter()
+                        .map(|h| h.join().expect("a sequential copy panicked"))
+                        .collect::<Result<Vec<_>>>()
+                })?;
+                samples.push(t0.elapsed().as_secs_f64());
+                progress.inc();
+            }
+            for (&rt, times) in runtimes.iter().zip(par.iter_mut()) {
                 for (ti, (t, samples)) in p.threads.iter().zip(times.iter_mut()).enumerate() {
-                    progress.set_message(format!("{name} {rt} x{t}"));
+                    progress.set_message(format!("{name} {} x{t}", rt_name(rt)));
                     samples.push(k(ti, rt)?);
                     progress.inc();
                 }
@@ -492,27 +555,47 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             min_s: smin,
             max_s: smax,
             speedup_vs_seq: 1.0,
+            speedup_vs_1: None,
             joins: 0,
             ns_per_join: None,
             vs_rayon: None,
         });
-        for (ri, rt) in runtimes.iter().enumerate() {
+        for (&t, samples) in multi.iter().zip(&ceiling) {
+            let (m, mn, mx) = summarize(samples);
+            out.push(Record {
+                experiment: "forkjoin".into(),
+                kernel: name.to_string(),
+                runtime: "ceiling".into(),
+                threads: t,
+                reps: p.reps,
+                median_s: m,
+                min_s: mn,
+                max_s: mx,
+                speedup_vs_seq: t as f64 * sm / m,
+                speedup_vs_1: None,
+                joins: 0,
+                ns_per_join: None,
+                vs_rayon: None,
+            });
+        }
+        for (ri, &rt) in runtimes.iter().enumerate() {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);
-                let (rayon_m, _, _) = summarize(&par[1][ti]);
+                let (rayon_m, _, _) = summarize(&par[rayon_i][ti]);
                 out.push(Record {
                     experiment: "forkjoin".into(),
                     kernel: name.to_string(),
-                    runtime: rt.to_string(),
+                    runtime: rt_name(rt),
                     threads: t,
                     reps: p.reps,
                     median_s: m,
                     min_s: mn,
                     max_s: mx,
                     speedup_vs_seq: sm / m,
+                    speedup_vs_1: one.map(|oi| summarize(&par[ri][oi]).0 / m),
                     joins: *joins,
                     ns_per_join: (t == 1).then(|| (m - sm) * 1e9 / *joins as f64),
-                    vs_rayon: (*rt == "taskpools").then(|| m / rayon_m),
+                    vs_rayon: matches!(rt, Rt::Ours(_)).then(|| m / rayon_m),
                 });
             }
         }
