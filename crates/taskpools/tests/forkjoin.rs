@@ -246,3 +246,66 @@ fn join_from_everywhere(pa: Pool, pb: Pool) {
 fn zero_threads_is_an_error() {
     assert!(Runtime::new(0).is_err());
 }
+
+/// A random mix of joins and scopes (with joins inside spawns and scopes inside joins), whose
+/// result is known sequentially: thieves take jobs from owners that are forking, waiting, or
+/// running stolen work, on 4 workers sharing 2 cores.
+fn mixed(seed: u64, depth: u32, par: bool) -> u64 {
+    let x = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    if depth == 0 {
+        return x >> 48;
+    }
+    match (x >> 33) % 3 {
+        0 | 1 => {
+            let (a, b) = if par {
+                forkjoin::join(
+                    || mixed(x ^ 1, depth - 1, par),
+                    || mixed(x ^ 2, depth - 1, par),
+                )
+            } else {
+                (mixed(x ^ 1, depth - 1, par), mixed(x ^ 2, depth - 1, par))
+            };
+            a.wrapping_add(b)
+        }
+        _ => {
+            let k = 1 + (x >> 40) % 4;
+            let parts: Vec<AtomicUsize> = (0..k).map(|_| AtomicUsize::new(0)).collect();
+            if par {
+                forkjoin::scope(|s| {
+                    for (i, p) in parts.iter().enumerate() {
+                        s.spawn(move |_| {
+                            let v = mixed(x ^ (i as u64 + 7), depth - 1, true);
+                            p.store(v as usize, Ordering::Relaxed);
+                        });
+                    }
+                });
+            } else {
+                for (i, p) in parts.iter().enumerate() {
+                    let v = mixed(x ^ (i as u64 + 7), depth - 1, false);
+                    p.store(v as usize, Ordering::Relaxed);
+                }
+            }
+            parts
+                .iter()
+                .map(|p| p.load(Ordering::Relaxed) as u64)
+                .fold(0, u64::wrapping_add)
+        }
+    }
+}
+
+#[test]
+fn random_mixes_of_joins_and_scopes_match_sequential() {
+    for pool in Pool::ALL {
+        let rt = rt(pool, 4);
+        for seed in 0..12 {
+            let expected = mixed(seed, 15, false);
+            assert_eq!(
+                rt.install(|| mixed(seed, 15, true)),
+                expected,
+                "{pool}, seed {seed}"
+            );
+        }
+    }
+}

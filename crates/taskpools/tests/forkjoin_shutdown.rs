@@ -2,7 +2,7 @@
 //! other test creates or ends threads while it counts them.
 #![cfg(not(loom))]
 
-use taskpools::forkjoin::Runtime;
+use taskpools::forkjoin::{Pool, Runtime};
 
 #[cfg(target_os = "linux")]
 fn threads_now() -> usize {
@@ -20,10 +20,22 @@ fn threads_now() -> usize {
 #[test]
 fn dropping_a_runtime_with_idle_workers_ends_its_threads() {
     let before = threads_now();
-    let rts: Vec<Runtime> = (0..8).map(|_| Runtime::new(3).unwrap()).collect();
+    let rts: Vec<Runtime> = (0..8)
+        .map(|i| {
+            Runtime::builder()
+                .threads(3)
+                .pool(Pool::ALL[i % 2])
+                .build()
+                .unwrap()
+        })
+        .collect();
+    // Both kinds have done some work and gone idle.
+    for rt in &rts {
+        assert_eq!(rt.join(|| 1, || 2), (1, 2));
+    }
     std::thread::sleep(std::time::Duration::from_millis(50)); // workers go idle / to sleep
     let during = threads_now();
-    assert_eq!(during, before + 24, "8 runtimes x 3 workers");
+    assert_eq!(during, before + 24, "8 runtimes (4 per pool) x 3 workers");
     drop(rts);
     let after = threads_now();
     assert!(

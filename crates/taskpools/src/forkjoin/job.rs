@@ -1,42 +1,87 @@
 //! Jobs: type-erased references to closures that live on a stack ([`StackJob`], used by
 //! `join`), in recycled per-thread storage ([`SpawnJob`], used by `scope`'s spawns), or on
 //! the stack of a blocked non-worker thread ([`LockJob`], used by `install`).
+//!
+//! Every job starts with a [`JobHeader`]: the function that runs it, and the links that put
+//! it in its worker's frame stack ([`super::frames`]) without any allocation.
 
 use std::any::Any;
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::sync::{lock, Arc, AtomicBool, Condvar, Mutex, Ordering};
 
-/// A pointer to a job and the function that runs it. Two `JobRef`s are equal when they point
-/// to the same job (live jobs have distinct addresses).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct JobRef {
-    data: *const (),
-    run: unsafe fn(*const ()),
+/// States of a job in a frame stack.
+pub(crate) const QUEUED: u8 = 0;
+/// Handed to a thief.
+pub(crate) const TAKEN: u8 = 1;
+/// Popped by its owner (and run or about to run).
+pub(crate) const POPPED: u8 = 2;
+/// The sentinel at the bottom of a frame stack.
+pub(crate) const ROOT: u8 = 3;
+
+/// The first field of every job (`#[repr(C)]`, so a pointer to the header is a pointer to the
+/// job). `run` is read by whichever thread executes the job; the links and the state belong to
+/// the owner's frame stack and are touched only by the owner thread.
+#[repr(C)]
+pub(crate) struct JobHeader {
+    run: unsafe fn(*const JobHeader),
+    pub(crate) prev: Cell<*const JobHeader>,
+    pub(crate) next: Cell<*const JobHeader>,
+    pub(crate) state: Cell<u8>,
 }
 
-// SAFETY: a `JobRef` is handed to another thread only for jobs whose closures are `Send`, and
-// the job outlives its execution (a stack job is waited for; a heap job owns itself).
-unsafe impl Send for JobRef {}
+impl JobHeader {
+    fn new(run: unsafe fn(*const JobHeader)) -> Self {
+        JobHeader {
+            run,
+            prev: Cell::new(std::ptr::null()),
+            next: Cell::new(std::ptr::null()),
+            state: Cell::new(QUEUED),
+        }
+    }
 
-impl PartialEq for JobRef {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.data, other.data)
+    /// The sentinel of a frame stack (never run).
+    pub(crate) fn root() -> Self {
+        unsafe fn never(_: *const JobHeader) {
+            unreachable!("the root of a frame stack is not a job")
+        }
+        let h = JobHeader::new(never);
+        h.state.set(ROOT);
+        h
     }
 }
 
-impl Eq for JobRef {}
+/// A pointer to a job. Two `JobRef`s are equal when they point to the same job (live jobs have
+/// distinct addresses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JobRef(*const JobHeader);
+
+// SAFETY: a `JobRef` is handed to another thread only for jobs whose closures are `Send`, and
+// the job outlives its execution (a stack job is waited for; a spawned job owns its storage).
+// The executing thread reads only the header's `run`, which nobody writes after construction.
+unsafe impl Send for JobRef {}
 
 impl JobRef {
+    /// The job's header.
+    pub(crate) fn header(self) -> *const JobHeader {
+        self.0
+    }
+
+    /// # Safety
+    /// `h` is the header of a live job.
+    pub(crate) unsafe fn from_header(h: *const JobHeader) -> JobRef {
+        JobRef(h)
+    }
+
     /// Runs the job.
     ///
     /// # Safety
-    /// Each `JobRef` may be executed at most once, while its job is alive.
+    /// Each job may be executed at most once, while it is alive.
     pub(crate) unsafe fn execute(self) {
-        // SAFETY: per the contract.
-        unsafe { (self.run)(self.data) }
+        // SAFETY: per the contract, the header is live; `run` matches the job's type.
+        unsafe { ((*self.0).run)(self.0) }
     }
 }
 
@@ -44,39 +89,49 @@ impl JobRef {
 pub(crate) type Outcome<R> = Result<R, Box<dyn Any + Send>>;
 
 /// A job on the stack of the thread that waits for it (`join`'s second half).
+#[repr(C)]
 pub(crate) struct StackJob<F, R> {
-    /// Taken exactly once, by whoever got the job's reference out of the deque: a thief (in
-    /// `run`) or the owner (in `run_inline`); never dropped in place.
+    header: JobHeader,
+    /// Taken exactly once, by whoever got the job: a thief (in `run`) or the owner (in
+    /// `run_inline`); never dropped in place.
     func: UnsafeCell<ManuallyDrop<F>>,
     result: UnsafeCell<Option<Outcome<R>>>,
     done: AtomicBool,
 }
 
-// SAFETY: `func` is taken by exactly one thread (the executor, or the owner when it pops the
-// job back, never both: the deque hands a job out once); `result` is written by the executor
-// before `done` is set with Release and read by the owner after seeing `done` with Acquire.
+// SAFETY: `func` is taken by exactly one thread (the executor, or the owner when it takes the
+// job back, never both: a job is handed out once); `result` is written by the executor before
+// `done` is set with Release and read by the owner after seeing `done` with Acquire. Other
+// threads read only the header's `run`; its `Cell`s are the owner's alone.
 unsafe impl<F: Send, R: Send> Sync for StackJob<F, R> {}
 
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
+    #[inline(always)]
     pub(crate) fn new(f: F) -> Self {
         StackJob {
+            header: JobHeader::new(Self::run),
             func: UnsafeCell::new(ManuallyDrop::new(f)),
             result: UnsafeCell::new(None),
             done: AtomicBool::new(false),
         }
     }
 
-    /// A reference for a deque. The job must stay in place until it is done or taken back.
-    pub(crate) fn as_job_ref(&self) -> JobRef {
-        JobRef {
-            data: (self as *const Self).cast(),
-            run: Self::run,
-        }
+    /// The job's header, for the owner's frame stack.
+    #[inline(always)]
+    pub(crate) fn header(&self) -> &JobHeader {
+        &self.header
     }
 
-    unsafe fn run(data: *const ()) {
-        // SAFETY: `data` came from `as_job_ref` and the owner keeps the job alive until `done`.
-        let this = unsafe { &*data.cast::<Self>() };
+    /// A reference for a deque. The job must stay in place until it is done or taken back.
+    #[inline(always)]
+    pub(crate) fn as_job_ref(&self) -> JobRef {
+        JobRef(&self.header)
+    }
+
+    unsafe fn run(h: *const JobHeader) {
+        // SAFETY: the header is the first field of a `StackJob<F, R>` (`repr(C)`), and the
+        // owner keeps the job alive until `done`.
+        let this = unsafe { &*h.cast::<Self>() };
         // SAFETY: only the executor reaches here, once (see the `Sync` impl).
         let f = unsafe { ManuallyDrop::take(&mut *this.func.get()) };
         let r = catch_unwind(AssertUnwindSafe(f));
@@ -86,17 +141,18 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         this.done.store(true, Ordering::Release);
     }
 
-    /// Whether another thread has finished the job.
-    #[inline]
+    /// Whether the job has been run to the end (by another thread, or by the owner from a
+    /// wait loop).
+    #[inline(always)]
     pub(crate) fn is_done(&self) -> bool {
         self.done.load(Ordering::Acquire)
     }
 
-    /// Runs the job here, catching a panic (the owner popped it back, so no one else can).
+    /// Runs the job here, catching a panic (the owner took it back, so no one else can).
     #[inline(always)]
     pub(crate) fn run_inline(&self) -> Outcome<R> {
-        // SAFETY: the owner popped the job's only reference back from its deque, so the
-        // closure is still there and nobody else takes it.
+        // SAFETY: the owner took the job's only reference back, so the closure is still there
+        // and nobody else takes it.
         let f = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
         catch_unwind(AssertUnwindSafe(f))
     }
@@ -110,13 +166,19 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 }
 
 /// Bytes of closure that a recycled spawn slot holds; larger closures are boxed.
-pub(crate) const SPAWN_SLOT_BYTES: usize = 112;
+pub(crate) const SPAWN_SLOT_BYTES: usize = 96;
 /// Slots a thread keeps for reuse (128 bytes each).
 const SPAWN_SLOTS_CACHED: usize = 256;
 
-/// Storage for one spawned closure.
+/// Storage for one spawned job: its header, then the closure.
 #[repr(C, align(16))]
-struct SpawnSlot(MaybeUninit<[u8; SPAWN_SLOT_BYTES]>);
+struct SpawnSlot {
+    header: JobHeader,
+    closure: MaybeUninit<[u8; SPAWN_SLOT_BYTES]>,
+}
+
+// The closure area must be 16-aligned for the closures the size check admits.
+const _: () = assert!(std::mem::offset_of!(SpawnSlot, closure) % 16 == 0);
 
 thread_local! {
     /// This thread's free spawn slots. A slot is taken by the thread that spawns and given back
@@ -127,12 +189,19 @@ thread_local! {
     static FREE_SLOTS: RefCell<Vec<Box<SpawnSlot>>> = const { RefCell::new(Vec::new()) };
 }
 
-fn take_slot() -> Box<SpawnSlot> {
-    FREE_SLOTS
+fn take_slot(run: unsafe fn(*const JobHeader)) -> Box<SpawnSlot> {
+    let mut slot = FREE_SLOTS
         .try_with(|f| f.borrow_mut().pop())
         .ok()
         .flatten()
-        .unwrap_or_else(|| Box::new(SpawnSlot(MaybeUninit::uninit())))
+        .unwrap_or_else(|| {
+            Box::new(SpawnSlot {
+                header: JobHeader::new(run),
+                closure: MaybeUninit::uninit(),
+            })
+        });
+    slot.header = JobHeader::new(run);
+    slot
 }
 
 fn give_slot(slot: Box<SpawnSlot>) {
@@ -146,7 +215,9 @@ fn give_slot(slot: Box<SpawnSlot>) {
 
 /// A job that owns its closure (`scope`'s spawns): the closure is moved into a recycled slot
 /// when it fits, else into a box of its own, and the storage is released when the job runs.
+#[repr(C)]
 pub(crate) struct SpawnJob<F> {
+    header: JobHeader,
     func: F,
 }
 
@@ -158,37 +229,35 @@ impl<F: FnOnce() + Send> SpawnJob<F> {
     /// (the scope guarantees both: it waits for every job it spawned).
     pub(crate) unsafe fn into_job_ref(f: F) -> JobRef {
         if std::mem::size_of::<F>() <= SPAWN_SLOT_BYTES && std::mem::align_of::<F>() <= 16 {
-            let slot = Box::into_raw(take_slot());
-            // SAFETY: the slot is 16-aligned and large enough for `F` (checked above), and
-            // it is ours until the job runs.
-            unsafe { slot.cast::<F>().write(f) };
-            JobRef {
-                data: slot.cast_const().cast(),
-                run: Self::run_slot,
-            }
+            let slot = Box::into_raw(take_slot(Self::run_slot));
+            // SAFETY: the closure area is 16-aligned (the slot is `align(16)` and the header
+            // is 32 bytes) and large enough for `F` (checked above); the slot is ours until
+            // the job runs.
+            unsafe { std::ptr::addr_of_mut!((*slot).closure).cast::<F>().write(f) };
+            JobRef(slot.cast_const().cast())
         } else {
-            JobRef {
-                data: Box::into_raw(Box::new(SpawnJob { func: f }))
-                    .cast_const()
-                    .cast(),
-                run: Self::run_boxed,
-            }
+            let b = Box::new(SpawnJob {
+                header: JobHeader::new(Self::run_boxed),
+                func: f,
+            });
+            JobRef(Box::into_raw(b).cast_const().cast())
         }
     }
 
-    unsafe fn run_slot(data: *const ()) {
-        let slot = data.cast_mut().cast::<SpawnSlot>();
-        // SAFETY: `into_job_ref` wrote an `F` into this slot and the job runs once, so the
-        // closure is read out exactly once; the slot was leaked from a box by `into_job_ref`.
-        let f = unsafe { slot.cast::<F>().read() };
+    unsafe fn run_slot(h: *const JobHeader) {
+        let slot = h.cast_mut().cast::<SpawnSlot>();
+        // SAFETY: the header is the first field of the slot that `into_job_ref` leaked and
+        // wrote an `F` into; the job runs once, so the closure is read out exactly once.
+        let f = unsafe { std::ptr::addr_of!((*slot).closure).cast::<F>().read() };
         // SAFETY: as above; the slot no longer holds anything live.
         give_slot(unsafe { Box::from_raw(slot) });
         f();
     }
 
-    unsafe fn run_boxed(data: *const ()) {
-        // SAFETY: `data` is the box leaked by `into_job_ref`, executed once.
-        let b = unsafe { Box::from_raw(data.cast_mut().cast::<Self>()) };
+    unsafe fn run_boxed(h: *const JobHeader) {
+        // SAFETY: the header is the first field of the box leaked by `into_job_ref`, executed
+        // once.
+        let b = unsafe { Box::from_raw(h.cast_mut().cast::<Self>()) };
         (b.func)();
     }
 }
@@ -197,7 +266,9 @@ impl<F: FnOnce() + Send> SpawnJob<F> {
 /// The executor's last access to the job (which lives on the blocked caller's stack) is the
 /// write of the result; it then signals through its own reference to the latch, so the caller
 /// may return and free the job as soon as it sees the latch set.
+#[repr(C)]
 pub(crate) struct LockJob<F, R> {
+    header: JobHeader,
     func: UnsafeCell<Option<F>>,
     result: UnsafeCell<Option<Outcome<R>>>,
     latch: Arc<(Mutex<bool>, Condvar)>,
@@ -205,12 +276,13 @@ pub(crate) struct LockJob<F, R> {
 
 // SAFETY: `func` is taken once by the executor; `result` is written by the executor before it
 // sets the latch under the mutex and read by the caller after it sees the latch set under the
-// same mutex.
+// same mutex. The header's `Cell`s are not used for injected jobs.
 unsafe impl<F: Send, R: Send> Sync for LockJob<F, R> {}
 
 impl<F: FnOnce() -> R + Send, R: Send> LockJob<F, R> {
     pub(crate) fn new(f: F) -> Self {
         LockJob {
+            header: JobHeader::new(Self::run),
             func: UnsafeCell::new(Some(f)),
             result: UnsafeCell::new(None),
             latch: Arc::new((Mutex::new(false), Condvar::new())),
@@ -218,15 +290,13 @@ impl<F: FnOnce() -> R + Send, R: Send> LockJob<F, R> {
     }
 
     pub(crate) fn as_job_ref(&self) -> JobRef {
-        JobRef {
-            data: (self as *const Self).cast(),
-            run: Self::run,
-        }
+        JobRef(&self.header)
     }
 
-    unsafe fn run(data: *const ()) {
-        // SAFETY: `data` came from `as_job_ref`; the caller blocks until the latch is set.
-        let this = unsafe { &*data.cast::<Self>() };
+    unsafe fn run(h: *const JobHeader) {
+        // SAFETY: the header is the first field of a `LockJob<F, R>`; the caller blocks until
+        // the latch is set.
+        let this = unsafe { &*h.cast::<Self>() };
         // SAFETY: executed once.
         let f = unsafe { (*this.func.get()).take() }.expect("a job runs once");
         let r = catch_unwind(AssertUnwindSafe(f));

@@ -56,6 +56,7 @@
 //! Spawned closures up to 112 bytes live in per-thread recycled slots, so a scope that spawns
 //! in a loop stops allocating once warm (`tests/forkjoin_alloc.rs` counts).
 
+mod frames;
 mod job;
 
 use std::any::Any;
@@ -69,8 +70,9 @@ use std::thread::JoinHandle;
 use crossbeam_utils::CachePadded;
 
 use crate::queue::chase_lev::{self, Steal, Stealer};
-use crate::queue::private_deque::{PrivateDeque, StealTable};
+use crate::queue::private_deque::{StealRequests, StealTable};
 use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use frames::FrameStack;
 use job::{JobRef, LockJob, SpawnJob, StackJob};
 
 /// The work-stealing pool that a runtime's workers share: which deque each worker owns and
@@ -148,7 +150,55 @@ enum Stealers {
 /// A worker's own deque.
 enum LocalDeque {
     ChaseLev(chase_lev::Worker<JobRef>),
-    Private(PrivateDeque<JobRef>),
+    Private(PrivateFrames),
+}
+
+/// The `private-public` pool's side of a worker: its frame stack (owner only) and its end of
+/// the steal-request protocol.
+struct PrivateFrames {
+    frames: FrameStack,
+    req: StealRequests<JobRef>,
+}
+
+impl PrivateFrames {
+    /// Queues a job; returns whether work is newly advertised (then a sleeper may be woken).
+    #[inline(always)]
+    fn push(&self, job: JobRef) -> bool {
+        // SAFETY: every job pushed is live until it is popped, taken back, or run by a thief
+        // (stack jobs are waited for; spawned jobs own their storage).
+        let was_empty = unsafe { self.frames.push(job.header()) };
+        if was_empty && !self.req.advertised() {
+            self.req.advertise(true);
+            return true;
+        }
+        false
+    }
+
+    /// Pops the newest job; when there is none, withdraws the work hint (lazily: a join that
+    /// takes its own job back does not touch the hint).
+    #[inline]
+    fn pop(&self) -> Option<JobRef> {
+        let j = self.frames.pop();
+        if j.is_none() {
+            self.req.advertise(false);
+        }
+        j
+    }
+
+    /// The oldest job, for a thief.
+    fn give_oldest(&self) -> Option<JobRef> {
+        let j = self.frames.take_oldest();
+        if self.frames.is_empty() {
+            self.req.advertise(false);
+        }
+        j
+    }
+
+    /// Answers a pending steal request: one load when there is none.
+    #[inline(always)]
+    fn poll(&self) {
+        self.req.poll(|| self.give_oldest());
+    }
 }
 
 /// State shared by a runtime's workers.
@@ -255,9 +305,9 @@ impl WorkerThread {
     fn push(&self, job: JobRef) {
         let was_empty = match &self.deque {
             LocalDeque::ChaseLev(d) => d.push(job),
-            LocalDeque::Private(d) => {
-                let e = d.push(job);
-                d.poll();
+            LocalDeque::Private(p) => {
+                let e = p.push(job);
+                p.poll();
                 e
             }
         };
@@ -270,29 +320,29 @@ impl WorkerThread {
     fn pop(&self) -> Option<JobRef> {
         match &self.deque {
             LocalDeque::ChaseLev(d) => d.pop(),
-            LocalDeque::Private(d) => d.pop(),
+            LocalDeque::Private(p) => p.pop(),
         }
     }
 
     /// Answers a pending steal request (private deques).
     #[inline]
     fn poll(&self) {
-        if let LocalDeque::Private(d) = &self.deque {
-            d.poll();
+        if let LocalDeque::Private(p) = &self.deque {
+            p.poll();
         }
     }
 
     /// Refuses steal requests while this worker cannot answer them (it sleeps, blocks on
     /// another runtime, or exits); a pending one is answered now.
     fn block_requests(&self) {
-        if let LocalDeque::Private(d) = &self.deque {
-            d.block();
+        if let LocalDeque::Private(p) = &self.deque {
+            p.req.block(|| p.give_oldest());
         }
     }
 
     fn unblock_requests(&self) {
-        if let LocalDeque::Private(d) = &self.deque {
-            d.unblock();
+        if let LocalDeque::Private(p) = &self.deque {
+            p.req.unblock();
         }
     }
 
@@ -314,10 +364,10 @@ impl WorkerThread {
                         Steal::Retry => {}
                     }
                 },
-                (LocalDeque::Private(d), _) => {
+                (LocalDeque::Private(p), _) => {
                     // A busy request cell (`Retry`) means another thief is being served
                     // there: try the next victim instead of queueing up.
-                    if let Steal::Success(j) = d.steal_from(v) {
+                    if let Steal::Success(j) = p.req.steal_from(v, || p.poll()) {
                         return Some(j);
                     }
                 }
@@ -473,10 +523,17 @@ impl Runtime {
                 )
             }
             Pool::PrivatePublic => {
-                let d = PrivateDeque::<JobRef>::set(threads);
-                let table = Arc::clone(d[0].table());
+                let r = StealRequests::<JobRef>::set(threads);
+                let table = Arc::clone(r[0].table());
                 (
-                    d.into_iter().map(LocalDeque::Private).collect(),
+                    r.into_iter()
+                        .map(|req| {
+                            LocalDeque::Private(PrivateFrames {
+                                frames: FrameStack::new(),
+                                req,
+                            })
+                        })
+                        .collect(),
                     Stealers::Private(table),
                 )
             }
@@ -629,6 +686,52 @@ where
 
 #[inline]
 fn join_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match &w.deque {
+        LocalDeque::Private(p) => join_private(w, p, a, b),
+        LocalDeque::ChaseLev(_) => join_chase_lev(w, a, b),
+    }
+}
+
+/// `join` on a frame stack: the fork is three stores and a poll, the join's check is one load.
+#[inline(always)]
+fn join_private<A, B, RA, RB>(w: &WorkerThread, p: &PrivateFrames, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(b);
+    if p.push(job_b.as_job_ref()) && w.registry.threads > 1 {
+        w.registry.notify_one();
+    }
+    p.poll();
+    // A panic in `a` is caught so that `b` (which lives in this frame) is finished first.
+    let ra = catch_unwind(AssertUnwindSafe(a));
+    let rb = if p.frames.take_back(job_b.header()) {
+        job_b.run_inline()
+    } else {
+        // A thief took `b` (or this worker ran it already while it waited inside `a`).
+        if !job_b.is_done() {
+            w.wait_until(|| job_b.is_done());
+        }
+        job_b.take_outcome()
+    };
+    match (ra, rb) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+    }
+}
+
+/// `join` on a Chase–Lev deque.
+#[inline]
+fn join_chase_lev<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,

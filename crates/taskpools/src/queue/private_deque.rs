@@ -91,15 +91,19 @@ impl<T> StealTable<T> {
     }
 }
 
-/// A worker's private deque. Not `Sync`: only its owner thread uses it.
-pub struct PrivateDeque<T> {
+/// One worker's end of the request protocol: its request cell (answered by [`poll`]), its
+/// work hint, and its answer cell for its own steals ([`steal_from`]). Not `Sync`: only the
+/// owner thread uses it. What "the oldest element" is belongs to the owner's storage, which
+/// passes it in as a closure: [`PrivateDeque`] keeps a vector, the fork-join runtime a list
+/// of stack frames.
+///
+/// [`poll`]: StealRequests::poll
+/// [`steal_from`]: StealRequests::steal_from
+pub struct StealRequests<T> {
     index: usize,
     table: Arc<StealTable<T>>,
     /// `&table.slots[index]`, kept to spare the owner's polls two dependent loads.
     me: *const Slot<T>,
-    /// Live elements are `items[head..]`, oldest first.
-    items: UnsafeCell<Vec<T>>,
-    head: Cell<usize>,
     /// What the owner last wrote to its `has_work` hint.
     advertised: Cell<bool>,
     /// Loom-only switch for a test of the tests: a thief that does not answer requests while
@@ -108,13 +112,13 @@ pub struct PrivateDeque<T> {
     broken_no_poll_while_waiting: Cell<bool>,
 }
 
-// SAFETY: moving the deque to another thread moves its elements with it (`T: Send`); the
-// table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points into it.
-unsafe impl<T: Send> Send for PrivateDeque<T> {}
+// SAFETY: the table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points
+// into it; the `Cell`s move with the handle.
+unsafe impl<T: Send> Send for StealRequests<T> {}
 
-impl<T> PrivateDeque<T> {
-    /// `n` deques that can steal from one another, indexed `0..n`.
-    pub fn set(n: usize) -> Vec<PrivateDeque<T>> {
+impl<T> StealRequests<T> {
+    /// `n` handles that can steal from one another, indexed `0..n`.
+    pub fn set(n: usize) -> Vec<StealRequests<T>> {
         let slots = (0..n)
             .map(|_| Slot {
                 request: CachePadded::new((AtomicUsize::new(NO_REQUEST), AtomicBool::new(false))),
@@ -126,12 +130,10 @@ impl<T> PrivateDeque<T> {
             .collect();
         let table = Arc::new(StealTable { slots });
         (0..n)
-            .map(|index| PrivateDeque {
+            .map(|index| StealRequests {
                 index,
                 me: &table.slots[index] as *const Slot<T>,
                 table: Arc::clone(&table),
-                items: UnsafeCell::new(Vec::with_capacity(64)),
-                head: Cell::new(0),
                 advertised: Cell::new(false),
                 #[cfg(loom)]
                 broken_no_poll_while_waiting: Cell::new(false),
@@ -139,14 +141,173 @@ impl<T> PrivateDeque<T> {
             .collect()
     }
 
-    /// This deque's index in its set.
+    /// This handle's index in its set.
     pub fn index(&self) -> usize {
         self.index
     }
 
-    /// The cells shared with the other deques of the set.
+    /// The cells shared with the other handles of the set.
     pub fn table(&self) -> &Arc<StealTable<T>> {
         &self.table
+    }
+
+    #[inline(always)]
+    fn slot(&self) -> &Slot<T> {
+        // SAFETY: `me` points into the table's boxed slots, which our `Arc` keeps alive and
+        // in place.
+        unsafe { &*self.me }
+    }
+
+    /// Whether the owner currently advertises work.
+    #[inline(always)]
+    pub fn advertised(&self) -> bool {
+        self.advertised.get()
+    }
+
+    /// Sets the work hint that thieves read before they ask (written only when it changes).
+    #[inline(always)]
+    pub fn advertise(&self, work: bool) {
+        if self.advertised.get() != work {
+            self.advertised.set(work);
+            self.slot().request.1.store(work, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a thief is waiting for an answer: one plain load.
+    #[inline(always)]
+    pub fn pending(&self) -> bool {
+        self.slot().request.0.load(Ordering::Relaxed) < BLOCKED
+    }
+
+    /// Answers a pending request, if any, with `oldest()` (the owner's oldest element, or
+    /// `None` to decline).
+    #[inline(always)]
+    pub fn poll(&self, oldest: impl FnOnce() -> Option<T>) {
+        if self.pending() {
+            self.serve(oldest);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn serve(&self, oldest: impl FnOnce() -> Option<T>) {
+        let cell = &self.slot().request.0;
+        // Acquire: pairs with the thief's CAS, which follows its reset of its answer state.
+        let thief = cell.load(Ordering::Acquire);
+        if thief >= BLOCKED {
+            return;
+        }
+        self.answer(thief, oldest());
+        // Only the owner moves the cell away from a thief's index, so a plain store is enough;
+        // thieves CAS only from NO_REQUEST.
+        cell.store(NO_REQUEST, Ordering::Release);
+    }
+
+    /// Hands `item` to `thief`, or declines.
+    fn answer(&self, thief: usize, item: Option<T>) {
+        let a = &self.table.slots[thief].answer;
+        match item {
+            Some(v) => {
+                // SAFETY: the thief is waiting (its request is in our cell) and reads `item`
+                // only after the Release store of FILLED below; no other victim answers it.
+                unsafe { *a.item.get() = Some(v) };
+                a.state.store(FILLED, Ordering::Release);
+            }
+            None => a.state.store(DECLINED, Ordering::Release),
+        }
+    }
+
+    /// Stops taking requests until [`unblock`](Self::unblock); a pending request is answered
+    /// now, with `oldest()`.
+    pub fn block(&self, oldest: impl FnOnce() -> Option<T>) {
+        let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
+        if prev < BLOCKED {
+            self.answer(prev, oldest());
+        }
+    }
+
+    /// Takes requests again.
+    pub fn unblock(&self) {
+        self.slot().request.0.store(NO_REQUEST, Ordering::Release);
+    }
+
+    /// Asks `victim` for its oldest element and waits for the answer, calling `serve_own`
+    /// meanwhile (which must answer requests to this handle, e.g. with [`poll`](Self::poll)).
+    /// `Empty` if the victim advertises no work or declines, `Retry` if another thief's request
+    /// is pending there (or it is blocked).
+    pub fn steal_from(&self, victim: usize, mut serve_own: impl FnMut()) -> Steal<T> {
+        debug_assert_ne!(victim, self.index, "a worker does not steal from itself");
+        let v = &self.table.slots[victim];
+        if !v.request.1.load(Ordering::Relaxed) {
+            return Steal::Empty;
+        }
+        let me = &self.slot().answer;
+        me.state.store(WAITING, Ordering::Relaxed);
+        // Release: the victim, which reads the cell with Acquire, sees WAITING before it
+        // answers, so its answer is never overwritten by the store above.
+        if v.request
+            .0
+            .compare_exchange(NO_REQUEST, self.index, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return Steal::Retry;
+        }
+        let mut spins = 0u32;
+        loop {
+            match me.state.load(Ordering::Acquire) {
+                // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
+                // have seen; nobody writes it again until our next request.
+                FILLED => {
+                    let item = unsafe { (*me.item.get()).take() };
+                    return Steal::Success(item.expect("a filled answer holds an item"));
+                }
+                DECLINED => return Steal::Empty,
+                _ => {
+                    #[cfg(loom)]
+                    let poll = !self.broken_no_poll_while_waiting.get();
+                    #[cfg(not(loom))]
+                    let poll = true;
+                    if poll {
+                        serve_own();
+                    }
+                    spins += 1;
+                    relax(spins);
+                }
+            }
+        }
+    }
+}
+
+/// A worker's private deque on top of [`StealRequests`]. Not `Sync`: only its owner thread
+/// uses it.
+pub struct PrivateDeque<T> {
+    req: StealRequests<T>,
+    /// Live elements are `items[head..]`, oldest first.
+    items: UnsafeCell<Vec<T>>,
+    head: Cell<usize>,
+}
+
+impl<T> PrivateDeque<T> {
+    /// `n` deques that can steal from one another, indexed `0..n`.
+    pub fn set(n: usize) -> Vec<PrivateDeque<T>> {
+        StealRequests::set(n)
+            .into_iter()
+            .map(|req| PrivateDeque {
+                req,
+                items: UnsafeCell::new(Vec::with_capacity(64)),
+                head: Cell::new(0),
+            })
+            .collect()
+    }
+
+    /// This deque's index in its set.
+    pub fn index(&self) -> usize {
+        self.req.index
+    }
+
+    /// The cells shared with the other deques of the set.
+    pub fn table(&self) -> &Arc<StealTable<T>> {
+        &self.req.table
     }
 
     /// The owner's vector. Sound as a `&self` method because the deque is not `Sync` (one
@@ -158,13 +319,6 @@ impl<T> PrivateDeque<T> {
         // SAFETY: the deque is not `Sync`, so only the owner thread gets here, and no method
         // keeps this borrow across a call that could come back into the deque.
         unsafe { &mut *self.items.get() }
-    }
-
-    #[inline(always)]
-    fn slot(&self) -> &Slot<T> {
-        // SAFETY: `me` points into the table's boxed slots, which this deque's `Arc` keeps
-        // alive and in place.
-        unsafe { &*self.me }
     }
 
     /// Elements in the deque.
@@ -179,21 +333,13 @@ impl<T> PrivateDeque<T> {
         self.len() == 0
     }
 
-    #[inline(always)]
-    fn advertise(&self, work: bool) {
-        if self.advertised.get() != work {
-            self.advertised.set(work);
-            self.slot().request.1.store(work, Ordering::Relaxed);
-        }
-    }
-
     /// Pushes `v` as the newest element; returns whether the deque was empty before (then
     /// it has just started to advertise work; a caller that lets thieves sleep wakes one).
     #[inline(always)]
     pub fn push(&self, v: T) -> bool {
         self.items().push(v);
-        let was_empty = !self.advertised.get();
-        self.advertise(true);
+        let was_empty = !self.req.advertised();
+        self.req.advertise(true);
         was_empty
     }
 
@@ -238,7 +384,7 @@ impl<T> PrivateDeque<T> {
         // SAFETY: every element below `head` has been read out (dead); no live ones remain.
         unsafe { items.set_len(0) };
         self.head.set(0);
-        self.advertise(false);
+        self.req.advertise(false);
     }
 
     /// Moves the live elements to the front once the dead prefix is at least half the vector
@@ -257,99 +403,29 @@ impl<T> PrivateDeque<T> {
         self.head.set(0);
     }
 
-    /// Answers a pending steal request, if any: one plain load when there is none.
+    /// Answers a pending steal request, if any, with the oldest element: one plain load when
+    /// there is none.
     #[inline(always)]
     pub fn poll(&self) {
-        if self.slot().request.0.load(Ordering::Relaxed) < BLOCKED {
-            self.serve();
-        }
+        self.req.poll(|| self.pop_oldest());
     }
 
-    #[cold]
-    fn serve(&self) {
-        let cell = &self.slot().request.0;
-        // Acquire: pairs with the thief's CAS, which follows its reset of its answer state.
-        let thief = cell.load(Ordering::Acquire);
-        if thief >= BLOCKED {
-            return;
-        }
-        self.answer(thief);
-        // Only the owner moves the cell away from a thief's index, so a plain store is enough;
-        // thieves CAS only from NO_REQUEST.
-        cell.store(NO_REQUEST, Ordering::Release);
-    }
-
-    /// Hands the oldest element to `thief`, or declines.
-    fn answer(&self, thief: usize) {
-        let a = &self.table.slots[thief].answer;
-        match self.pop_oldest() {
-            Some(v) => {
-                // SAFETY: the thief is waiting (its request is in our cell) and reads `item`
-                // only after the Release store of FILLED below; no other victim answers it.
-                unsafe { *a.item.get() = Some(v) };
-                a.state.store(FILLED, Ordering::Release);
-            }
-            None => a.state.store(DECLINED, Ordering::Release),
-        }
-    }
-
-    /// Stops taking requests until [`unblock`](Self::unblock): a pending request is answered
+    /// Stops taking requests until [`unblock`](Self::unblock); a pending request is answered
     /// now (with an element if there is one).
     pub fn block(&self) {
-        let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
-        if prev < BLOCKED {
-            self.answer(prev);
-        }
+        self.req.block(|| self.pop_oldest());
     }
 
     /// Takes requests again.
     pub fn unblock(&self) {
-        self.slot().request.0.store(NO_REQUEST, Ordering::Release);
+        self.req.unblock();
     }
 
     /// Asks deque `victim` for its oldest element and waits for the answer, answering requests
     /// to this deque meanwhile. `Empty` if the victim advertises no work or declines, `Retry`
     /// if another thief's request is pending there (or it is blocked).
     pub fn steal_from(&self, victim: usize) -> Steal<T> {
-        debug_assert_ne!(victim, self.index, "a deque does not steal from itself");
-        let v = &self.table.slots[victim];
-        if !v.request.1.load(Ordering::Relaxed) {
-            return Steal::Empty;
-        }
-        let me = &self.slot().answer;
-        me.state.store(WAITING, Ordering::Relaxed);
-        // Release: the victim, which reads the cell with Acquire, sees WAITING before it
-        // answers, so its answer is never overwritten by the store above.
-        if v.request
-            .0
-            .compare_exchange(NO_REQUEST, self.index, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-        {
-            return Steal::Retry;
-        }
-        let mut spins = 0u32;
-        loop {
-            match me.state.load(Ordering::Acquire) {
-                // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
-                // have seen; nobody writes it again until our next request.
-                FILLED => {
-                    let item = unsafe { (*me.item.get()).take() };
-                    return Steal::Success(item.expect("a filled answer holds an item"));
-                }
-                DECLINED => return Steal::Empty,
-                _ => {
-                    #[cfg(loom)]
-                    let poll = !self.broken_no_poll_while_waiting.get();
-                    #[cfg(not(loom))]
-                    let poll = true;
-                    if poll {
-                        self.poll();
-                    }
-                    spins += 1;
-                    relax(spins);
-                }
-            }
-        }
+        self.req.steal_from(victim, || self.poll())
     }
 }
 
@@ -513,8 +589,8 @@ mod loom_tests {
             let mut d = PrivateDeque::<u32>::set(2);
             let b = d.pop().unwrap();
             let a = d.pop().unwrap();
-            a.broken_no_poll_while_waiting.set(broken);
-            b.broken_no_poll_while_waiting.set(broken);
+            a.req.broken_no_poll_while_waiting.set(broken);
+            b.req.broken_no_poll_while_waiting.set(broken);
             a.push(10);
             b.push(20);
             let h = thread::spawn(move || {

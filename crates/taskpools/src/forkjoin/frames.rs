@@ -1,0 +1,157 @@
+//! A worker's frame stack: the private deque of the `private-public` pool, kept as an
+//! intrusive doubly linked list through the jobs themselves (their [`JobHeader`]s), so that a
+//! fork costs a few stores into memory that is already in cache and a join's check afterwards
+//! is one load.
+//!
+//! Only the owner thread touches it. Thieves reach it through steal requests
+//! ([`crate::queue::private_deque::StealRequests`]): the owner answers with
+//! [`take_oldest`](FrameStack::take_oldest). Invariants:
+//! - The list holds exactly the queued jobs, oldest next to the root sentinel, newest at
+//!   `head`. A job leaves it when the owner pops it ([`pop`](FrameStack::pop) or
+//!   [`take_back`](FrameStack::take_back)) or hands it to a thief (`take_oldest`); its
+//!   `state` then says which (`POPPED`, `TAKEN`).
+//! - Jobs are pushed and popped in LIFO order by the owner (a join pops its own job after its
+//!   first half returns, and everything pushed meanwhile has been popped or taken by then), so
+//!   a join whose job is still `QUEUED` finds it at `head`.
+//! - `next` is valid for every job below `head` (the push of the job above set it); it is not
+//!   read for `head` itself.
+
+use std::cell::Cell;
+
+use super::job::{JobHeader, JobRef, POPPED, QUEUED, TAKEN};
+
+pub(crate) struct FrameStack {
+    /// The sentinel below the oldest job (boxed: it must not move with the stack).
+    root: Box<JobHeader>,
+    head: Cell<*const JobHeader>,
+}
+
+// SAFETY: a frame stack is created empty and moved to its owner thread before any job is
+// pushed; from then on only that thread uses it (it is not `Sync`). The raw pointers it holds
+// are to jobs that live on that thread's stack or are owned by the stack until popped.
+unsafe impl Send for FrameStack {}
+
+impl FrameStack {
+    pub(crate) fn new() -> Self {
+        let root = Box::new(JobHeader::root());
+        let head = Cell::new(&*root as *const JobHeader);
+        FrameStack { root, head }
+    }
+
+    #[inline(always)]
+    fn root(&self) -> *const JobHeader {
+        &*self.root
+    }
+
+    /// Whether no job is queued.
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.get() == self.root()
+    }
+
+    /// Queues `h` as the newest job; returns whether the stack was empty before.
+    ///
+    /// # Safety
+    /// `h` is the header of a live job that stays in place until it leaves the stack, and is
+    /// not queued anywhere else.
+    #[inline(always)]
+    pub(crate) unsafe fn push(&self, h: *const JobHeader) -> bool {
+        let top = self.head.get();
+        // SAFETY: `h` is live (contract); `top` is the root or a queued job, live until it
+        // leaves the stack.
+        unsafe {
+            (*h).prev.set(top);
+            (*h).state.set(QUEUED);
+            (*top).next.set(h);
+        }
+        self.head.set(h);
+        top == self.root()
+    }
+
+    /// After the first half of a join: if the join's own job `h` is still queued, it is the
+    /// newest; unlink it and return `true` (the caller runs it). Otherwise a thief took it or
+    /// the owner already popped it.
+    #[inline(always)]
+    pub(crate) fn take_back(&self, h: &JobHeader) -> bool {
+        if h.state.get() == QUEUED {
+            debug_assert!(std::ptr::eq(self.head.get(), h), "LIFO order broken");
+            self.head.set(h.prev.get());
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Pops the newest job, if any.
+    #[inline]
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        let h = self.head.get();
+        if h == self.root() {
+            return None;
+        }
+        // SAFETY: `h` is a queued job, live until it leaves the stack (now).
+        unsafe {
+            self.head.set((*h).prev.get());
+            (*h).state.set(POPPED);
+            Some(JobRef::from_header(h))
+        }
+    }
+
+    /// Removes the oldest job, for a thief, and marks it `TAKEN`.
+    pub(crate) fn take_oldest(&self) -> Option<JobRef> {
+        let top = self.head.get();
+        let root = self.root();
+        if top == root {
+            return None;
+        }
+        // SAFETY: the root and every queued job are live; `o.next` is valid because `o` is
+        // below `head` whenever it is read.
+        unsafe {
+            let o = (*root).next.get();
+            if o == top {
+                self.head.set(root);
+            } else {
+                let n = (*o).next.get();
+                (*root).next.set(n);
+                (*n).prev.set(root);
+            }
+            (*o).state.set(TAKEN);
+            Some(JobRef::from_header(o))
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::forkjoin::job::StackJob;
+
+    #[test]
+    fn lifo_for_the_owner_oldest_for_thieves() {
+        let jobs: Vec<_> = (0..5).map(|i| StackJob::new(move || i)).collect();
+        let s = FrameStack::new();
+        assert!(s.is_empty());
+        for (i, j) in jobs.iter().enumerate() {
+            // SAFETY: the jobs outlive the stack's use of them.
+            assert_eq!(unsafe { s.push(j.header()) }, i == 0);
+        }
+        assert_eq!(s.take_oldest(), Some(jobs[0].as_job_ref()));
+        assert_eq!(jobs[0].header().state.get(), TAKEN);
+        assert!(s.take_back(jobs[4].header()));
+        assert_eq!(s.pop(), Some(jobs[3].as_job_ref()));
+        assert_eq!(jobs[3].header().state.get(), POPPED);
+        assert_eq!(s.take_oldest(), Some(jobs[1].as_job_ref()));
+        assert!(
+            !s.take_back(jobs[1].header()),
+            "a taken job is not taken back"
+        );
+        assert_eq!(s.take_oldest(), Some(jobs[2].as_job_ref()));
+        assert!(s.is_empty());
+        assert_eq!(s.take_oldest(), None);
+        assert_eq!(s.pop(), None);
+        // SAFETY: as above.
+        unsafe { s.push(jobs[3].header()) };
+        assert_eq!(s.pop(), Some(jobs[3].as_job_ref()));
+        assert!(s.is_empty());
+    }
+}
