@@ -680,8 +680,22 @@ where
 {
     match WorkerThread::current() {
         Some(w) => join_on(w, a, b),
-        None => global().install(|| join(a, b)),
+        None => join_outside(a, b),
     }
+}
+
+/// `join` from a thread that is not a worker: out of line, so that the worker path above stays
+/// small enough to be inlined into recursive callers.
+#[cold]
+#[inline(never)]
+fn join_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    global().install(|| join(a, b))
 }
 
 #[inline]
