@@ -518,14 +518,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let mut seq = Vec::new();
         let mut par = vec![vec![Vec::new(); p.threads.len()]; runtimes.len()];
         let mut ceiling = vec![Vec::new(); multi.len()];
+        // Before every timed run: let the previous runtime's idle workers (ours spin for about
+        // 200 yields, rayon's for a few dozen) fall asleep, so that they do not compete for
+        // this machine's two cores with the run being timed.
+        let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
         for _ in 0..p.reps {
             progress.set_message(format!("{name} sequential"));
+            settle();
             seq.push(k(0, Rt::Sequential)?);
             progress.inc();
             // The machine's own ceiling in this run: `t` copies of the sequential kernel on
             // `t` plain threads at once. On a shared machine this is often well below `t`.
             for (&t, samples) in multi.iter().zip(ceiling.iter_mut()) {
                 progress.set_message(format!("{name} ceiling x{t}"));
+                settle();
                 let t0 = Instant::now();
                 std::thread::scope(|sc| {
                     let hs: Vec<_> = (0..t).map(|_| sc.spawn(|| k(0, Rt::Sequential))).collect();
@@ -539,6 +545,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             for (&rt, times) in runtimes.iter().zip(par.iter_mut()) {
                 for (ti, (t, samples)) in p.threads.iter().zip(times.iter_mut()).enumerate() {
                     progress.set_message(format!("{name} {} x{t}", rt_name(rt)));
+                    settle();
                     samples.push(k(ti, rt)?);
                     progress.inc();
                 }
