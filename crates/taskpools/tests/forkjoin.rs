@@ -309,3 +309,78 @@ fn random_mixes_of_joins_and_scopes_match_sequential() {
         }
     }
 }
+
+/// Spawns from inside spawns of the same scope, mixed with joins: a worker that steals such a
+/// spawn while it waits inside a join ends up with the new spawns on top of its own queued
+/// join half. Every spawn must still run exactly once, and every join must finish.
+#[test]
+fn spawns_inside_stolen_spawns_run_exactly_once() {
+    for pool in Pool::ALL {
+        let rt = rt(pool, 4);
+        for round in 0..50 {
+            let hits: Vec<AtomicUsize> = (0..100 * 8).map(|_| AtomicUsize::new(0)).collect();
+            let hits = &hits;
+            let r = rt.install(|| {
+                forkjoin::join(
+                    || {
+                        forkjoin::scope(|s| {
+                            for i in 0..100 {
+                                s.spawn(move |s| {
+                                    let (a, b) = forkjoin::join(|| fib(12), || fib(11));
+                                    for j in 0..8 {
+                                        s.spawn(move |_| {
+                                            hits[i * 8 + j].fetch_add(1, Ordering::Relaxed);
+                                        });
+                                    }
+                                    assert_eq!(a + b, 233);
+                                });
+                            }
+                        });
+                        fib(15)
+                    },
+                    || {
+                        let (x, y) = forkjoin::join(|| fib(19), || fib(18));
+                        x + y
+                    },
+                )
+            });
+            assert_eq!(r, (610, 4181 + 2584), "{pool}, round {round}");
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                "{pool}, round {round}: a nested spawn ran twice or not at all"
+            );
+        }
+    }
+}
+
+/// Deterministic form of the case above: the first half of a join spawns into an enclosing
+/// scope and returns without waiting, so the spawn sits above the join's second half. The join
+/// runs it, then the second half; the scope sees it done.
+#[test]
+fn a_spawn_left_above_a_join_half_runs_before_it() {
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            let rt = rt(pool, threads);
+            let order = std::sync::Mutex::new(Vec::new());
+            rt.scope(|s| {
+                let order = &order;
+                let (a, b) = forkjoin::join(
+                    || {
+                        s.spawn(move |_| order.lock().unwrap().push("spawn"));
+                        1
+                    },
+                    || {
+                        order.lock().unwrap().push("b");
+                        2
+                    },
+                );
+                assert_eq!((a, b), (1, 2));
+            });
+            let order = order.into_inner().unwrap();
+            assert_eq!(order.len(), 2, "{pool}: {order:?}");
+            if threads == 1 {
+                assert_eq!(order, ["spawn", "b"], "{pool}: LIFO on one worker");
+            }
+        }
+    }
+}

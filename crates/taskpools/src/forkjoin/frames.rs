@@ -10,9 +10,10 @@
 //!   `head`. A job leaves it when the owner pops it ([`pop`](FrameStack::pop) or
 //!   [`take_back`](FrameStack::take_back)) or hands it to a thief (`take_oldest`); its
 //!   `state` then says which (`POPPED`, `TAKEN`).
-//! - Jobs are pushed and popped in LIFO order by the owner (a join pops its own job after its
-//!   first half returns, and everything pushed meanwhile has been popped or taken by then), so
-//!   a join whose job is still `QUEUED` finds it at `head`.
+//! - Jobs are pushed and popped in LIFO order by the owner. A join whose job is still
+//!   `QUEUED` after its first half usually finds it at `head`; the exception is a worker that,
+//!   while it waited inside that first half, ran a stolen spawn which spawned again into its
+//!   scope: those spawns sit above the join's job, and the join runs them first.
 //! - `next` is valid for every job below `head` (the push of the job above set it); it is not
 //!   read for `head` itself.
 
@@ -68,13 +69,12 @@ impl FrameStack {
         top == self.root()
     }
 
-    /// After the first half of a join: if the join's own job `h` is still queued, it is the
-    /// newest; unlink it and return `true` (the caller runs it). Otherwise a thief took it or
-    /// the owner already popped it.
+    /// After the first half of a join: if the join's own job `h` is queued and the newest,
+    /// unlink it and return `true` (the caller runs it). Otherwise (a thief took it, the owner
+    /// already popped it, or jobs sit above it) `false`.
     #[inline(always)]
     pub(crate) fn take_back(&self, h: &JobHeader) -> bool {
-        if h.state.get() == QUEUED {
-            debug_assert!(std::ptr::eq(self.head.get(), h), "LIFO order broken");
+        if h.state.get() == QUEUED && std::ptr::eq(self.head.get(), h) {
             self.head.set(h.prev.get());
             true
         } else {
@@ -152,6 +152,16 @@ mod tests {
         // SAFETY: as above.
         unsafe { s.push(jobs[3].header()) };
         assert_eq!(s.pop(), Some(jobs[3].as_job_ref()));
+        assert!(s.is_empty());
+        // A job with another above it is not taken back until that one is gone.
+        // SAFETY: as above.
+        unsafe {
+            s.push(jobs[3].header());
+            s.push(jobs[4].header());
+        }
+        assert!(!s.take_back(jobs[3].header()));
+        assert_eq!(s.pop(), Some(jobs[4].as_job_ref()));
+        assert!(s.take_back(jobs[3].header()));
         assert!(s.is_empty());
     }
 }

@@ -731,16 +731,38 @@ where
     let rb = if p.frames.take_back(job_b.header()) {
         job_b.run_inline()
     } else {
-        // A thief took `b` (or this worker ran it already while it waited inside `a`).
-        if !job_b.is_done() {
-            w.wait_until(|| job_b.is_done());
-        }
-        job_b.take_outcome()
+        join_private_slow(w, p, &job_b)
     };
     match (ra, rb) {
         (Ok(ra), Ok(rb)) => (ra, rb),
         (Err(p), _) | (_, Err(p)) => resume_unwind(p),
     }
+}
+
+/// `b` was not simply on top after `a`: a thief took it, or this worker already ran it while
+/// it waited inside `a`, or jobs that such a wait left behind (spawns made by a stolen spawn)
+/// sit above it. Runs those first, then `b`; or waits for the thief.
+#[cold]
+#[inline(never)]
+fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
+    w: &WorkerThread,
+    p: &PrivateFrames,
+    job_b: &StackJob<F, R>,
+) -> job::Outcome<R> {
+    while job_b.header().state.get() == job::QUEUED {
+        if p.frames.take_back(job_b.header()) {
+            return job_b.run_inline();
+        }
+        // SAFETY: a job above `b` on our own stack; popped, so executed once, here.
+        match p.pop() {
+            Some(j) => unsafe { j.execute() },
+            None => unreachable!("`b` is queued, so the stack is not empty"),
+        }
+    }
+    if !job_b.is_done() {
+        w.wait_until(|| job_b.is_done());
+    }
+    job_b.take_outcome()
 }
 
 /// `join` on a Chase–Lev deque.
