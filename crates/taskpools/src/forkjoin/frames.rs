@@ -72,9 +72,12 @@ impl FrameStack {
     /// After the first half of a join: if the join's own job `h` is queued and the newest,
     /// unlink it and return `true` (the caller runs it). Otherwise (a thief took it, the owner
     /// already popped it, or jobs sit above it) `false`.
+    ///
+    /// `head == h` alone decides: a job that left the stack is never `head` again while it is
+    /// alive (a live job's address is not reused), and the caller's job is alive.
     #[inline(always)]
     pub(crate) fn take_back(&self, h: &JobHeader) -> bool {
-        if h.state.get() == QUEUED && std::ptr::eq(self.head.get(), h) {
+        if std::ptr::eq(self.head.get(), h) {
             self.head.set(h.prev.get());
             true
         } else {
