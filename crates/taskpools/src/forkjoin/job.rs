@@ -95,7 +95,10 @@ pub(crate) struct StackJob<F, R> {
     /// Taken exactly once, by whoever got the job: a thief (in `run`) or the owner (in
     /// `run_inline`); never dropped in place.
     func: UnsafeCell<ManuallyDrop<F>>,
-    result: UnsafeCell<Option<Outcome<R>>>,
+    /// Written by the executor when someone other than the join's inline path runs the job,
+    /// before `done`; read once by the owner after `done`. Uninitialized otherwise (the inline
+    /// path never touches it, which spares the fast path a store and a drop check).
+    result: UnsafeCell<MaybeUninit<Outcome<R>>>,
     done: AtomicBool,
 }
 
@@ -111,7 +114,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         StackJob {
             header: JobHeader::new(Self::run),
             func: UnsafeCell::new(ManuallyDrop::new(f)),
-            result: UnsafeCell::new(None),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
             done: AtomicBool::new(false),
         }
     }
@@ -136,7 +139,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         let f = unsafe { ManuallyDrop::take(&mut *this.func.get()) };
         let r = catch_unwind(AssertUnwindSafe(f));
         // SAFETY: the owner reads `result` only after `done`.
-        unsafe { *this.result.get() = Some(r) };
+        unsafe { (*this.result.get()).write(r) };
         // Last access: after this store the owner may return and free the stack frame.
         this.done.store(true, Ordering::Release);
     }
@@ -157,11 +160,13 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         catch_unwind(AssertUnwindSafe(f))
     }
 
-    /// The outcome after `is_done`.
+    /// The outcome after `is_done`; called once.
     pub(crate) fn take_outcome(&self) -> Outcome<R> {
+        debug_assert!(self.is_done());
         // SAFETY: the executor wrote `result` before setting `done` (Release), which the
-        // caller has seen (Acquire); nobody touches the job afterwards.
-        unsafe { (*self.result.get()).take() }.expect("done jobs have a result")
+        // caller has seen (Acquire); nobody touches the job afterwards, and the caller takes
+        // the outcome once.
+        unsafe { (*self.result.get()).assume_init_read() }
     }
 }
 
