@@ -174,8 +174,22 @@ impl PrivateFrames {
         false
     }
 
-    /// Pops the newest job; when there is none, withdraws the work hint (lazily: a join that
-    /// takes its own job back does not touch the hint).
+    /// A join takes its own job back (see [`FrameStack::take_back`]); when that empties the
+    /// stack, the work hint is withdrawn, so that thieves stop asking and idle workers may
+    /// sleep while this worker runs the job.
+    #[inline(always)]
+    fn take_back(&self, h: &job::JobHeader) -> bool {
+        if self.frames.take_back(h) {
+            if self.frames.is_empty() {
+                self.req.advertise(false);
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Pops the newest job; when there is none, withdraws the work hint.
     #[inline]
     fn pop(&self) -> Option<JobRef> {
         let j = self.frames.pop();
@@ -728,7 +742,7 @@ where
     p.poll();
     // A panic in `a` is caught so that `b` (which lives in this frame) is finished first.
     let ra = catch_unwind(AssertUnwindSafe(a));
-    let rb = if p.frames.take_back(job_b.header()) {
+    let rb = if p.take_back(job_b.header()) {
         job_b.run_inline()
     } else {
         join_private_slow(w, p, &job_b)
@@ -750,7 +764,7 @@ fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
     job_b: &StackJob<F, R>,
 ) -> job::Outcome<R> {
     while job_b.header().state.get() == job::QUEUED {
-        if p.frames.take_back(job_b.header()) {
+        if p.take_back(job_b.header()) {
             return job_b.run_inline();
         }
         // SAFETY: a job above `b` on our own stack; popped, so executed once, here.
