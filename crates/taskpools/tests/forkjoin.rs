@@ -384,3 +384,26 @@ fn a_spawn_left_above_a_join_half_runs_before_it() {
         }
     }
 }
+
+/// A job that recurses far deeper than the default 2 MiB stack allows runs on workers built
+/// with a larger stack.
+#[test]
+fn stack_size_is_applied_to_workers() {
+    #[inline(never)]
+    fn deep(n: u64, pad: [u64; 8]) -> u64 {
+        if n == 0 {
+            return pad.iter().sum();
+        }
+        let mut p = pad;
+        p[(n % 8) as usize] += 1;
+        1 + deep(n - 1, std::hint::black_box(p))
+    }
+    let rt = Runtime::builder()
+        .threads(1)
+        .stack_size(256 << 20)
+        .build()
+        .unwrap();
+    // About 100 bytes a frame in debug builds and more: well past 2 MiB at this depth.
+    let n = 200_000;
+    assert_eq!(rt.install(|| deep(n, [0; 8])), n + n);
+}

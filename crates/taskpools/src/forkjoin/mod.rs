@@ -461,6 +461,7 @@ pub struct RuntimeBuilder {
     threads: usize,
     pool: Pool,
     pin: bool,
+    stack_size: Option<usize>,
 }
 
 impl Default for RuntimeBuilder {
@@ -469,6 +470,7 @@ impl Default for RuntimeBuilder {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pool: Pool::PrivatePublic,
             pin: false,
+            stack_size: None,
         }
     }
 }
@@ -494,6 +496,13 @@ impl RuntimeBuilder {
     /// Pins worker `i` to core `i mod cores` (default off).
     pub fn pin(mut self, pin: bool) -> Self {
         self.pin = pin;
+        self
+    }
+
+    /// Stack size of each worker thread in bytes (default: the standard library's, 2 MiB).
+    /// Deeply recursive jobs need more; stealing while waiting adds at most 32 nested jobs.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
         self
     }
 
@@ -575,23 +584,25 @@ impl Runtime {
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
             let core = cores.as_ref().map(|c| c[index % c.len()]);
-            let h = std::thread::Builder::new()
-                .name(format!("taskpools-fj-{index}"))
-                .spawn(move || {
-                    if let Some(c) = core {
-                        core_affinity::set_for_current(c);
-                    }
-                    let w = WorkerThread {
-                        index,
-                        registry: reg,
-                        deque,
-                        rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
-                        waits: Cell::new(0),
-                    };
-                    CURRENT.with(|c| c.set(&w));
-                    w.main_loop();
-                    CURRENT.with(|c| c.set(std::ptr::null()));
-                });
+            let mut tb = std::thread::Builder::new().name(format!("taskpools-fj-{index}"));
+            if let Some(bytes) = b.stack_size {
+                tb = tb.stack_size(bytes);
+            }
+            let h = tb.spawn(move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(c);
+                }
+                let w = WorkerThread {
+                    index,
+                    registry: reg,
+                    deque,
+                    rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
+                    waits: Cell::new(0),
+                };
+                CURRENT.with(|c| c.set(&w));
+                w.main_loop();
+                CURRENT.with(|c| c.set(std::ptr::null()));
+            });
             match h {
                 Ok(h) => rt.threads.push(h),
                 // Dropping `rt` stops the workers started so far.
