@@ -287,6 +287,8 @@ struct WorkerThread {
     rng: Cell<u64>,
     /// Waits (`wait_until`) currently on this thread's stack.
     waits: Cell<u32>,
+    /// Steal attempts (rounds over the victims) this worker has made; only tests read it.
+    steal_rounds: Cell<u64>,
 }
 
 thread_local! {
@@ -363,6 +365,7 @@ impl WorkerThread {
     /// One attempt to find work elsewhere: a random victim first, then around; then the
     /// injector.
     fn steal(&self) -> Option<JobRef> {
+        self.steal_rounds.set(self.steal_rounds.get() + 1);
         let n = self.registry.threads;
         let start = self.next_victim();
         for k in 0..n {
@@ -598,6 +601,7 @@ impl Runtime {
                     deque,
                     rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
                     waits: Cell::new(0),
+                    steal_rounds: Cell::new(0),
                 };
                 CURRENT.with(|c| c.set(&w));
                 w.main_loop();
@@ -906,3 +910,43 @@ impl Clone for ScopePtr<'_> {
     }
 }
 impl Copy for ScopePtr<'_> {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool as StdBool;
+
+    /// Waits past `MAX_STEALING_WAITS` nested levels do not steal (which bounds the stack);
+    /// waits below it do. White-box: the depth is set directly, and the worker's steal rounds
+    /// are counted while it waits for a flag that another thread sets.
+    #[test]
+    fn deep_waits_do_not_steal() {
+        for pool in Pool::ALL {
+            let rt = Runtime::builder().threads(2).pool(pool).build().unwrap();
+            let rounds = |depth: u32| {
+                rt.install(|| {
+                    let w = WorkerThread::current().expect("on a worker");
+                    let flag = StdBool::new(false);
+                    let before = w.steal_rounds.get();
+                    w.waits.set(depth);
+                    std::thread::scope(|s| {
+                        s.spawn(|| {
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            flag.store(true, std::sync::atomic::Ordering::Release);
+                        });
+                        w.wait_until(|| flag.load(std::sync::atomic::Ordering::Acquire));
+                    });
+                    assert_eq!(w.waits.get(), depth, "the wait restores the depth");
+                    w.waits.set(0);
+                    w.steal_rounds.get() - before
+                })
+            };
+            assert!(rounds(0) > 0, "{pool}: a shallow wait steals");
+            assert_eq!(
+                rounds(MAX_STEALING_WAITS),
+                0,
+                "{pool}: a deep wait must not steal"
+            );
+        }
+    }
+}
