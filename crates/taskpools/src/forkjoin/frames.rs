@@ -19,11 +19,14 @@
 
 use std::cell::Cell;
 
+use crossbeam_utils::CachePadded;
+
 use super::job::{JobHeader, JobRef, POPPED, QUEUED, TAKEN};
 
 pub(crate) struct FrameStack {
-    /// The sentinel below the oldest job (boxed: it must not move with the stack).
-    root: Box<JobHeader>,
+    /// The sentinel below the oldest job (boxed: it must not move with the stack; padded: the
+    /// workers' roots are allocated together, and each owner writes its own).
+    root: Box<CachePadded<JobHeader>>,
     head: Cell<*const JobHeader>,
 }
 
@@ -34,14 +37,14 @@ unsafe impl Send for FrameStack {}
 
 impl FrameStack {
     pub(crate) fn new() -> Self {
-        let root = Box::new(JobHeader::root());
-        let head = Cell::new(&*root as *const JobHeader);
+        let root = Box::new(CachePadded::new(JobHeader::root()));
+        let head = Cell::new(&**root as *const JobHeader);
         FrameStack { root, head }
     }
 
     #[inline(always)]
     fn root(&self) -> *const JobHeader {
-        &*self.root
+        &**self.root
     }
 
     /// Whether no job is queued.
