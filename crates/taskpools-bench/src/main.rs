@@ -447,6 +447,18 @@ fn list() {
         };
         println!("  {:<24} {:<5} {}", w.name(), w.alias(), d);
     }
+    println!("\nfork-join pools (forkjoin --pool NAME or ALIAS; library: forkjoin::Pool):");
+    for p in taskpools::forkjoin::Pool::ALL {
+        let d = match p {
+            taskpools::forkjoin::Pool::PrivatePublic => {
+                "private frame stack per worker; thieves send steal requests (default)"
+            }
+            taskpools::forkjoin::Pool::ChaseLev => {
+                "lock-free Chase-Lev deque per worker; thieves take the oldest job"
+            }
+        };
+        println!("  {:<24} {:<5} {}", p.name(), p.alias(), d);
+    }
 }
 
 /// `--json`, `--csv` and `--plot`, shared by the experiments that draw one chart.

@@ -20,6 +20,13 @@ fn list_prints_every_pool_and_memory_manager_with_alias() {
     for m in taskpools::MemKind::ALL {
         assert!(s.contains(m.name()) && s.contains(m.alias()), "{m}");
     }
+    let fj = s
+        .split("fork-join pools")
+        .nth(1)
+        .expect("a fork-join section");
+    for p in taskpools::forkjoin::Pool::ALL {
+        assert!(fj.contains(p.name()) && fj.contains(p.alias()), "{p}");
+    }
 }
 
 #[test]
