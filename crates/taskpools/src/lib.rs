@@ -30,9 +30,17 @@
 //! # Ok::<(), taskpools::Error>(())
 //! ```
 //!
+//! Nested fork-join (`join`, `scope`, on a persistent runtime whose stealing pool is chosen at
+//! construction) is in [`forkjoin`]:
+//!
+//! ```
+//! let (a, b) = taskpools::forkjoin::join(|| 1 + 1, || 2 * 2);
+//! assert_eq!((a, b), (2, 4));
+//! ```
+//!
 //! Layers (see DESIGN.md): [`queue`] and [`mem`] at the bottom, [`pool`] (the family behind
-//! [`TaskPool`]), [`runtime`] (the working phase), and the synthetic algorithm of the seed in
-//! [`synthetic`].
+//! [`TaskPool`]), [`runtime`] (the working phase), [`forkjoin`] (with its own persistent
+//! workers), and the synthetic algorithm of the seed in [`synthetic`].
 
 #![warn(missing_docs)]
 
