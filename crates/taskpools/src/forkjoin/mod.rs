@@ -189,11 +189,13 @@ impl PrivateFrames {
         }
     }
 
-    /// Pops the newest job; when there is none, withdraws the work hint.
+    /// Pops the newest job; when the stack is (or becomes) empty, withdraws the work hint. The
+    /// hint is therefore set exactly while the stack holds a job, which is what idle workers
+    /// check before they sleep.
     #[inline]
     fn pop(&self) -> Option<JobRef> {
         let j = self.frames.pop();
-        if j.is_none() {
+        if self.frames.is_empty() {
             self.req.advertise(false);
         }
         j
