@@ -227,9 +227,28 @@ struct Registry {
     sleep: Mutex<()>,
     wake: Condvar,
     shutdown: AtomicBool,
+    /// Loom-only switch for a test of the tests: a would-be sleeper that does not look for
+    /// work again after announcing itself, so an injection can slip in between.
+    #[cfg(loom)]
+    broken_no_recheck: bool,
 }
 
 impl Registry {
+    fn new(threads: usize, stealers: Stealers) -> Registry {
+        Registry {
+            threads,
+            stealers,
+            injector: Mutex::new(VecDeque::new()),
+            injected: CachePadded::new(AtomicUsize::new(0)),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            sleep: Mutex::new(()),
+            wake: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            #[cfg(loom)]
+            broken_no_recheck: false,
+        }
+    }
+
     fn has_work(&self) -> bool {
         self.injected.load(Ordering::Relaxed) > 0
             || match &self.stealers {
@@ -269,7 +288,12 @@ impl Registry {
         let g = lock(&self.sleep);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        if !self.has_work() && !self.shutdown.load(Ordering::Acquire) {
+        #[cfg(loom)]
+        let recheck = !self.broken_no_recheck;
+        #[cfg(not(loom))]
+        let recheck = true;
+        let work = recheck && self.has_work();
+        if !work && !self.shutdown.load(Ordering::Acquire) {
             drop(self.wake.wait(g).unwrap_or_else(|e| e.into_inner()));
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -566,16 +590,7 @@ impl Runtime {
                 )
             }
         };
-        let registry = Arc::new(Registry {
-            threads,
-            stealers,
-            injector: Mutex::new(VecDeque::new()),
-            injected: CachePadded::new(AtomicUsize::new(0)),
-            sleepers: CachePadded::new(AtomicUsize::new(0)),
-            sleep: Mutex::new(()),
-            wake: Condvar::new(),
-            shutdown: AtomicBool::new(false),
-        });
+        let registry = Arc::new(Registry::new(threads, stealers));
         let cores = if b.pin {
             core_affinity::get_core_ids().filter(|c| !c.is_empty())
         } else {
@@ -950,5 +965,59 @@ mod tests {
                 "{pool}: a deep wait must not steal"
             );
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use job::JobHeader;
+    use loom::thread;
+
+    /// A worker that finds nothing and goes to sleep while `install` injects a job: whatever
+    /// the interleaving, the worker wakes and takes the job.
+    fn inject_vs_sleep(broken: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(move || {
+            let table = Arc::clone(StealRequests::<JobRef>::set(1)[0].table());
+            #[allow(unused_mut)]
+            let mut reg = Registry::new(1, Stealers::Private(table));
+            reg.broken_no_recheck = broken;
+            let reg = Arc::new(reg);
+            let header = Box::leak(Box::new(JobHeader::root()));
+            // SAFETY: the header is leaked, so it lives for the whole model; it is only taken
+            // from the injector, never run.
+            let job = unsafe { JobRef::from_header(header) };
+            let taken = Arc::new(AtomicBool::new(false));
+            let (r2, t2) = (Arc::clone(&reg), Arc::clone(&taken));
+            let worker = thread::spawn(move || loop {
+                if let Some(j) = r2.take_injected() {
+                    t2.store(true, Ordering::Release);
+                    return j;
+                }
+                r2.sleep_until_work();
+            });
+            reg.inject(job);
+            // Wait by spinning, not by joining: with a lost wake-up the model then reports an
+            // endless spin instead of a deadlock of two blocked threads.
+            while !taken.load(Ordering::Acquire) {
+                thread::yield_now();
+            }
+            assert_eq!(worker.join().unwrap(), job);
+        });
+    }
+
+    #[test]
+    fn loom_an_injected_job_wakes_a_sleeping_worker() {
+        inject_vs_sleep(false);
+    }
+
+    /// Test of the test above: without the sleeper's second look for work, loom finds the
+    /// lost wake-up.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_lost_wakeup_without_the_recheck() {
+        inject_vs_sleep(true);
     }
 }
