@@ -18,6 +18,7 @@
 //!   read for `head` itself.
 
 use std::cell::Cell;
+use std::mem::MaybeUninit;
 
 use crossbeam_utils::CachePadded;
 
@@ -66,7 +67,7 @@ impl FrameStack {
         unsafe {
             (*h).prev.set(top);
             (*h).state.set(QUEUED);
-            (*top).next.set(h);
+            (*top).next.set(MaybeUninit::new(h));
         }
         self.head.set(h);
         top == self.root()
@@ -113,12 +114,14 @@ impl FrameStack {
         // SAFETY: the root and every queued job are live; `o.next` is valid because `o` is
         // below `head` whenever it is read.
         unsafe {
-            let o = (*root).next.get();
+            // The root's `next` was set by the push of the oldest job (the stack is not empty).
+            let o = (*root).next.get().assume_init();
             if o == top {
                 self.head.set(root);
             } else {
-                let n = (*o).next.get();
-                (*root).next.set(n);
+                // `o` is below `head`, so the push of the job above it set `o.next`.
+                let n = (*o).next.get().assume_init();
+                (*root).next.set(MaybeUninit::new(n));
                 (*n).prev.set(root);
             }
             (*o).state.set(TAKEN);

@@ -28,7 +28,9 @@ pub(crate) const ROOT: u8 = 3;
 pub(crate) struct JobHeader {
     run: unsafe fn(*const JobHeader),
     pub(crate) prev: Cell<*const JobHeader>,
-    pub(crate) next: Cell<*const JobHeader>,
+    /// Set by the push of the job above this one; uninitialized until then (it is read only
+    /// for jobs below the top, see `frames`), which spares every fork a store.
+    pub(crate) next: Cell<MaybeUninit<*const JobHeader>>,
     pub(crate) state: Cell<u8>,
 }
 
@@ -37,7 +39,7 @@ impl JobHeader {
         JobHeader {
             run,
             prev: Cell::new(std::ptr::null()),
-            next: Cell::new(std::ptr::null()),
+            next: Cell::new(MaybeUninit::uninit()),
             state: Cell::new(QUEUED),
         }
     }
