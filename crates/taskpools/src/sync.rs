@@ -5,13 +5,17 @@
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{
-    atomic::{fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
+    atomic::{
+        fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    },
     Arc, Condvar, Mutex, MutexGuard,
 };
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
-    atomic::{fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering},
+    atomic::{
+        fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    },
     Arc, Condvar, Mutex, MutexGuard,
 };
 

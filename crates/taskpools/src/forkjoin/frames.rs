@@ -66,7 +66,7 @@ impl FrameStack {
         // leaves the stack.
         unsafe {
             (*h).prev.set(top);
-            (*h).state.set(QUEUED);
+            (*h).set_state(QUEUED);
             (*top).next.set(MaybeUninit::new(h));
         }
         self.head.set(h);
@@ -99,7 +99,7 @@ impl FrameStack {
         // SAFETY: `h` is a queued job, live until it leaves the stack (now).
         unsafe {
             self.head.set((*h).prev.get());
-            (*h).state.set(POPPED);
+            (*h).set_state(POPPED);
             Some(JobRef::from_header(h))
         }
     }
@@ -124,7 +124,7 @@ impl FrameStack {
                 (*root).next.set(MaybeUninit::new(n));
                 (*n).prev.set(root);
             }
-            (*o).state.set(TAKEN);
+            (*o).set_state(TAKEN);
             Some(JobRef::from_header(o))
         }
     }
@@ -145,10 +145,10 @@ mod tests {
             assert_eq!(unsafe { s.push(j.header()) }, i == 0);
         }
         assert_eq!(s.take_oldest(), Some(jobs[0].as_job_ref()));
-        assert_eq!(jobs[0].header().state.get(), TAKEN);
+        assert_eq!(jobs[0].header().state(), TAKEN);
         assert!(s.take_back(jobs[4].header()));
         assert_eq!(s.pop(), Some(jobs[3].as_job_ref()));
-        assert_eq!(jobs[3].header().state.get(), POPPED);
+        assert_eq!(jobs[3].header().state(), POPPED);
         assert_eq!(s.take_oldest(), Some(jobs[1].as_job_ref()));
         assert!(
             !s.take_back(jobs[1].header()),

@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell, UnsafeCell};
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::sync::{lock, Arc, AtomicBool, Condvar, Mutex, Ordering};
+use crate::sync::{lock, Arc, AtomicU8, Condvar, Mutex, Ordering};
 
 /// States of a job in a frame stack.
 pub(crate) const QUEUED: u8 = 0;
@@ -20,10 +20,14 @@ pub(crate) const TAKEN: u8 = 1;
 pub(crate) const POPPED: u8 = 2;
 /// The sentinel at the bottom of a frame stack.
 pub(crate) const ROOT: u8 = 3;
+/// Run to the end (stack jobs only; set by whichever thread ran it, as its last access).
+pub(crate) const DONE: u8 = 4;
 
 /// The first field of every job (`#[repr(C)]`, so a pointer to the header is a pointer to the
-/// job). `run` is read by whichever thread executes the job; the links and the state belong to
-/// the owner's frame stack and are touched only by the owner thread.
+/// job). `run` is read by whichever thread executes the job; the links belong to the owner's
+/// frame stack and are touched only by the owner thread. `state` is written by the owner while
+/// the job is its own (queued, popped, taken) and, for stack jobs, set to `DONE` by whichever
+/// thread runs the job, as that thread's last access.
 #[repr(C)]
 pub(crate) struct JobHeader {
     run: unsafe fn(*const JobHeader),
@@ -31,7 +35,7 @@ pub(crate) struct JobHeader {
     /// Set by the push of the job above this one; uninitialized until then (it is read only
     /// for jobs below the top, see `frames`), which spares every fork a store.
     pub(crate) next: Cell<MaybeUninit<*const JobHeader>>,
-    pub(crate) state: Cell<u8>,
+    state: AtomicU8,
 }
 
 impl JobHeader {
@@ -40,8 +44,20 @@ impl JobHeader {
             run,
             prev: Cell::new(std::ptr::null()),
             next: Cell::new(MaybeUninit::uninit()),
-            state: Cell::new(QUEUED),
+            state: AtomicU8::new(QUEUED),
         }
+    }
+
+    /// The state, as the owner sees it.
+    #[inline(always)]
+    pub(crate) fn state(&self) -> u8 {
+        self.state.load(Ordering::Relaxed)
+    }
+
+    /// Sets the state (owner only, while no other thread can reach the job).
+    #[inline(always)]
+    pub(crate) fn set_state(&self, s: u8) {
+        self.state.store(s, Ordering::Relaxed);
     }
 
     /// The sentinel of a frame stack (never run).
@@ -50,7 +66,7 @@ impl JobHeader {
             unreachable!("the root of a frame stack is not a job")
         }
         let h = JobHeader::new(never);
-        h.state.set(ROOT);
+        h.set_state(ROOT);
         h
     }
 }
@@ -98,16 +114,17 @@ pub(crate) struct StackJob<F, R> {
     /// `run_inline`); never dropped in place.
     func: UnsafeCell<ManuallyDrop<F>>,
     /// Written by the executor when someone other than the join's inline path runs the job,
-    /// before `done`; read once by the owner after `done`. Uninitialized otherwise (the inline
-    /// path never touches it, which spares the fast path a store and a drop check).
+    /// before the header's `DONE`; read once by the owner after it sees `DONE`. Uninitialized
+    /// otherwise (the inline path never touches it, which spares the fast path a store and a
+    /// drop check).
     result: UnsafeCell<MaybeUninit<Outcome<R>>>,
-    done: AtomicBool,
 }
 
 // SAFETY: `func` is taken by exactly one thread (the executor, or the owner when it takes the
 // job back, never both: a job is handed out once); `result` is written by the executor before
-// `done` is set with Release and read by the owner after seeing `done` with Acquire. Other
-// threads read only the header's `run`; its `Cell`s are the owner's alone.
+// the header's state is set to `DONE` with Release and read by the owner after seeing `DONE`
+// with Acquire. Other threads read only the header's `run` and store `DONE`; the header's
+// `Cell`s are the owner's alone.
 unsafe impl<F: Send, R: Send> Sync for StackJob<F, R> {}
 
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
@@ -117,7 +134,6 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
             header: JobHeader::new(Self::run),
             func: UnsafeCell::new(ManuallyDrop::new(f)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
-            done: AtomicBool::new(false),
         }
     }
 
@@ -135,22 +151,22 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
     unsafe fn run(h: *const JobHeader) {
         // SAFETY: the header is the first field of a `StackJob<F, R>` (`repr(C)`), and the
-        // owner keeps the job alive until `done`.
+        // owner keeps the job alive until `DONE`.
         let this = unsafe { &*h.cast::<Self>() };
         // SAFETY: only the executor reaches here, once (see the `Sync` impl).
         let f = unsafe { ManuallyDrop::take(&mut *this.func.get()) };
         let r = catch_unwind(AssertUnwindSafe(f));
-        // SAFETY: the owner reads `result` only after `done`.
+        // SAFETY: the owner reads `result` only after `DONE`.
         unsafe { (*this.result.get()).write(r) };
         // Last access: after this store the owner may return and free the stack frame.
-        this.done.store(true, Ordering::Release);
+        this.header.state.store(DONE, Ordering::Release);
     }
 
     /// Whether the job has been run to the end (by another thread, or by the owner from a
     /// wait loop).
     #[inline(always)]
     pub(crate) fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
+        self.header.state.load(Ordering::Acquire) == DONE
     }
 
     /// Runs the job here, catching a panic (the owner took it back, so no one else can).
@@ -165,7 +181,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     /// The outcome after `is_done`; called once.
     pub(crate) fn take_outcome(&self) -> Outcome<R> {
         debug_assert!(self.is_done());
-        // SAFETY: the executor wrote `result` before setting `done` (Release), which the
+        // SAFETY: the executor wrote `result` before setting `DONE` (Release), which the
         // caller has seen (Acquire); nobody touches the job afterwards, and the caller takes
         // the outcome once.
         unsafe { (*self.result.get()).assume_init_read() }

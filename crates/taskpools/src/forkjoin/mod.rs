@@ -795,7 +795,7 @@ fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
     p: &PrivateFrames,
     job_b: &StackJob<F, R>,
 ) -> job::Outcome<R> {
-    while job_b.header().state.get() == job::QUEUED {
+    while job_b.header().state() == job::QUEUED {
         if p.take_back(job_b.header()) {
             return job_b.run_inline();
         }
