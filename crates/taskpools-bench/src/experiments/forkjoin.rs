@@ -63,9 +63,10 @@ pub struct Record {
     pub vs_rayon: Option<f64>,
 }
 
-/// A `join` implementation to run the kernels with.
-trait Join: Sync {
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+/// A `join` implementation to run the kernels with. Static (no `self`), so that a kernel
+/// compiles to the same code a user would write with that runtime's `join` directly.
+trait Join {
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
         B: FnOnce() -> RB + Send,
@@ -76,7 +77,7 @@ trait Join: Sync {
 struct Ours;
 impl Join for Ours {
     #[inline]
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
         B: FnOnce() -> RB + Send,
@@ -90,7 +91,7 @@ impl Join for Ours {
 struct Rayon;
 impl Join for Rayon {
     #[inline]
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
         B: FnOnce() -> RB + Send,
@@ -105,7 +106,7 @@ impl Join for Rayon {
 struct Seq;
 impl Join for Seq {
     #[inline]
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
         B: FnOnce() -> RB + Send,
@@ -116,18 +117,22 @@ impl Join for Seq {
     }
 }
 
+thread_local! {
+    static JOINS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Runs both halves here and counts the joins (to compute ns per join).
-struct Counting(std::sync::atomic::AtomicU64);
+struct Counting;
 impl Join for Counting {
     #[inline]
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
         B: FnOnce() -> RB + Send,
         RA: Send,
         RB: Send,
     {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        JOINS.with(|c| c.set(c.get() + 1));
         (a(), b())
     }
 }
@@ -135,7 +140,7 @@ impl Join for Counting {
 /// Below this many elements the sorts use the standard library's sequential sort.
 const SORT_CUTOFF: usize = 2048;
 
-fn mergesort<J: Join>(j: &J, v: &mut [u32], buf: &mut [u32]) {
+fn mergesort<J: Join>(v: &mut [u32], buf: &mut [u32]) {
     if v.len() <= SORT_CUTOFF {
         v.sort_unstable();
         return;
@@ -144,7 +149,7 @@ fn mergesort<J: Join>(j: &J, v: &mut [u32], buf: &mut [u32]) {
     {
         let (l, r) = v.split_at_mut(mid);
         let (bl, br) = buf.split_at_mut(mid);
-        j.join(|| mergesort(j, l, bl), || mergesort(j, r, br));
+        J::join(|| mergesort::<J>(l, bl), || mergesort::<J>(r, br));
     }
     // Merge the sorted halves into `buf`, then copy back.
     let (mut i, mut k) = (0, mid);
@@ -160,7 +165,7 @@ fn mergesort<J: Join>(j: &J, v: &mut [u32], buf: &mut [u32]) {
     v.copy_from_slice(buf);
 }
 
-fn quicksort<J: Join>(j: &J, v: &mut [u32]) {
+fn quicksort<J: Join>(v: &mut [u32]) {
     if v.len() <= SORT_CUTOFF {
         v.sort_unstable();
         return;
@@ -186,7 +191,7 @@ fn quicksort<J: Join>(j: &J, v: &mut [u32]) {
     }
     v.swap(store, last);
     let (l, r) = v.split_at_mut(store);
-    j.join(|| quicksort(j, l), || quicksort(j, &mut r[1..]));
+    J::join(|| quicksort::<J>(l), || quicksort::<J>(&mut r[1..]));
 }
 
 /// A square block of a row-major matrix: `n × n` elements starting at `ptr`, rows `stride`
@@ -227,7 +232,7 @@ const MM_CUTOFF: usize = 32;
 
 /// C += A·B with the 8-way block decomposition: the four products into distinct quadrants of
 /// C run in parallel, then the other four.
-fn matmul<J: Join>(j: &J, c: Block, a: Block, b: Block) {
+fn matmul<J: Join>(c: Block, a: Block, b: Block) {
     let n = c.n;
     if n <= MM_CUTOFF {
         for i in 0..n {
@@ -246,28 +251,28 @@ fn matmul<J: Join>(j: &J, c: Block, a: Block, b: Block) {
     for phase in 0..2 {
         // phase 0: C_rs += A_r0 · B_0s; phase 1: C_rs += A_r1 · B_1s
         let t = phase;
-        j.join(
+        J::join(
             || {
-                j.join(
-                    || matmul(j, q(c, 0, 0), q(a, 0, t), q(b, t, 0)),
-                    || matmul(j, q(c, 0, 1), q(a, 0, t), q(b, t, 1)),
+                J::join(
+                    || matmul::<J>(q(c, 0, 0), q(a, 0, t), q(b, t, 0)),
+                    || matmul::<J>(q(c, 0, 1), q(a, 0, t), q(b, t, 1)),
                 )
             },
             || {
-                j.join(
-                    || matmul(j, q(c, 1, 0), q(a, 1, t), q(b, t, 0)),
-                    || matmul(j, q(c, 1, 1), q(a, 1, t), q(b, t, 1)),
+                J::join(
+                    || matmul::<J>(q(c, 1, 0), q(a, 1, t), q(b, t, 0)),
+                    || matmul::<J>(q(c, 1, 1), q(a, 1, t), q(b, t, 1)),
                 )
             },
         );
     }
 }
 
-fn fib<J: Join>(j: &J, n: u64) -> u64 {
+fn fib<J: Join>(n: u64) -> u64 {
     if n < 2 {
         return n;
     }
-    let (a, b) = j.join(|| fib(j, n - 1), || fib(j, n - 2));
+    let (a, b) = J::join(|| fib::<J>(n - 1), || fib::<J>(n - 2));
     a + b
 }
 
@@ -298,11 +303,11 @@ fn build(depth: u32, next: &mut u64) -> Node {
     Node { value, children }
 }
 
-fn tree_sum<J: Join>(j: &J, n: &Node) -> u64 {
+fn tree_sum<J: Join>(n: &Node) -> u64 {
     match &n.children {
         None => n.value,
         Some(c) => {
-            let (a, b) = j.join(|| tree_sum(j, &c.0), || tree_sum(j, &c.1));
+            let (a, b) = J::join(|| tree_sum::<J>(&c.0), || tree_sum::<J>(&c.1));
             n.value.wrapping_add(a).wrapping_add(b)
         }
     }
@@ -330,8 +335,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let tree = build(p.tree_depth, &mut 1);
     let fib_n = p.fib_n;
-    let fib_expected = fib(&Seq, fib_n);
-    let tree_expected = tree_sum(&Seq, &tree);
+    let fib_expected = fib::<Seq>(fib_n);
+    let tree_expected = tree_sum::<Seq>(&tree);
     // ours[pool][thread-count index]
     let ours: Vec<Vec<_>> = p
         .pools
@@ -358,15 +363,15 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ($rt:expr, $ti:expr, |$j:ident| $body:expr) => {
             match $rt {
                 Rt::Sequential => {
-                    let $j = &Seq;
+                    type $j = Seq;
                     $body
                 }
                 Rt::Ours(pi) => ours[pi][$ti].install(|| {
-                    let $j = &Ours;
+                    type $j = Ours;
                     $body
                 }),
                 Rt::Rayon => rayons[$ti].install(|| {
-                    let $j = &Rayon;
+                    type $j = Rayon;
                     $body
                 }),
             }
@@ -376,10 +381,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let sort_input: Vec<u32> = (0..p.sort_len).map(|_| rng.u32(..)).collect();
     let mut sort_expected = sort_input.clone();
     sort_expected.sort_unstable();
-    let count = |f: &dyn Fn(&Counting)| {
-        let c = Counting(std::sync::atomic::AtomicU64::new(0));
-        f(&c);
-        c.0.into_inner()
+    let count = |f: &dyn Fn()| {
+        JOINS.with(|c| c.set(0));
+        f();
+        JOINS.with(|c| c.get())
     };
     let n = p.matrix;
     if !n.is_power_of_two() {
@@ -394,7 +399,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     };
     let (va, vb) = (view(&ma), view(&mb));
     let mm_expected = vec![0.0; n * n];
-    matmul(&Seq, view(&mm_expected), va, vb);
+    matmul::<Seq>(view(&mm_expected), va, vb);
     // Times `run` and fails unless `ok` holds for its result.
     fn checked<T>(
         kernel: &str,
@@ -424,7 +429,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 checked(
                     "fib",
                     &name,
-                    || with_joiner!(rt, ti, |j| fib(j, fib_n)),
+                    || with_joiner!(rt, ti, |J| fib::<J>(fib_n)),
                     |&r| r == fib_expected,
                 )
             }),
@@ -437,17 +442,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 checked(
                     "tree-sum",
                     &name,
-                    || with_joiner!(rt, ti, |j| tree_sum(j, &tree)),
+                    || with_joiner!(rt, ti, |J| tree_sum::<J>(&tree)),
                     |&r| r == tree_expected,
                 )
             }),
         ),
         (
             "mergesort",
-            count(&|j| {
+            count(&|| {
                 let mut v = sort_input.clone();
                 let mut buf = vec![0; v.len()];
-                mergesort(j, &mut v, &mut buf);
+                mergesort::<Counting>(&mut v, &mut buf);
             }),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
@@ -456,7 +461,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let s = checked(
                     "mergesort",
                     &name,
-                    || with_joiner!(rt, ti, |j| mergesort(j, &mut v, &mut buf)),
+                    || with_joiner!(rt, ti, |J| mergesort::<J>(&mut v, &mut buf)),
                     |_| true,
                 )?;
                 if v != sort_expected {
@@ -467,14 +472,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ),
         (
             "quicksort",
-            count(&|j| quicksort(j, &mut sort_input.clone())),
+            count(&|| quicksort::<Counting>(&mut sort_input.clone())),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
                 let mut v = sort_input.clone();
                 let s = checked(
                     "quicksort",
                     &name,
-                    || with_joiner!(rt, ti, |j| quicksort(j, &mut v)),
+                    || with_joiner!(rt, ti, |J| quicksort::<J>(&mut v)),
                     |_| true,
                 )?;
                 if v != sort_expected {
@@ -485,7 +490,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ),
         (
             "matmul",
-            count(&|j| matmul(j, view(&vec![0.0; n * n]), va, vb)),
+            count(&|| matmul::<Counting>(view(&vec![0.0; n * n]), va, vb)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
                 let c = vec![0.0; n * n];
@@ -493,7 +498,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let s = checked(
                     "matmul",
                     &name,
-                    || with_joiner!(rt, ti, |j| matmul(j, vc, va, vb)),
+                    || with_joiner!(rt, ti, |J| matmul::<J>(vc, va, vb)),
                     |_| true,
                 )?;
                 if c != mm_expected {
