@@ -120,6 +120,11 @@ struct ForkjoinArgs {
     /// Our runtime's pools, comma-separated, or `all`: private-public (dq8), chase-lev (dcwq).
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pool: Vec<String>,
+    /// Pin worker i of every runtime (ours, rayon, the ceiling's threads) to core i mod cores.
+    /// Without pinning, a worker woken by another is often placed on the waker's core, and the
+    /// two share it for milliseconds: 2-thread runs then measure the OS, not the runtime.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pin: bool,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -643,6 +648,7 @@ fn tour(out: &Path) -> Result<()> {
         sort_len: 1 << 20,
         matrix: 256,
         pools: taskpools::forkjoin::Pool::ALL.to_vec(),
+        pin: true,
     };
     forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
@@ -708,6 +714,7 @@ fn main() -> Result<()> {
                 sort_len: a.sort_len,
                 matrix: a.matrix,
                 pools: fj_pools(&a.pool)?,
+                pin: a.pin,
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }

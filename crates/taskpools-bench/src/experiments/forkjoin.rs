@@ -27,6 +27,9 @@ pub struct Params {
     pub matrix: usize,
     /// Our runtime's pools to run the kernels on.
     pub pools: Vec<taskpools::forkjoin::Pool>,
+    /// Pin every runtime's worker `i` (ours, rayon's, and the ceiling's plain threads) to core
+    /// `i mod cores`.
+    pub pin: bool,
 }
 
 /// One row.
@@ -313,6 +316,20 @@ fn tree_sum<J: Join>(n: &Node) -> u64 {
     }
 }
 
+/// A function that pins the calling thread to core `i mod cores` (or does nothing).
+fn pinner(pin: bool) -> impl Fn(usize) + Clone + Send + Sync + 'static {
+    let cores = if pin {
+        core_affinity::get_core_ids().filter(|c| !c.is_empty())
+    } else {
+        None
+    };
+    move |i| {
+        if let Some(c) = &cores {
+            core_affinity::set_for_current(c[i % c.len()]);
+        }
+    }
+}
+
 /// Where a kernel runs.
 #[derive(Clone, Copy)]
 enum Rt {
@@ -348,15 +365,22 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     taskpools::forkjoin::Runtime::builder()
                         .threads(t)
                         .pool(pool)
+                        .pin(p.pin)
                         .build()
                 })
                 .collect::<Result<_, _>>()
         })
         .collect::<Result<_, _>>()?;
+    let pin_to = pinner(p.pin);
     let rayons: Vec<_> = p
         .threads
         .iter()
-        .map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build())
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .start_handler(pin_to.clone())
+                .build()
+        })
         .collect::<Result<_, _>>()?;
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool).
     macro_rules! with_joiner {
