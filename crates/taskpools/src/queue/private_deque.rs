@@ -31,7 +31,7 @@ use std::cell::{Cell, UnsafeCell};
 use crossbeam_utils::CachePadded;
 
 use super::chase_lev::Steal;
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Backoff, Ordering};
 
 /// The request cell holds this when nobody is asking.
 const NO_REQUEST: usize = usize::MAX;
@@ -252,7 +252,9 @@ impl<T> StealRequests<T> {
         {
             return Steal::Retry;
         }
-        let mut spins = 0u32;
+        // Spin briefly, then yield, so that a victim sharing our CPU (an oversubscribed or
+        // shared machine) gets to run and answer.
+        let backoff = Backoff::new();
         loop {
             match me.state.load(Ordering::Acquire) {
                 // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
@@ -270,8 +272,7 @@ impl<T> StealRequests<T> {
                     if poll {
                         serve_own();
                     }
-                    spins += 1;
-                    relax(spins);
+                    backoff.snooze();
                 }
             }
         }
@@ -426,23 +427,6 @@ impl<T> PrivateDeque<T> {
     /// if another thief's request is pending there (or it is blocked).
     pub fn steal_from(&self, victim: usize) -> Steal<T> {
         self.req.steal_from(victim, || self.poll())
-    }
-}
-
-/// Waiting for an answer: spin briefly, then yield, so that a victim sharing our CPU (an
-/// oversubscribed or shared machine) gets to run and answer.
-#[inline]
-fn relax(spins: u32) {
-    #[cfg(loom)]
-    {
-        let _ = spins;
-        crate::sync::yield_now();
-    }
-    #[cfg(not(loom))]
-    if spins < 100 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
     }
 }
 
