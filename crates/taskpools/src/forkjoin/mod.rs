@@ -591,11 +591,7 @@ impl Runtime {
             }
         };
         let registry = Arc::new(Registry::new(threads, stealers));
-        let cores = if b.pin {
-            core_affinity::get_core_ids().filter(|c| !c.is_empty())
-        } else {
-            None
-        };
+        let cores = crate::runtime::worker_cores(b.pin, threads);
         let mut rt = Runtime {
             registry,
             pool: b.pool,
@@ -603,7 +599,7 @@ impl Runtime {
         };
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
-            let core = cores.as_ref().map(|c| c[index % c.len()]);
+            let core = cores[index];
             let mut tb = std::thread::Builder::new().name(format!("taskpools-fj-{index}"));
             if let Some(bytes) = b.stack_size {
                 tb = tb.stack_size(bytes);

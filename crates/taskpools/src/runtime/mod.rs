@@ -85,6 +85,19 @@ fn worker<T: Task, P: TaskPool<T>>(
     }
 }
 
+/// The core each of `n` workers is pinned to: worker `i` to core `i mod cores` when `pin` is
+/// set and the cores can be listed, else none. Shared by the pool runtime and `forkjoin`.
+pub(crate) fn worker_cores(pin: bool, n: usize) -> Vec<Option<core_affinity::CoreId>> {
+    let cores = if pin {
+        core_affinity::get_core_ids().filter(|c| !c.is_empty())
+    } else {
+        None
+    };
+    (0..n)
+        .map(|i| cores.as_ref().map(|c| c[i % c.len()]))
+        .collect()
+}
+
 /// Runs a working phase on `pool` with one worker per pool slot.
 ///
 /// The initial tasks are distributed round-robin over the workers' `init` (the sequential
@@ -105,17 +118,13 @@ pub fn run_pool<T: Task, P: TaskPool<T>>(
         pool.init(&mut locals[i % n], t);
     }
     let coord = Coordinator::new(n, opts.wake);
-    let cores = if opts.pin {
-        core_affinity::get_core_ids().filter(|c| !c.is_empty())
-    } else {
-        None
-    };
+    let cores = worker_cores(opts.pin, n);
     let start = Instant::now();
     let mut spawn_error = None;
     let workers = thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         for (i, local) in locals.into_iter().enumerate() {
-            let core = cores.as_ref().map(|c| c[i % c.len()]);
+            let core = cores[i];
             let coord = &coord;
             let spawned = thread::Builder::new()
                 .name(format!("taskpools-{i}"))
