@@ -120,6 +120,9 @@ struct ForkjoinArgs {
     /// Our runtime's pools, comma-separated, or `all`: private-public (dq8), chase-lev (dcwq).
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pool: Vec<String>,
+    /// Kernels, comma-separated, or `all`: fib, tree-sum, mergesort, quicksort, matmul.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    kernels: Vec<String>,
     /// Pin worker i of every runtime (ours, rayon, the ceiling's threads) to core i mod cores.
     /// Without pinning, a worker woken by another is often placed on the waker's core, and the
     /// two share it for milliseconds: 2-thread runs then measure the OS, not the runtime.
@@ -649,6 +652,7 @@ fn tour(out: &Path) -> Result<()> {
         matrix: 256,
         pools: taskpools::forkjoin::Pool::ALL.to_vec(),
         pin: true,
+        kernels: forkjoin::KERNELS.iter().map(|k| k.to_string()).collect(),
     };
     forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
@@ -678,8 +682,19 @@ fn tour(out: &Path) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
-    let cli = Cli::parse();
+fn main() -> std::process::ExitCode {
+    // Errors are the user's input or the environment: one line each (with its causes), no
+    // backtrace even where RUST_BACKTRACE is set.
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::List => list(),
         Cmd::Synthetic(a) => {
@@ -715,6 +730,7 @@ fn main() -> Result<()> {
                 matrix: a.matrix,
                 pools: fj_pools(&a.pool)?,
                 pin: a.pin,
+                kernels: forkjoin::kernels_from_names(&a.kernels)?,
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }

@@ -348,3 +348,48 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("work-stealing pools only"));
 }
+
+#[test]
+fn forkjoin_kernel_selection_and_join_cost_ratio() {
+    // Two kernels, in the order given; at 1 thread every row of ours has its join cost as a
+    // ratio to rayon's from the same run (rayon's is positive at these sizes).
+    let out = taskpools(&[
+        "forkjoin",
+        "--kernels",
+        "tree-sum,fib",
+        "--fib",
+        "20",
+        "--tree-depth",
+        "14",
+        "--threads",
+        "1",
+        "--reps",
+        "3",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    // 2 kernels x (sequential + 2 pools + rayon) at 1 thread.
+    assert_eq!(recs.len(), 2 * 4);
+    assert_eq!(recs[0]["kernel"], "tree-sum");
+    assert_eq!(recs[recs.len() - 1]["kernel"], "fib");
+    for r in recs {
+        let ours = r["runtime"] == "private-public" || r["runtime"] == "chase-lev";
+        assert_eq!(r["join_vs_rayon"].is_number(), ours, "{r}");
+        assert_eq!(r["ns_per_join"].is_number(), r["runtime"] != "sequential");
+    }
+    let bad = taskpools(&["forkjoin", "--kernels", "fib,nqueens"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("unknown kernel `nqueens`") && err.contains("tree-sum"),
+        "{err}"
+    );
+    assert!(!err.contains("backtrace"), "one line, no backtrace: {err}");
+}

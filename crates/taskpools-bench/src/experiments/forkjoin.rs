@@ -30,6 +30,35 @@ pub struct Params {
     /// Pin every runtime's worker `i` (ours, rayon's, and the ceiling's plain threads) to core
     /// `i mod cores`.
     pub pin: bool,
+    /// The kernels to run (names from [`KERNELS`]), in that order.
+    pub kernels: Vec<String>,
+}
+
+/// The benchmark's kernels, in their default order.
+pub const KERNELS: [&str; 5] = ["fib", "tree-sum", "mergesort", "quicksort", "matmul"];
+
+/// `--kernels`: names from [`KERNELS`] or `all`, without repeats; an unknown name is an error
+/// that lists the known ones.
+pub fn kernels_from_names(names: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let add: Vec<&str> = if n == "all" {
+            KERNELS.to_vec()
+        } else if KERNELS.contains(&n.as_str()) {
+            vec![n.as_str()]
+        } else {
+            bail!(
+                "unknown kernel `{n}`; known: {}, or all",
+                KERNELS.join(", ")
+            );
+        };
+        for k in add {
+            if !out.iter().any(|o| o == k) {
+                out.push(k.to_string());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// One row.
@@ -60,8 +89,13 @@ pub struct Record {
     pub speedup_vs_1: Option<f64>,
     /// Joins one run performs.
     pub joins: u64,
-    /// At 1 thread: (T1 − Tseq) / joins, in ns.
+    /// At 1 thread: (T1 − Tseq) / joins in ns, where T1 − Tseq is the median over the
+    /// repetitions of each repetition's difference (the two runs of a repetition are timed
+    /// back to back, so they share the machine's load at that moment).
     pub ns_per_join: Option<f64>,
+    /// At 1 thread, rows of our pools: this `ns_per_join` / rayon's (when rayon's is
+    /// positive). The overhead target is ≤ 0.25 on fib and tree-sum.
+    pub join_vs_rayon: Option<f64>,
     /// This median / rayon's median at the same thread count (rows of our pools).
     pub vs_rayon: Option<f64>,
 }
@@ -350,6 +384,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.pools.is_empty() {
         bail!("no pool to run on");
     }
+    if p.kernels.is_empty() {
+        bail!("no kernel to run");
+    }
+    if let Some(k) = p.kernels.iter().find(|k| !KERNELS.contains(&k.as_str())) {
+        bail!("unknown kernel `{k}`; known: {}", KERNELS.join(", "));
+    }
     let tree = build(p.tree_depth, &mut 1);
     let fib_n = p.fib_n;
     let fib_expected = fib::<Seq>(fib_n);
@@ -532,6 +572,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }),
         ),
     ];
+    let mut kernels = kernels;
+    kernels.retain(|(name, _, _)| p.kernels.iter().any(|k| k == name));
+    kernels.sort_by_key(|(name, _, _)| p.kernels.iter().position(|k| k == name));
     let runtimes: Vec<Rt> = (0..p.pools.len())
         .map(Rt::Ours)
         .chain(std::iter::once(Rt::Rayon))
@@ -594,6 +637,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             speedup_vs_1: None,
             joins: 0,
             ns_per_join: None,
+            join_vs_rayon: None,
             vs_rayon: None,
         });
         for (&t, samples) in multi.iter().zip(&ceiling) {
@@ -611,9 +655,18 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 speedup_vs_1: None,
                 joins: 0,
                 ns_per_join: None,
+                join_vs_rayon: None,
                 vs_rayon: None,
             });
         }
+        // Paired per-join cost at 1 thread: the median of T1 − Tseq over the repetitions.
+        let per_join = |ri: usize| {
+            one.map(|oi| {
+                let d: Vec<f64> = par[ri][oi].iter().zip(&seq).map(|(t, s)| t - s).collect();
+                summarize(&d).0 * 1e9 / *joins as f64
+            })
+        };
+        let rayon_per_join = per_join(rayon_i);
         for (ri, &rt) in runtimes.iter().enumerate() {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);
@@ -630,7 +683,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     speedup_vs_seq: sm / m,
                     speedup_vs_1: one.map(|oi| summarize(&par[ri][oi]).0 / m),
                     joins: *joins,
-                    ns_per_join: (t == 1).then(|| (m - sm) * 1e9 / *joins as f64),
+                    ns_per_join: (t == 1).then(|| per_join(ri)).flatten(),
+                    join_vs_rayon: match (t, rt, per_join(ri), rayon_per_join) {
+                        (1, Rt::Ours(_), Some(o), Some(r)) if r > 0.0 => Some(o / r),
+                        _ => None,
+                    },
                     vs_rayon: matches!(rt, Rt::Ours(_)).then(|| m / rayon_m),
                 });
             }

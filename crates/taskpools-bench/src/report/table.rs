@@ -302,14 +302,15 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
     let _ = writeln!(
         s,
         "fork-join kernels: taskpools::forkjoin on each pool vs rayon vs sequential, median of {}\n\
-         vs seq = Tseq / T; vs 1 = T(1 thread) / T, same runtime; ns/join at 1 thread = (T1 - Tseq) / joins\n\
-         (meaningful for the fine-grained kernels fib and tree-sum, noise elsewhere); time/rayon = T / T(rayon), same threads;\n\
+         vs seq = Tseq / T; vs 1 = T(1 thread) / T, same runtime; ns/join at 1 thread = (T1 - Tseq) / joins, with T1 - Tseq\n\
+         the median of the differences of back-to-back runs (meaningful for the fine-grained kernels fib and tree-sum, noise\n\
+         elsewhere); join/rayon = ns/join / rayon's ns/join; time/rayon = T / T(rayon), same threads;\n\
          ceiling = that many copies of the sequential kernel at once on plain threads: its vs seq is the speedup the machine allowed\n",
         first.reps
     );
     let _ = writeln!(
         s,
-        "{:<10} {:<15} {:>7} {:>11} {:>8} {:>7} {:>11} {:>9} {:>11}",
+        "{:<10} {:<15} {:>7} {:>11} {:>8} {:>7} {:>11} {:>9} {:>11} {:>11}",
         "kernel",
         "runtime",
         "threads",
@@ -318,12 +319,13 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
         "vs 1",
         "joins",
         "ns/join",
+        "join/rayon",
         "time/rayon"
     );
     for r in records {
         let _ = writeln!(
             s,
-            "{:<10} {:<15} {:>7} {:>9.4} s {:>7.2}x {:>7} {:>11} {:>9} {:>11}",
+            "{:<10} {:<15} {:>7} {:>9.4} s {:>7.2}x {:>7} {:>11} {:>9} {:>11} {:>11}",
             r.kernel,
             r.runtime,
             r.threads,
@@ -333,6 +335,8 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
                 .map_or("-".to_string(), |v| format!("{v:.2}x")),
             r.joins,
             r.ns_per_join.map_or("-".to_string(), |v| format!("{v:.2}")),
+            r.join_vs_rayon
+                .map_or("-".to_string(), |v| format!("{v:.2}")),
             r.vs_rayon.map_or("-".to_string(), |v| format!("{v:.2}"))
         );
     }
