@@ -887,11 +887,19 @@ where
 
 impl<'scope> Scope<'scope> {
     /// Spawns `f` into the scope; the scope waits for it before it returns.
+    ///
+    /// # Panics
+    /// When called from a thread that is not a fork-join worker (a `&Scope` handed to a plain
+    /// thread); nothing is spawned then. Inside the scope, its spawns and joins, every thread
+    /// is a worker.
     pub fn spawn<F>(&self, f: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let w = WorkerThread::current().expect("a scope runs on a worker thread");
+        let w = WorkerThread::current().expect(
+            "Scope::spawn called from a thread that is not a fork-join worker; \
+             spawn from inside the scope, its spawns or its joins",
+        );
         self.pending.fetch_add(1, Ordering::Relaxed);
         let scope_ptr = ScopePtr(self as *const Scope<'scope>);
         let job = move || {
