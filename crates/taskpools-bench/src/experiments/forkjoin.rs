@@ -93,8 +93,9 @@ pub struct Record {
     /// repetitions of each repetition's difference (the two runs of a repetition are timed
     /// back to back, so they share the machine's load at that moment).
     pub ns_per_join: Option<f64>,
-    /// At 1 thread, rows of our pools: this `ns_per_join` / rayon's (when rayon's is
-    /// positive). The overhead target is ≤ 0.25 on fib and tree-sum.
+    /// At 1 thread, rows of our pools: this `ns_per_join` / rayon's, where rayon's joins cost
+    /// at least a tenth of the sequential time (fib, tree-sum; not the coarse kernels, whose
+    /// join costs are within the noise). The overhead target is ≤ 0.25.
     pub join_vs_rayon: Option<f64>,
     /// This median / rayon's median at the same thread count (rows of our pools).
     pub vs_rayon: Option<f64>,
@@ -660,13 +661,19 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             });
         }
         // Paired per-join cost at 1 thread: the median of T1 − Tseq over the repetitions.
-        let per_join = |ri: usize| {
+        let diff = |ri: usize| {
             one.map(|oi| {
                 let d: Vec<f64> = par[ri][oi].iter().zip(&seq).map(|(t, s)| t - s).collect();
-                summarize(&d).0 * 1e9 / *joins as f64
+                summarize(&d).0
             })
         };
-        let rayon_per_join = per_join(rayon_i);
+        let per_join = |ri: usize| diff(ri).map(|d| d * 1e9 / *joins as f64);
+        // A ratio of join costs means something only where rayon's joins cost a measurable
+        // share of the run (at least a tenth of Tseq: fib, tree-sum); on the coarse kernels
+        // both costs are within the noise.
+        let rayon_per_join = diff(rayon_i)
+            .filter(|&d| d >= 0.1 * sm)
+            .and_then(|_| per_join(rayon_i));
         for (ri, &rt) in runtimes.iter().enumerate() {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);
@@ -685,7 +692,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     joins: *joins,
                     ns_per_join: (t == 1).then(|| per_join(ri)).flatten(),
                     join_vs_rayon: match (t, rt, per_join(ri), rayon_per_join) {
-                        (1, Rt::Ours(_), Some(o), Some(r)) if r > 0.0 => Some(o / r),
+                        (1, Rt::Ours(_), Some(o), Some(r)) => Some(o / r),
                         _ => None,
                     },
                     vs_rayon: matches!(rt, Rt::Ours(_)).then(|| m / rayon_m),
