@@ -351,9 +351,8 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
 
 #[test]
 fn forkjoin_kernel_selection_and_join_cost_ratio() {
-    // Two kernels, in the order given; at 1 thread every row of ours has its join cost as a
-    // ratio to rayon's from the same run (rayon's joins cost several times Tseq on these
-    // fine-grained kernels, far above the tenth that the ratio requires).
+    // Two kernels, in the order given, at 1 thread: every parallel row has its join cost, and
+    // rows of ours its ratio to rayon's from the same run where rayon's was measurable.
     let out = taskpools(&[
         "forkjoin",
         "--kernels",
@@ -381,9 +380,21 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
     assert_eq!(recs[0]["kernel"], "tree-sum");
     assert_eq!(recs[recs.len() - 1]["kernel"], "fib");
     for r in recs {
-        let ours = r["runtime"] == "private-public" || r["runtime"] == "chase-lev";
-        assert_eq!(r["join_vs_rayon"].is_number(), ours, "{r}");
         assert_eq!(r["ns_per_join"].is_number(), r["runtime"] != "sequential");
+        let ours = r["runtime"] == "private-public" || r["runtime"] == "chase-lev";
+        if !ours {
+            assert!(r["join_vs_rayon"].is_null(), "{r}");
+        } else if let Some(ratio) = r["join_vs_rayon"].as_f64() {
+            // Given only where rayon's joins were measurable (which timing decides), and then
+            // it is the quotient of the two per-join costs.
+            let rayon = recs
+                .iter()
+                .find(|x| x["kernel"] == r["kernel"] && x["runtime"] == "rayon")
+                .unwrap();
+            let expect =
+                r["ns_per_join"].as_f64().unwrap() / rayon["ns_per_join"].as_f64().unwrap();
+            assert!((ratio - expect).abs() < 1e-9, "{r}");
+        }
     }
     let bad = taskpools(&["forkjoin", "--kernels", "fib,nqueens"]);
     assert!(!bad.status.success());
