@@ -99,3 +99,38 @@ fn large_spawn_closures_are_boxed_and_run() {
     });
     assert_eq!(sum, 7 * 64);
 }
+
+/// The documented boundary: a spawned closure of 88 bytes is recycled once warm (the runtime's
+/// wrapper adds a scope pointer, filling the 96-byte slot), one of 96 bytes gets a box per
+/// spawn.
+#[test]
+fn spawns_up_to_88_bytes_recycle_larger_ones_allocate() {
+    fn allocs_per_round<const N: usize>(rt: &Runtime) -> u64 {
+        rt.install(|| {
+            let mut out = vec![0u64; 50];
+            let round = |out: &mut Vec<u64>| {
+                forkjoin::scope(|s| {
+                    for (i, o) in out.iter_mut().enumerate() {
+                        let pad = [i as u64; N];
+                        let f = move |_: &forkjoin::Scope<'_>| *o = pad.iter().sum();
+                        assert_eq!(std::mem::size_of_val(&f), 8 + 8 * N);
+                        s.spawn(f);
+                    }
+                });
+            };
+            round(&mut out); // warm up
+            let before = allocs_here();
+            round(&mut out);
+            assert!(out.iter().enumerate().all(|(i, &o)| o == (i * N) as u64));
+            allocs_here() - before
+        })
+    }
+    for pool in Pool::ALL {
+        let rt = Runtime::builder().threads(1).pool(pool).build().unwrap();
+        assert_eq!(allocs_per_round::<10>(&rt), 0, "{pool}: 88-byte closures");
+        assert!(
+            allocs_per_round::<11>(&rt) >= 50,
+            "{pool}: 96-byte closures are boxed, one allocation per spawn"
+        );
+    }
+}

@@ -188,7 +188,9 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 }
 
-/// Bytes of closure that a recycled spawn slot holds; larger closures are boxed.
+/// Bytes of closure that a recycled spawn slot holds; larger closures are boxed. The closure
+/// stored is the scope's wrapper, which adds a scope pointer to the user's closure, so user
+/// closures of up to 88 bytes fit.
 pub(crate) const SPAWN_SLOT_BYTES: usize = 96;
 /// Slots a thread keeps for reuse (128 bytes each).
 const SPAWN_SLOTS_CACHED: usize = 256;
