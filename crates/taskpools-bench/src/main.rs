@@ -132,23 +132,33 @@ struct ForkjoinArgs {
     out: OutputArgs,
 }
 
-/// `--pool` of `forkjoin`: names, aliases or `all`.
-fn fj_pools(names: &[String]) -> Result<Vec<taskpools::forkjoin::Pool>> {
-    use taskpools::forkjoin::Pool;
-    let mut out = Vec::new();
+/// A comma-separated option's values: each name parsed by `one`, `all` expanded to `all`'s
+/// members in place, repeats dropped (first position kept).
+fn names_or_all<T: Clone + PartialEq>(
+    names: &[String],
+    all: &[T],
+    one: impl Fn(&str) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = Vec::new();
     for n in names {
-        let add: Vec<Pool> = if n == "all" {
-            Pool::ALL.to_vec()
+        let add = if n == "all" {
+            all.to_vec()
         } else {
-            vec![Pool::from_name(n)?]
+            vec![one(n)?]
         };
-        for p in add {
-            if !out.contains(&p) {
-                out.push(p);
+        for x in add {
+            if !out.contains(&x) {
+                out.push(x);
             }
         }
     }
     Ok(out)
+}
+
+/// `--pool` of `forkjoin`: names, aliases or `all`.
+fn fj_pools(names: &[String]) -> Result<Vec<taskpools::forkjoin::Pool>> {
+    use taskpools::forkjoin::Pool;
+    names_or_all(names, &Pool::ALL, |n| Ok(Pool::from_name(n)?))
 }
 
 fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
@@ -245,10 +255,7 @@ struct ManberArgs {
 }
 
 fn parse_searches(names: &[String]) -> Result<Vec<Search>> {
-    if names.iter().any(|n| n == "all") {
-        return Ok(Search::ALL.to_vec());
-    }
-    names.iter().map(|n| Ok(Search::from_name(n)?)).collect()
+    names_or_all(names, &Search::ALL, |n| Ok(Search::from_name(n)?))
 }
 
 fn manber_cmd(
@@ -408,27 +415,15 @@ fn deque_cmd(p: &deque::Params, out: &Outputs<'_>, quiet: bool) -> Result<Vec<de
 }
 
 fn parse_pools(names: &[String]) -> Result<Vec<PoolKind>> {
-    if names.iter().any(|n| n == "all") {
-        return Ok(PoolKind::ALL.to_vec());
-    }
-    names.iter().map(|n| Ok(PoolKind::from_name(n)?)).collect()
+    names_or_all(names, &PoolKind::ALL, |n| Ok(PoolKind::from_name(n)?))
 }
 
 fn parse_mems(names: &[String]) -> Result<Vec<MemKind>> {
-    if names.iter().any(|n| n == "all") {
-        return Ok(MemKind::ALL.to_vec());
-    }
-    names.iter().map(|n| Ok(MemKind::from_name(n)?)).collect()
+    names_or_all(names, &MemKind::ALL, |n| Ok(MemKind::from_name(n)?))
 }
 
 fn parse_wakes(names: &[String]) -> Result<Vec<WakePolicy>> {
-    if names.iter().any(|n| n == "all") {
-        return Ok(WakePolicy::ALL.to_vec());
-    }
-    names
-        .iter()
-        .map(|n| Ok(WakePolicy::from_name(n)?))
-        .collect()
+    names_or_all(names, &WakePolicy::ALL, |n| Ok(WakePolicy::from_name(n)?))
 }
 
 fn list() {
@@ -730,7 +725,10 @@ fn run(cli: Cli) -> Result<()> {
                 matrix: a.matrix,
                 pools: fj_pools(&a.pool)?,
                 pin: a.pin,
-                kernels: forkjoin::kernels_from_names(&a.kernels)?,
+                kernels: names_or_all(&a.kernels, &forkjoin::KERNELS, forkjoin::kernel)?
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }

@@ -37,28 +37,15 @@ pub struct Params {
 /// The benchmark's kernels, in their default order.
 pub const KERNELS: [&str; 5] = ["fib", "tree-sum", "mergesort", "quicksort", "matmul"];
 
-/// `--kernels`: names from [`KERNELS`] or `all`, without repeats; an unknown name is an error
-/// that lists the known ones.
-pub fn kernels_from_names(names: &[String]) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for n in names {
-        let add: Vec<&str> = if n == "all" {
-            KERNELS.to_vec()
-        } else if KERNELS.contains(&n.as_str()) {
-            vec![n.as_str()]
-        } else {
-            bail!(
-                "unknown kernel `{n}`; known: {}, or all",
-                KERNELS.join(", ")
-            );
-        };
-        for k in add {
-            if !out.iter().any(|o| o == k) {
-                out.push(k.to_string());
-            }
-        }
+/// The kernel called `name`; an unknown name is an error that lists the known ones.
+pub fn kernel(name: &str) -> Result<&'static str> {
+    match KERNELS.iter().find(|k| **k == name) {
+        Some(k) => Ok(k),
+        None => bail!(
+            "unknown kernel `{name}`; known: {}, or all",
+            KERNELS.join(", ")
+        ),
     }
-    Ok(out)
 }
 
 /// One row.
@@ -388,8 +375,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.kernels.is_empty() {
         bail!("no kernel to run");
     }
-    if let Some(k) = p.kernels.iter().find(|k| !KERNELS.contains(&k.as_str())) {
-        bail!("unknown kernel `{k}`; known: {}", KERNELS.join(", "));
+    for k in &p.kernels {
+        kernel(k)?;
     }
     let tree = build(p.tree_depth, &mut 1);
     let fib_n = p.fib_n;
@@ -678,6 +665,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);
                 let (rayon_m, _, _) = summarize(&par[rayon_i][ti]);
+                let ns_per_join = (t == 1).then(|| per_join(ri)).flatten();
                 out.push(Record {
                     experiment: "forkjoin".into(),
                     kernel: name.to_string(),
@@ -690,9 +678,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     speedup_vs_seq: sm / m,
                     speedup_vs_1: one.map(|oi| summarize(&par[ri][oi]).0 / m),
                     joins: *joins,
-                    ns_per_join: (t == 1).then(|| per_join(ri)).flatten(),
-                    join_vs_rayon: match (t, rt, per_join(ri), rayon_per_join) {
-                        (1, Rt::Ours(_), Some(o), Some(r)) => Some(o / r),
+                    ns_per_join,
+                    join_vs_rayon: match (rt, ns_per_join, rayon_per_join) {
+                        (Rt::Ours(_), Some(o), Some(r)) => Some(o / r),
                         _ => None,
                     },
                     vs_rayon: matches!(rt, Rt::Ours(_)).then(|| m / rayon_m),
