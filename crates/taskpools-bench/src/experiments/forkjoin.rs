@@ -28,7 +28,7 @@ pub struct Params {
     /// Our runtime's pools to run the kernels on.
     pub pools: Vec<taskpools::forkjoin::Pool>,
     /// Pin every runtime's worker `i` (ours, rayon's, and the ceiling's plain threads) to core
-    /// `i mod cores`.
+    /// `i mod cores`, and the sequential run to core 0, beside every runtime's worker 0.
     pub pin: bool,
     /// The kernels to run (names from [`KERNELS`]), in that order.
     pub kernels: Vec<String>,
@@ -585,21 +585,45 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         for _ in 0..p.reps {
             progress.set_message(format!("{name} sequential"));
             settle();
-            seq.push(k(0, Rt::Sequential)?);
+            // The sequential run is placed like the runtimes' worker 0 (pinned to core 0 with
+            // `--pin`), so that Tseq and T1 are taken on the same core: on a shared machine the
+            // two cores can differ for seconds at a time.
+            seq.push(std::thread::scope(|sc| {
+                sc.spawn(|| {
+                    pin_to(0);
+                    k(0, Rt::Sequential)
+                })
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })?);
             progress.inc();
             // The machine's own ceiling in this run: `t` copies of the sequential kernel on
-            // `t` plain threads at once. On a shared machine this is often well below `t`.
+            // `t` plain threads at once, placed like the runtimes' workers, timed from the
+            // moment all are started and pinned. On a shared machine this is often well
+            // below `t`.
             for (&t, samples) in multi.iter().zip(ceiling.iter_mut()) {
                 progress.set_message(format!("{name} ceiling x{t}"));
                 settle();
-                let t0 = Instant::now();
-                std::thread::scope(|sc| {
-                    let hs: Vec<_> = (0..t).map(|_| sc.spawn(|| k(0, Rt::Sequential))).collect();
-                    hs.into_iter()
-                        .map(|h| h.join().expect("a sequential copy panicked"))
-                        .collect::<Result<Vec<_>>>()
+                let ready = std::sync::Barrier::new(t + 1);
+                let elapsed = std::thread::scope(|sc| {
+                    let hs: Vec<_> = (0..t)
+                        .map(|i| {
+                            let (ready, pin_to) = (&ready, &pin_to);
+                            sc.spawn(move || {
+                                pin_to(i);
+                                ready.wait();
+                                k(0, Rt::Sequential)
+                            })
+                        })
+                        .collect();
+                    ready.wait();
+                    let t0 = Instant::now();
+                    for h in hs {
+                        h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
+                    }
+                    Ok::<_, anyhow::Error>(t0.elapsed())
                 })?;
-                samples.push(t0.elapsed().as_secs_f64());
+                samples.push(elapsed.as_secs_f64());
                 progress.inc();
             }
             for (&rt, times) in runtimes.iter().zip(par.iter_mut()) {
