@@ -598,31 +598,34 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             })?);
             progress.inc();
             // The machine's own ceiling in this run: `t` copies of the sequential kernel on
-            // `t` plain threads at once, placed like the runtimes' workers, timed from the
-            // moment all are started and pinned. On a shared machine this is often well
-            // below `t`.
+            // `t` plain threads at once, placed like the runtimes' workers. Each copy notes
+            // when it started and ended (after all are started and pinned); the sample is the
+            // span from the first start to the last end. (This thread cannot time it: with
+            // every core busy it may not run again until a copy has finished.)
             for (&t, samples) in multi.iter().zip(ceiling.iter_mut()) {
                 progress.set_message(format!("{name} ceiling x{t}"));
                 settle();
-                let ready = std::sync::Barrier::new(t + 1);
-                let elapsed = std::thread::scope(|sc| {
+                let ready = std::sync::Barrier::new(t);
+                let spans = std::thread::scope(|sc| {
                     let hs: Vec<_> = (0..t)
                         .map(|i| {
                             let (ready, pin_to) = (&ready, &pin_to);
                             sc.spawn(move || {
                                 pin_to(i);
                                 ready.wait();
-                                k(0, Rt::Sequential)
+                                let start = Instant::now();
+                                k(0, Rt::Sequential)?;
+                                Ok::<_, anyhow::Error>((start, Instant::now()))
                             })
                         })
                         .collect();
-                    ready.wait();
-                    let t0 = Instant::now();
-                    for h in hs {
-                        h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
-                    }
-                    Ok::<_, anyhow::Error>(t0.elapsed())
+                    hs.into_iter()
+                        .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                        .collect::<Result<Vec<_>>>()
                 })?;
+                let first = spans.iter().map(|s| s.0).min().expect("t > 1 copies");
+                let last = spans.iter().map(|s| s.1).max().expect("t > 1 copies");
+                let elapsed = last - first;
                 samples.push(elapsed.as_secs_f64());
                 progress.inc();
             }
