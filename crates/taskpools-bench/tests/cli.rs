@@ -300,9 +300,14 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 5 kernels x (sequential + ceiling x2 + 3 runtimes (2 pools, rayon) x 2 thread counts);
-    // each result was checked against the sequential one (the run fails otherwise).
-    assert_eq!(recs.len(), 5 * 8);
+    // 5 kernels x (sequential + calls + ceiling x2 + 3 runtimes (2 pools, rayon) x 2 thread
+    // counts); each result was checked against the sequential one (the run fails otherwise).
+    assert_eq!(recs.len(), 5 * 9);
+    let calls: Vec<_> = recs.iter().filter(|r| r["runtime"] == "calls").collect();
+    assert_eq!(calls.len(), 5);
+    for r in calls {
+        assert!(r["threads"] == 1 && r["ns_per_join"].is_number() && r["vs_rayon"].is_null());
+    }
     for k in ["fib", "tree-sum", "mergesort", "quicksort", "matmul"] {
         assert!(recs.iter().any(|r| r["kernel"] == k), "{k}");
     }
@@ -375,14 +380,15 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 2 kernels x (sequential + 2 pools + rayon) at 1 thread.
-    assert_eq!(recs.len(), 2 * 4);
+    // 2 kernels x (sequential + calls + 2 pools + rayon) at 1 thread.
+    assert_eq!(recs.len(), 2 * 5);
     assert_eq!(recs[0]["kernel"], "tree-sum");
     assert_eq!(recs[recs.len() - 1]["kernel"], "fib");
     for r in recs {
         assert_eq!(r["ns_per_join"].is_number(), r["runtime"] != "sequential");
         let ours = r["runtime"] == "private-public" || r["runtime"] == "chase-lev";
-        if !ours {
+        let rated = ours || r["runtime"] == "calls";
+        if !rated {
             assert!(r["join_vs_rayon"].is_null(), "{r}");
         } else if let Some(ratio) = r["join_vs_rayon"].as_f64() {
             // Given only where rayon's joins were measurable (which timing decides), and then

@@ -57,7 +57,9 @@ pub struct Record {
     pub kernel: String,
     /// Our runtime's pool (`private-public`, `chase-lev`), or `rayon`, or `sequential`, or
     /// `ceiling`: `threads` copies of the sequential kernel run at once on plain threads, whose
-    /// `speedup_vs_seq` (= threads × Tseq / T) is the speedup the machine allowed in this run.
+    /// `speedup_vs_seq` (= threads × Tseq / T) is the speedup the machine allowed in this run;
+    /// or `calls` (1 thread, when 1 is among the thread counts): the kernel whose joins only
+    /// call each half as a function that is not inlined, a floor under any join's cost.
     pub runtime: String,
     /// Worker threads (1 for sequential).
     pub threads: usize,
@@ -80,9 +82,9 @@ pub struct Record {
     /// repetitions of each repetition's difference (the two runs of a repetition are timed
     /// back to back, so they share the machine's load at that moment).
     pub ns_per_join: Option<f64>,
-    /// At 1 thread, rows of our pools: this `ns_per_join` / rayon's, where rayon's joins cost
-    /// at least a tenth of the sequential time (fib, tree-sum; not the coarse kernels, whose
-    /// join costs are within the noise). The overhead target is ≤ 0.25.
+    /// At 1 thread, rows of our pools and `calls`: this `ns_per_join` / rayon's, where rayon's
+    /// joins cost at least a tenth of the sequential time (fib, tree-sum; not the coarse
+    /// kernels, whose join costs are within the noise). The overhead target is ≤ 0.25.
     pub join_vs_rayon: Option<f64>,
     /// This median / rayon's median at the same thread count (rows of our pools).
     pub vs_rayon: Option<f64>,
@@ -140,6 +142,30 @@ impl Join for Seq {
     {
         (a(), b())
     }
+}
+
+/// Runs each half as an ordinary call that the compiler may not inline, and nothing else:
+/// the `calls` row, a floor under any `join` whose halves are closures it calls. Against the
+/// sequential code it prices what is lost when the halves cannot be merged into the caller
+/// (the sequential fib's second call becomes a loop, for instance).
+struct Calls;
+impl Join for Calls {
+    #[inline]
+    fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let ra = call(a);
+        (ra, call(b))
+    }
+}
+
+#[inline(never)]
+fn call<R>(f: impl FnOnce() -> R) -> R {
+    f()
 }
 
 thread_local! {
@@ -356,6 +382,8 @@ fn pinner(pin: bool) -> impl Fn(usize) + Clone + Send + Sync + 'static {
 #[derive(Clone, Copy)]
 enum Rt {
     Sequential,
+    /// The kernel with [`Calls`] as its join, on no runtime.
+    Calls,
     /// Our runtime on pool `p.pools[i]`.
     Ours(usize),
     Rayon,
@@ -421,6 +449,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     type $j = Seq;
                     timed(|| $body)
                 }
+                Rt::Calls => {
+                    type $j = Calls;
+                    timed(|| $body)
+                }
                 Rt::Ours(pi) => ours[pi][$ti].install(|| {
                     type $j = Ours;
                     timed(|| $body)
@@ -476,6 +508,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let rt_name = |rt: Rt| match rt {
         Rt::Sequential => "sequential".to_string(),
+        Rt::Calls => "calls".to_string(),
         Rt::Ours(i) => p.pools[i].name().to_string(),
         Rt::Rayon => "rayon".to_string(),
     };
@@ -576,13 +609,29 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         .collect();
     let rayon_i = runtimes.len() - 1;
     let multi: Vec<usize> = p.threads.iter().copied().filter(|&t| t > 1).collect();
-    progress.set_length(
-        (p.reps * kernels.len() * (1 + multi.len() + runtimes.len() * p.threads.len())) as u64,
-    );
     let one = p.threads.iter().position(|&t| t == 1);
+    let floor = usize::from(one.is_some());
+    progress.set_length(
+        (p.reps * kernels.len() * (1 + floor + multi.len() + runtimes.len() * p.threads.len()))
+            as u64,
+    );
+    // Runs `k` on a thread placed like the runtimes' worker 0 (pinned to core 0 with `--pin`),
+    // so that the runs without a runtime (sequential, calls) and T1 are taken on the same core:
+    // on a shared machine the two cores can differ for seconds at a time.
+    let on_core_0 = |k: &Kernel<'_>, rt: Rt| {
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                pin_to(0);
+                k(0, rt)
+            })
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        })
+    };
     let mut out = Vec::new();
     for (name, joins, k) in &kernels {
         let mut seq = Vec::new();
+        let mut calls = Vec::new();
         let mut par = vec![vec![Vec::new(); p.threads.len()]; runtimes.len()];
         let mut ceiling = vec![Vec::new(); multi.len()];
         // Before every timed run: let the previous runtime's idle workers (ours spin for about
@@ -592,18 +641,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         for _ in 0..p.reps {
             progress.set_message(format!("{name} sequential"));
             settle();
-            // The sequential run is placed like the runtimes' worker 0 (pinned to core 0 with
-            // `--pin`), so that Tseq and T1 are taken on the same core: on a shared machine the
-            // two cores can differ for seconds at a time.
-            seq.push(std::thread::scope(|sc| {
-                sc.spawn(|| {
-                    pin_to(0);
-                    k(0, Rt::Sequential)
-                })
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })?);
+            seq.push(on_core_0(k, Rt::Sequential)?);
             progress.inc();
+            if floor == 1 {
+                progress.set_message(format!("{name} calls"));
+                settle();
+                calls.push(on_core_0(k, Rt::Calls)?);
+                progress.inc();
+            }
             // The machine's own ceiling in this run: `t` copies of the sequential kernel on
             // `t` plain threads at once, placed like the runtimes' workers. Each copy notes
             // when it started and ended (after all are started and pinned); the sample is the
@@ -682,12 +727,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             });
         }
         // Paired per-join cost at 1 thread: the median of T1 − Tseq over the repetitions.
-        let diff = |ri: usize| {
-            one.map(|oi| {
-                let d: Vec<f64> = par[ri][oi].iter().zip(&seq).map(|(t, s)| t - s).collect();
-                summarize(&d).0
-            })
+        let paired = |t1: &[f64]| {
+            let d: Vec<f64> = t1.iter().zip(&seq).map(|(t, s)| t - s).collect();
+            summarize(&d).0
         };
+        let diff = |ri: usize| one.map(|oi| paired(&par[ri][oi]));
         let per_join = |ri: usize| diff(ri).map(|d| d * 1e9 / *joins as f64);
         // A ratio of join costs means something only where rayon's joins cost a measurable
         // share of the run (at least a tenth of Tseq: fib, tree-sum); on the coarse kernels
@@ -695,6 +739,26 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let rayon_per_join = diff(rayon_i)
             .filter(|&d| d >= 0.1 * sm)
             .and_then(|_| per_join(rayon_i));
+        if !calls.is_empty() {
+            let (m, mn, mx) = summarize(&calls);
+            let ns_per_join = paired(&calls) * 1e9 / *joins as f64;
+            out.push(Record {
+                experiment: "forkjoin".into(),
+                kernel: name.to_string(),
+                runtime: "calls".into(),
+                threads: 1,
+                reps: p.reps,
+                median_s: m,
+                min_s: mn,
+                max_s: mx,
+                speedup_vs_seq: sm / m,
+                speedup_vs_1: None,
+                joins: *joins,
+                ns_per_join: Some(ns_per_join),
+                join_vs_rayon: rayon_per_join.map(|r| ns_per_join / r),
+                vs_rayon: None,
+            });
+        }
         for (ri, &rt) in runtimes.iter().enumerate() {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);

@@ -305,7 +305,8 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
          vs seq = Tseq / T; vs 1 = T(1 thread) / T, same runtime; ns/join at 1 thread = (T1 - Tseq) / joins, with T1 - Tseq\n\
          the median of the differences of back-to-back runs (meaningful for the fine-grained kernels fib and tree-sum, noise\n\
          elsewhere); join/rayon = ns/join / rayon's ns/join, where rayon's joins cost >= Tseq / 10; time/rayon = T / T(rayon), same threads;\n\
-         ceiling = that many copies of the sequential kernel at once on plain threads: its vs seq is the speedup the machine allowed\n",
+         ceiling = that many copies of the sequential kernel at once on plain threads: its vs seq is the speedup the machine allowed;\n\
+         calls = joins that only call each half as a function that is not inlined: a floor under any join's cost\n",
         first.reps
     );
     let _ = writeln!(
