@@ -124,7 +124,7 @@ struct ForkjoinArgs {
     #[arg(long, default_value = "all", value_delimiter = ',')]
     kernels: Vec<String>,
     /// Pin worker i of every runtime (ours, rayon, the ceiling's threads) to core i mod cores,
-    /// and the sequential run to core 0, where every runtime's worker 0 runs.
+    /// and the sequential and `calls` runs to core 0, where every runtime's worker 0 runs.
     /// Without pinning, a worker woken by another is often placed on the waker's core, and the
     /// two share it for milliseconds: 2-thread runs then measure the OS, not the runtime.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

@@ -28,7 +28,8 @@ pub struct Params {
     /// Our runtime's pools to run the kernels on.
     pub pools: Vec<taskpools::forkjoin::Pool>,
     /// Pin every runtime's worker `i` (ours, rayon's, and the ceiling's plain threads) to core
-    /// `i mod cores`, and the sequential run to core 0, beside every runtime's worker 0.
+    /// `i mod cores`, and the sequential and `calls` runs to core 0, beside every runtime's
+    /// worker 0.
     pub pin: bool,
     /// The kernels to run (names from [`KERNELS`]), in that order.
     pub kernels: Vec<String>,
@@ -610,9 +611,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let rayon_i = runtimes.len() - 1;
     let multi: Vec<usize> = p.threads.iter().copied().filter(|&t| t > 1).collect();
     let one = p.threads.iter().position(|&t| t == 1);
-    let floor = usize::from(one.is_some());
+    // The `calls` floor is a 1-thread figure, taken when 1 is among the thread counts.
+    let with_calls = one.is_some();
     progress.set_length(
-        (p.reps * kernels.len() * (1 + floor + multi.len() + runtimes.len() * p.threads.len()))
+        (p.reps
+            * kernels.len()
+            * (1 + usize::from(with_calls) + multi.len() + runtimes.len() * p.threads.len()))
             as u64,
     );
     // Runs `k` on a thread placed like the runtimes' worker 0 (pinned to core 0 with `--pin`),
@@ -643,7 +647,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             settle();
             seq.push(on_core_0(k, Rt::Sequential)?);
             progress.inc();
-            if floor == 1 {
+            if with_calls {
                 progress.set_message(format!("{name} calls"));
                 settle();
                 calls.push(on_core_0(k, Rt::Calls)?);
