@@ -19,6 +19,53 @@ pub(crate) use std::sync::{
     Arc, Condvar, Mutex, MutexGuard,
 };
 
+/// A cell for data that moves between threads (task slots, answers, results).
+///
+/// Under loom it is loom's `UnsafeCell`, so the models check every access to the data itself
+/// against the happens-before order that the atomics build: a missing release/acquire pair shows
+/// up as a detected data race, not only as a wrong value. Normally it is a zero-cost wrapper of
+/// `std::cell::UnsafeCell` with the same closure-based interface.
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// A cell for data that moves between threads; see the loom variant above.
+#[cfg(not(loom))]
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub(crate) struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+#[allow(dead_code)]
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    #[inline(always)]
+    pub(crate) const fn new(value: T) -> Self {
+        UnsafeCell(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Unwraps the value.
+    #[inline(always)]
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}
+
+#[cfg(not(loom))]
+#[allow(dead_code)]
+impl<T: ?Sized> UnsafeCell<T> {
+    /// Gives `f` a shared raw pointer to the value (a read access under loom).
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Gives `f` a raw pointer to the value (a write access under loom).
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
 /// Locks `m`, ignoring poisoning.
 ///
 /// Pool locks are held only around queue operations, never while a user task runs, so a
