@@ -295,6 +295,17 @@ impl<N> NodeCache<N> {
         }
     }
 
+    /// Panics unless this cache was made from `alloc`. Every queue checks the cache it is given
+    /// before it allocates or frees a node through it, so node memory never moves between
+    /// allocator instances (a node of one would be freed into, or outlive, the other).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_owner(&self, alloc: &Arc<NodeAlloc<N>>) {
+        if !Arc::ptr_eq(&self.alloc, alloc) {
+            foreign_cache();
+        }
+    }
+
     /// Memory for one node, uninitialized.
     #[inline]
     pub(crate) fn alloc(&mut self) -> NonNull<N> {
@@ -362,6 +373,17 @@ impl<N> NodeCache<N> {
             }
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn foreign_cache() -> ! {
+    panic!(
+        "a node cache was used with a queue of another allocator: a queue takes only caches \
+         made from its own allocator (`SeqQueue::cache` of the same `Alloc`, or the pool's own \
+         `local`)"
+    )
 }
 
 impl<N> Drop for NodeCache<N> {

@@ -8,7 +8,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::{PoolConfig, PutOutcome, TaskPool};
+use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{BlockQueue, PrivateBlocks};
 use crate::runtime::WorkerStats;
 
@@ -20,15 +20,23 @@ pub const KEEP_BLOCKS: usize = 1;
 pub struct CombinedPool<T> {
     central: CachePadded<BlockQueue<T>>,
     workers: usize,
+    brand: Brand,
+}
+
+/// A worker's private blocks.
+pub struct CombinedLocal<T> {
+    blocks: PrivateBlocks<T>,
+    brand: Brand,
 }
 
 impl<T: Send> TaskPool<T> for CombinedPool<T> {
-    type Local = PrivateBlocks<T>;
+    type Local = CombinedLocal<T>;
 
     fn new(cfg: &PoolConfig) -> Self {
         CombinedPool {
             central: CachePadded::new(BlockQueue::new()),
             workers: cfg.workers,
+            brand: Brand::new(),
         }
     }
 
@@ -37,11 +45,16 @@ impl<T: Send> TaskPool<T> for CombinedPool<T> {
     }
 
     fn local(&self, _worker: usize) -> Self::Local {
-        PrivateBlocks::new()
+        CombinedLocal {
+            blocks: PrivateBlocks::new(),
+            brand: self.brand,
+        }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
+        let l = &mut l.blocks;
         let mut outcome = PutOutcome::Private;
         if l.cur.is_full() {
             let full = l.take_cur();
@@ -58,6 +71,8 @@ impl<T: Send> TaskPool<T> for CombinedPool<T> {
 
     #[inline]
     fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
+        let l = &mut l.blocks;
         if let Some(t) = l.cur.pop() {
             return Some(t);
         }

@@ -8,7 +8,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::{scan_victims, PoolConfig, PutOutcome, TaskPool};
+use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::chase_lev::{self, Steal, Stealer, Worker};
 use crate::queue::Fcdq;
 use crate::runtime::WorkerStats;
@@ -25,6 +25,7 @@ pub const CHASE_LEV_CAPACITY: usize = 256;
 pub struct ChaseLevPool<T> {
     stealers: Box<[Stealer<T>]>,
     owners: Box<[OwnerSlot<T>]>,
+    brand: Brand,
 }
 
 /// Where a worker's owner handle waits while no `Local` holds it.
@@ -36,6 +37,7 @@ pub struct ChaseLevLocal<T> {
     deque: Option<Worker<T>>,
     slot: OwnerSlot<T>,
     rng: fastrand::Rng,
+    brand: Brand,
 }
 
 impl<T> Drop for ChaseLevLocal<T> {
@@ -64,6 +66,7 @@ impl<T: Send> TaskPool<T> for ChaseLevPool<T> {
         ChaseLevPool {
             stealers: stealers.into(),
             owners: owners.into(),
+            brand: Brand::new(),
         }
     }
 
@@ -83,17 +86,20 @@ impl<T: Send> TaskPool<T> for ChaseLevPool<T> {
             deque,
             slot,
             rng: fastrand::Rng::with_seed(0xc1a5_0000 + worker as u64),
+            brand: self.brand,
         }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
         let was_empty = l.deque().push(task);
         PutOutcome::Shared { was_empty }
     }
 
     #[inline]
     fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
         if let Some(t) = l.deque().pop() {
             return Some(t);
         }
@@ -125,6 +131,7 @@ pub const FCDQ_CAPACITY: usize = 1024;
 pub struct FcdqPool<T> {
     deques: Box<[CachePadded<Fcdq<T>>]>,
     claimed: Box<[Arc<AtomicBool>]>,
+    brand: Brand,
 }
 
 /// A worker's claim on its FCDQ and its overflow stack.
@@ -133,6 +140,7 @@ pub struct FcdqLocal<T> {
     overflow: Vec<T>,
     claim: Arc<AtomicBool>,
     rng: fastrand::Rng,
+    brand: Brand,
 }
 
 impl<T> Drop for FcdqLocal<T> {
@@ -152,6 +160,7 @@ impl<T: Send> TaskPool<T> for FcdqPool<T> {
             claimed: (0..cfg.workers)
                 .map(|_| Arc::new(AtomicBool::new(false)))
                 .collect(),
+            brand: Brand::new(),
         }
     }
 
@@ -170,14 +179,17 @@ impl<T: Send> TaskPool<T> for FcdqPool<T> {
             overflow: Vec::new(),
             claim,
             rng: fastrand::Rng::with_seed(0xfcd0_0000 + worker as u64),
+            brand: self.brand,
         }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
         let d = &self.deques[l.me];
         let was_empty = d.is_empty();
-        // SAFETY: `l` holds the claim on deque `me`: this thread is its only owner.
+        // SAFETY: `l` holds the claim on deque `me` of *this* pool (its brand was checked
+        // above): this thread is the deque's only owner.
         match unsafe { d.enqueue(task) } {
             Ok(()) => PutOutcome::Shared { was_empty },
             Err(task) => {
@@ -189,10 +201,11 @@ impl<T: Send> TaskPool<T> for FcdqPool<T> {
 
     #[inline]
     fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
         if let Some(t) = l.overflow.pop() {
             return Some(t);
         }
-        // SAFETY: as in `put`.
+        // SAFETY: as in `put` (brand checked above).
         if let Some(t) = unsafe { self.deques[l.me].dequeue_front() } {
             return Some(t);
         }

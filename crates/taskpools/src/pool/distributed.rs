@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use super::{PoolConfig, PutOutcome, TaskPool};
+use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::SeqQueue;
 use crate::runtime::WorkerStats;
 
@@ -13,6 +13,7 @@ use crate::runtime::WorkerStats;
 pub struct DistributedPool<T, Q: SeqQueue<T>> {
     alloc: Q::Alloc,
     workers: usize,
+    brand: Brand,
     _t: PhantomData<fn(T) -> T>,
 }
 
@@ -21,6 +22,7 @@ pub struct DistributedLocal<T, Q: SeqQueue<T>> {
     // Field order matters: the queue frees its nodes before the cache goes.
     queue: Q,
     cache: Q::Cache,
+    brand: Brand,
     _t: PhantomData<fn(T) -> T>,
 }
 
@@ -31,6 +33,7 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for DistributedPool<T, Q> {
         DistributedPool {
             alloc: Q::new_alloc(cfg.mem),
             workers: cfg.workers,
+            brand: Brand::new(),
             _t: PhantomData,
         }
     }
@@ -43,18 +46,21 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for DistributedPool<T, Q> {
         DistributedLocal {
             queue: Q::new(&self.alloc),
             cache: Q::cache(&self.alloc),
+            brand: self.brand,
             _t: PhantomData,
         }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
         l.queue.push(task, &mut l.cache);
         PutOutcome::Private
     }
 
     #[inline]
     fn get(&self, l: &mut Self::Local, _stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
         l.queue.pop(&mut l.cache)
     }
 

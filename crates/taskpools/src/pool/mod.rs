@@ -315,6 +315,43 @@ pub trait PoolVisitor<T: Send> {
     fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output;
 }
 
+/// The identity of one pool instance, carried by the per-worker state it hands out.
+///
+/// A pool's `put` and `get` take the worker's [`TaskPool::Local`] as an argument, so safe code
+/// could pass the local of another pool of the same type. Each pool checks the brand of the
+/// local it is given against its own and panics on a mismatch, before touching any queue: a
+/// local never moves tasks, node memory or an owner's rights into another pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Brand(u64);
+
+impl Brand {
+    /// A brand no other pool instance has (a process-wide counter; 2^64 pools never happen).
+    pub(crate) fn new() -> Brand {
+        // Identity only, so `std`'s atomic even under loom: nothing is published through it.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Brand(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Panics unless `local` is this pool's brand.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check(self, local: Brand) {
+        if self != local {
+            foreign_local();
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn foreign_local() -> ! {
+    panic!(
+        "a pool's per-worker state was used with another pool: each `TaskPool::Local` works \
+         only with the pool whose `local` made it"
+    )
+}
+
 /// Scans the queues of all other workers, starting at a random one, until `try_one` takes
 /// something. Counts attempts and successes in `stats`.
 #[inline]

@@ -13,13 +13,14 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::{scan_victims, PoolConfig, PutOutcome, TaskPool};
+use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{BlockQueue, PrivateBlocks, BLOCK_LEN};
 use crate::runtime::WorkerStats;
 
 /// `dq8` (`GREEDY = false`) and `dq8g` (`GREEDY = true`).
 pub struct PrivatePublicPool<T, const GREEDY: bool> {
     public: Box<[CachePadded<BlockQueue<T>>]>,
+    brand: Brand,
 }
 
 /// A worker's private blocks and victim-choosing generator.
@@ -27,6 +28,7 @@ pub struct PrivatePublicLocal<T> {
     me: usize,
     private: PrivateBlocks<T>,
     rng: fastrand::Rng,
+    brand: Brand,
 }
 
 impl<T: Send, const GREEDY: bool> PrivatePublicPool<T, GREEDY> {
@@ -51,6 +53,7 @@ impl<T: Send, const GREEDY: bool> TaskPool<T> for PrivatePublicPool<T, GREEDY> {
             public: (0..cfg.workers)
                 .map(|_| CachePadded::new(BlockQueue::new()))
                 .collect(),
+            brand: Brand::new(),
         }
     }
 
@@ -63,11 +66,13 @@ impl<T: Send, const GREEDY: bool> TaskPool<T> for PrivatePublicPool<T, GREEDY> {
             me: worker,
             private: PrivateBlocks::new(),
             rng: fastrand::Rng::with_seed(0xb10c_0000 + worker as u64),
+            brand: self.brand,
         }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
         let mut outcome = PutOutcome::Private;
         if l.private.cur.is_full() {
             let full = l.private.take_cur();
@@ -87,6 +92,7 @@ impl<T: Send, const GREEDY: bool> TaskPool<T> for PrivatePublicPool<T, GREEDY> {
 
     #[inline]
     fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
         if let Some(t) = l.private.cur.pop() {
             return Some(t);
         }
@@ -102,7 +108,9 @@ impl<T: Send, const GREEDY: bool> TaskPool<T> for PrivatePublicPool<T, GREEDY> {
             l.private.set_cur(b);
             return l.private.cur.pop();
         }
-        let PrivatePublicLocal { me, private, rng } = l;
+        let PrivatePublicLocal {
+            me, private, rng, ..
+        } = l;
         let stolen = scan_victims(*me, self.public.len(), rng, stats, |v| {
             let q = &self.public[v];
             if q.len_hint() == 0 {

@@ -5,7 +5,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::{PoolConfig, PutOutcome, TaskPool};
+use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{ListStack, Locked, SeqQueue};
 use crate::runtime::WorkerStats;
 
@@ -19,12 +19,14 @@ pub struct RandomizedPool<T: Send> {
     queues: Box<[CachePadded<Locked<Q<T>>>]>,
     alloc: <Q<T> as SeqQueue<T>>::Alloc,
     workers: usize,
+    brand: Brand,
 }
 
 /// A worker's state: its node cache and random number generator.
 pub struct RandomizedLocal<T: Send> {
     cache: <Q<T> as SeqQueue<T>>::Cache,
     rng: fastrand::Rng,
+    brand: Brand,
 }
 
 impl<T: Send> TaskPool<T> for RandomizedPool<T> {
@@ -39,6 +41,7 @@ impl<T: Send> TaskPool<T> for RandomizedPool<T> {
             queues,
             alloc,
             workers: cfg.workers,
+            brand: Brand::new(),
         }
     }
 
@@ -50,11 +53,13 @@ impl<T: Send> TaskPool<T> for RandomizedPool<T> {
         RandomizedLocal {
             cache: Q::cache(&self.alloc),
             rng: fastrand::Rng::with_seed(0x5eed_0000 + worker as u64),
+            brand: self.brand,
         }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
         let q = l.rng.usize(..self.queues.len());
         let was_empty = self.queues[q].push(task, &mut l.cache);
         PutOutcome::Shared { was_empty }
@@ -62,6 +67,7 @@ impl<T: Send> TaskPool<T> for RandomizedPool<T> {
 
     #[inline]
     fn get(&self, l: &mut Self::Local, _stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
         let m = self.queues.len();
         let start = l.rng.usize(..m);
         for k in 0..m {

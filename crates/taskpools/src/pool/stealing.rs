@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use crossbeam_utils::CachePadded;
 
-use super::{scan_victims, PoolConfig, PutOutcome, TaskPool};
+use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{Locked, SeqQueue};
 use crate::runtime::WorkerStats;
 
@@ -15,6 +15,7 @@ use crate::runtime::WorkerStats;
 pub struct StealingPool<T, Q: SeqQueue<T>> {
     queues: Box<[CachePadded<Locked<Q>>]>,
     alloc: Q::Alloc,
+    brand: Brand,
     _t: PhantomData<fn(T) -> T>,
 }
 
@@ -23,6 +24,7 @@ pub struct StealingLocal<C> {
     me: usize,
     cache: C,
     rng: fastrand::Rng,
+    brand: Brand,
 }
 
 impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for StealingPool<T, Q> {
@@ -36,6 +38,7 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for StealingPool<T, Q> {
         StealingPool {
             queues,
             alloc,
+            brand: Brand::new(),
             _t: PhantomData,
         }
     }
@@ -49,24 +52,27 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for StealingPool<T, Q> {
             me: worker,
             cache: Q::cache(&self.alloc),
             rng: fastrand::Rng::with_seed(0xdead_0000 + worker as u64),
+            brand: self.brand,
         }
     }
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.brand.check(l.brand);
         let was_empty = self.queues[l.me].push(task, &mut l.cache);
         PutOutcome::Shared { was_empty }
     }
 
     #[inline]
     fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        self.brand.check(l.brand);
         let own = &self.queues[l.me];
         if own.len_hint() > 0 {
             if let Some(t) = own.pop(&mut l.cache) {
                 return Some(t);
             }
         }
-        let StealingLocal { me, cache, rng } = l;
+        let StealingLocal { me, cache, rng, .. } = l;
         scan_victims(*me, self.queues.len(), rng, stats, |v| {
             let q = &self.queues[v];
             if q.len_hint() == 0 {

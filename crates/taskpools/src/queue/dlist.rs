@@ -74,6 +74,7 @@ impl<T: Send> SeqQueue<T> for DList<T> {
 
     #[inline]
     fn push(&mut self, task: T, cache: &mut Self::Cache) {
+        cache.check_owner(&self.alloc);
         let p = cache.alloc();
         // SAFETY: fresh memory for one node.
         unsafe {
@@ -94,6 +95,7 @@ impl<T: Send> SeqQueue<T> for DList<T> {
 
     #[inline]
     fn pop(&mut self, cache: &mut Self::Cache) -> Option<T> {
+        cache.check_owner(&self.alloc);
         let p = NonNull::new(self.front)?;
         // SAFETY: `p` is the front node of this list; freed memory goes to the cache.
         Some(unsafe { self.unlink(p, |n| cache.free(n)) })
@@ -101,6 +103,7 @@ impl<T: Send> SeqQueue<T> for DList<T> {
 
     #[inline]
     fn steal(&mut self, cache: &mut Self::Cache) -> Option<T> {
+        cache.check_owner(&self.alloc);
         let p = NonNull::new(self.back)?;
         // SAFETY: `p` is the back node of this list.
         Some(unsafe { self.unlink(p, |n| cache.free(n)) })

@@ -49,6 +49,7 @@ where
 
     #[inline]
     fn push(&mut self, task: T, cache: &mut Self::Cache) {
+        cache.check_owner(&self.alloc);
         let p = cache.alloc();
         // SAFETY: `p` is fresh, uninitialized memory for one `Node<T>`.
         unsafe {
@@ -63,6 +64,7 @@ where
 
     #[inline]
     fn pop(&mut self, cache: &mut Self::Cache) -> Option<T> {
+        cache.check_owner(&self.alloc);
         let p = NonNull::new(self.head)?;
         // SAFETY: `p` is the head node, initialized by `push` and owned by this list.
         let node = unsafe { p.as_ptr().read() };

@@ -178,8 +178,8 @@ mod tests {
             let alloc = ListStack::<StdArc<()>>::new_alloc(mem);
             let mut c = ListStack::cache(&alloc);
             let mut q = ListStack::new(&alloc);
-            let mut d = DList::new(&DList::<StdArc<()>>::new_alloc(mem));
             let dalloc = DList::<StdArc<()>>::new_alloc(mem);
+            let mut d = DList::new(&dalloc);
             let mut dc = DList::cache(&dalloc);
             for _ in 0..100 {
                 q.push(StdArc::clone(&tracker), &mut c);

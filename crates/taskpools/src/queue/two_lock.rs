@@ -71,6 +71,7 @@ impl<T: Send> TwoLockQueue<T> {
 
     /// Appends at the tail; returns whether the queue was empty before.
     pub fn enqueue(&self, task: T, cache: &mut QCache<T>) -> bool {
+        cache.check_owner(&self.alloc);
         let n = cache.alloc();
         // SAFETY: fresh memory for one node.
         unsafe {
@@ -91,6 +92,7 @@ impl<T: Send> TwoLockQueue<T> {
 
     /// Removes from the head.
     pub fn dequeue(&self, cache: &mut QCache<T>) -> Option<T> {
+        cache.check_owner(&self.alloc);
         let (old, value) = {
             let mut head = lock(&self.head);
             let h = *head;

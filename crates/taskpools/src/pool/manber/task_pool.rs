@@ -27,6 +27,19 @@ impl<T: Send> Drop for StealHalfLocal<T> {
     }
 }
 
+impl<T: Send> StealHalfPool<T> {
+    /// Panics unless `l` was made by this pool (its participant indexes this pool's segments).
+    #[inline(always)]
+    #[track_caller]
+    fn check(&self, l: &StealHalfLocal<T>) {
+        assert!(
+            Arc::ptr_eq(&self.pool, &l.pool),
+            "a pool's per-worker state was used with another pool: each `TaskPool::Local` works \
+             only with the pool whose `local` made it"
+        );
+    }
+}
+
 impl<T: Send> TaskPool<T> for StealHalfPool<T> {
     type Local = StealHalfLocal<T>;
 
@@ -56,12 +69,14 @@ impl<T: Send> TaskPool<T> for StealHalfPool<T> {
 
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        self.check(l);
         let was_empty = self.pool.add(&mut l.p, task);
         PutOutcome::Shared { was_empty }
     }
 
     #[inline]
     fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        self.check(l);
         let before = (l.p.stats.steals, l.p.stats.elements_stolen);
         let examined = l.p.stats.segments_examined + l.p.stats.segments_examined_fruitless;
         let t = self.pool.try_remove(&mut l.p);
