@@ -26,6 +26,7 @@ pub(crate) use std::sync::{
 /// up as a detected data race, not only as a wrong value. Normally it is a zero-cost wrapper of
 /// `std::cell::UnsafeCell` with the same closure-based interface.
 #[cfg(loom)]
+#[allow(unused_imports)]
 pub(crate) use loom::cell::UnsafeCell;
 
 /// A cell for data that moves between threads; see the loom variant above.

@@ -1,5 +1,7 @@
-//! loom models of the working phase's idle protocol, run through the real worker loop and a
-//! real pool (`dq7`: a locked array per worker): no lost wake-up, no early termination.
+//! loom models of the working phase's idle protocol, run through the real worker loop and real
+//! pools: no lost wake-up, no early termination. The termination models run on every pool
+//! family with its own synchronization: locked arrays (`dq7`), Chase–Lev (`dcwq`), FCDQ,
+//! private/public blocks (`dq8`) and Manber's steal-half pool.
 //!
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p taskpools --lib loom`
 
@@ -10,7 +12,9 @@ use loom::thread;
 use super::idle::Coordinator;
 use super::{worker, WakePolicy};
 use crate::mem::MemKind;
-use crate::pool::{PoolConfig, StealingPool, TaskPool};
+use crate::pool::{
+    ChaseLevPool, FcdqPool, PoolConfig, PrivatePublicPool, StealHalfPool, StealingPool, TaskPool,
+};
 use crate::queue::ArrayStack;
 use crate::task::{Ctx, Task};
 
@@ -47,12 +51,15 @@ impl Task for T {
 type Pool = StealingPool<T, ArrayStack<T>>;
 
 fn model(policy: WakePolicy) {
-    model_with(policy, false)
+    model_with::<Pool>(policy, false)
 }
 
-fn model_with(policy: WakePolicy, broken_recheck: bool) {
+fn model_with<P: TaskPool<T> + Send + 'static>(policy: WakePolicy, broken_recheck: bool)
+where
+    P::Local: 'static,
+{
     loom::model(move || {
-        let pool = Arc::new(Pool::new(&PoolConfig {
+        let pool = Arc::new(P::new(&PoolConfig {
             mem: MemKind::System,
             ..PoolConfig::new(2)
         }));
@@ -94,7 +101,32 @@ fn loom_spinning_workers_terminate() {
 #[test]
 #[should_panic]
 fn loom_finds_the_lost_wakeup_without_recheck() {
-    model_with(WakePolicy::OnEmpty, true);
+    model_with::<Pool>(WakePolicy::OnEmpty, true);
+}
+
+// The lost-wake-up model on the pools whose puts are visible to thieves at once (a put into a
+// private block, as in `dq8`, is never visible to the producer's peer, so that model does not
+// apply there; the termination models below cover `dq8`).
+
+#[test]
+fn loom_no_lost_wakeup_on_empty_chase_lev() {
+    model_with::<ChaseLevPool<T>>(WakePolicy::OnEmpty, false);
+}
+
+#[test]
+fn loom_no_lost_wakeup_on_empty_fcdq() {
+    model_with::<FcdqPool<T>>(WakePolicy::OnEmpty, false);
+}
+
+#[test]
+fn loom_no_lost_wakeup_on_empty_steal_half() {
+    model_with::<StealHalfPool<T>>(WakePolicy::OnEmpty, false);
+}
+
+#[test]
+#[should_panic]
+fn loom_finds_the_lost_wakeup_without_recheck_chase_lev() {
+    model_with::<ChaseLevPool<T>>(WakePolicy::OnEmpty, true);
 }
 
 /// A task that creates its children only at its very end, while the other worker is already
@@ -112,8 +144,15 @@ impl Task for Late {
 }
 
 fn termination_model(policy: WakePolicy) {
+    termination_model_on::<StealingPool<Late, ArrayStack<Late>>>(policy)
+}
+
+fn termination_model_on<P: TaskPool<Late> + Send + 'static>(policy: WakePolicy)
+where
+    P::Local: 'static,
+{
     loom::model(move || {
-        let pool = Arc::new(StealingPool::<Late, ArrayStack<Late>>::new(&PoolConfig {
+        let pool = Arc::new(P::new(&PoolConfig {
             mem: MemKind::System,
             ..PoolConfig::new(2)
         }));
@@ -139,4 +178,24 @@ fn loom_no_early_termination_on_empty() {
 #[test]
 fn loom_no_early_termination_spin() {
     termination_model(WakePolicy::Spin);
+}
+
+#[test]
+fn loom_no_early_termination_chase_lev() {
+    termination_model_on::<ChaseLevPool<Late>>(WakePolicy::OnEmpty);
+}
+
+#[test]
+fn loom_no_early_termination_fcdq() {
+    termination_model_on::<FcdqPool<Late>>(WakePolicy::OnEmpty);
+}
+
+#[test]
+fn loom_no_early_termination_private_public() {
+    termination_model_on::<PrivatePublicPool<Late, false>>(WakePolicy::OnEmpty);
+}
+
+#[test]
+fn loom_no_early_termination_steal_half() {
+    termination_model_on::<StealHalfPool<Late>>(WakePolicy::OnEmpty);
 }
