@@ -79,6 +79,8 @@
 mod frames;
 mod job;
 mod liveness;
+#[cfg(all(test, loom))]
+mod loom_models;
 
 use liveness::StallWatch;
 pub use liveness::{yield_now, Yield, STALL_REPORT};
@@ -852,6 +854,16 @@ fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
     p: &PrivateFrames,
     job_b: &StackJob<F, R>,
 ) -> job::Outcome<R> {
+    finish_private_join(p, job_b, |done| w.wait_until(done))
+}
+
+/// The body of [`join_private_slow`], with the wait for a thief passed in (the loom models
+/// wait without a worker).
+fn finish_private_join<F: FnOnce() -> R + Send, R: Send>(
+    p: &PrivateFrames,
+    job_b: &StackJob<F, R>,
+    wait: impl FnOnce(&dyn Fn() -> bool),
+) -> job::Outcome<R> {
     while job_b.header().state() == job::QUEUED {
         if p.take_back(job_b.header()) {
             return job_b.run_inline();
@@ -863,7 +875,7 @@ fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
         }
     }
     if !job_b.is_done() {
-        w.wait_until(|| job_b.is_done());
+        wait(&|| job_b.is_done());
     }
     job_b.take_outcome()
 }
