@@ -81,14 +81,14 @@ mod job;
 mod liveness;
 #[cfg(all(test, loom))]
 mod loom_models;
+mod scope;
 
 use liveness::StallWatch;
 pub use liveness::{yield_now, Yield, STALL_REPORT};
+pub use scope::{scope, Scope};
 
-use std::any::Any;
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
@@ -99,7 +99,7 @@ use crate::queue::chase_lev::{self, Steal, Stealer};
 use crate::queue::private_deque::{StealRequests, StealTable};
 use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 use frames::FrameStack;
-use job::{JobRef, LockJob, SpawnJob, StackJob};
+use job::{JobRef, LockJob, StackJob};
 
 /// The work-stealing pool that a runtime's workers share: which deque each worker owns and
 /// how thieves take from it. Chosen when the runtime is built, so that one fork-join program
@@ -916,139 +916,6 @@ where
         (Err(p), _) | (_, Err(p)) => resume_unwind(p),
     }
 }
-
-/// A scope for spawning jobs that may borrow anything outliving the scope.
-pub struct Scope<'scope> {
-    /// The runtime the scope runs on: its spawns run there, whichever thread spawns them.
-    registry: Arc<Registry>,
-    /// Spawned jobs not yet finished (see [`Scope::job_done`]).
-    pending: AtomicUsize,
-    panic: Mutex<Option<Box<dyn Any + Send>>>,
-    /// Invariant in `'scope`.
-    marker: PhantomData<&'scope mut &'scope ()>,
-    /// Loom-only switch for a test of the tests: a spawned job that counts itself done before
-    /// it runs.
-    #[cfg(loom)]
-    broken_early_decrement: bool,
-}
-
-/// Runs `op` with a scope and waits for every job spawned in it (also if `op` or a job
-/// panics; the first panic is then resumed here).
-pub fn scope<'scope, OP, R>(op: OP) -> R
-where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    match WorkerThread::current() {
-        Some(w) => scope_on(w, op),
-        None => global().install(|| scope(op)),
-    }
-}
-
-fn scope_on<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
-where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    let s = Scope::new(Arc::clone(&w.registry));
-    let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
-    w.wait_until(|| s.all_done());
-    let spawned_panic = lock(&s.panic).take();
-    match (r, spawned_panic) {
-        (Err(p), _) => resume_unwind(p),
-        (Ok(_), Some(p)) => resume_unwind(p),
-        (Ok(r), None) => r,
-    }
-}
-
-impl<'scope> Scope<'scope> {
-    fn new(registry: Arc<Registry>) -> Self {
-        Scope {
-            registry,
-            pending: AtomicUsize::new(0),
-            panic: Mutex::new(None),
-            marker: PhantomData,
-            #[cfg(loom)]
-            broken_early_decrement: false,
-        }
-    }
-
-    /// Spawns `f` into the scope; the scope waits for it before it returns.
-    ///
-    /// The job belongs to the scope's runtime: on one of its workers it goes onto that
-    /// worker's deque; on any other thread (a worker of another runtime inside an
-    /// [`install`](Runtime::install), or a plain thread the scope was lent to) it is injected
-    /// into the scope's runtime, whose workers pick it up.
-    pub fn spawn<F>(&self, f: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        self.pending.fetch_add(1, Ordering::Relaxed);
-        let scope_ptr = ScopePtr(self as *const Scope<'scope>);
-        let job = move || {
-            let sp = scope_ptr;
-            // SAFETY: the scope waits for `pending` to reach zero before it is dropped, and
-            // `job_done` decrements it as this job's very last access to the scope.
-            let s = unsafe { &*sp.0 };
-            s.run_spawned(f);
-        };
-        // SAFETY: the scope waits for `pending` to reach zero, that is for this job to have
-        // run, before it returns, so the job runs once and before anything it borrows (which
-        // outlives `'scope`) goes away.
-        let job = unsafe { SpawnJob::into_job_ref(job) };
-        match WorkerThread::current() {
-            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => w.push(job),
-            _ => self.registry.inject(job),
-        }
-    }
-
-    /// The body of a spawned job: runs `f`, keeps its panic, then counts the job done.
-    fn run_spawned<F: FnOnce(&Scope<'scope>)>(&self, f: F) {
-        #[cfg(loom)]
-        if self.broken_early_decrement {
-            // Planted bug for the loom model: the owner may see zero before `f`'s effects.
-            self.job_done();
-            let _ = catch_unwind(AssertUnwindSafe(|| f(self)));
-            return;
-        }
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
-            let mut slot = lock(&self.panic);
-            if slot.is_none() {
-                *slot = Some(p);
-            }
-        }
-        self.job_done();
-    }
-
-    /// Counts one spawned job finished: Release, so that everything the job did (and the
-    /// panic it stored) happens before the owner's Acquire load in [`all_done`] that sees
-    /// zero. The job's last access to the scope, which may be freed right after.
-    ///
-    /// [`all_done`]: Scope::all_done
-    #[inline]
-    fn job_done(&self) {
-        self.pending.fetch_sub(1, Ordering::Release);
-    }
-
-    /// Whether every spawned job has finished. Only the owner's wait asks, after `op`
-    /// returned, so no new spawn can start from the owner's side; a running job can still
-    /// spawn, but it increments before it decrements its own count, so the sum never passes
-    /// through zero while a job is unfinished.
-    #[inline]
-    fn all_done(&self) -> bool {
-        self.pending.load(Ordering::Acquire) == 0
-    }
-}
-
-struct ScopePtr<'scope>(*const Scope<'scope>);
-// SAFETY: the scope is `Sync` in effect (atomics and a mutex) and outlives every job.
-unsafe impl Send for ScopePtr<'_> {}
-impl Clone for ScopePtr<'_> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl Copy for ScopePtr<'_> {}
 
 #[cfg(all(test, not(loom)))]
 mod tests {
