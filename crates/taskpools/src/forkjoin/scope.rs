@@ -80,7 +80,7 @@ impl<'scope> Scope<'scope> {
     ///
     /// The job belongs to the scope's runtime: on one of its workers it goes onto that
     /// worker's deque; on any other thread (a worker of another runtime inside an
-    /// [`install`](Runtime::install), or a plain thread the scope was lent to) it is injected
+    /// [`install`](super::Runtime::install), or a plain thread the scope was lent to) it is injected
     /// into the scope's runtime, whose workers pick it up.
     pub fn spawn<F>(&self, f: F)
     where
