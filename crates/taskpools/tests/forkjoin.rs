@@ -407,26 +407,3 @@ fn stack_size_is_applied_to_workers() {
     let n = 200_000;
     assert_eq!(rt.install(|| deep(n, [0; 8])), n + n);
 }
-
-/// A `&Scope` handed to a plain thread cannot spawn from there: a clear panic in that thread,
-/// nothing half-spawned, and the scope still finishes with its other spawns.
-#[test]
-fn spawn_from_a_plain_thread_is_a_clear_panic() {
-    for pool in Pool::ALL {
-        let r = rt(pool, 2);
-        let ran = AtomicUsize::new(0);
-        r.scope(|s| {
-            s.spawn(|_| {
-                ran.fetch_add(1, Ordering::Relaxed);
-            });
-            let err = std::thread::scope(|t| {
-                t.spawn(|| s.spawn(|_| unreachable!("never spawned")))
-                    .join()
-                    .unwrap_err()
-            });
-            let msg = message(err);
-            assert!(msg.contains("not a fork-join worker"), "{pool}: {msg}");
-        });
-        assert_eq!(ran.load(Ordering::Relaxed), 1, "{pool}");
-    }
-}

@@ -29,6 +29,10 @@ pub(crate) struct FrameStack {
     /// workers' roots are allocated together, and each owner writes its own).
     root: Box<CachePadded<JobHeader>>,
     head: Cell<*const JobHeader>,
+    /// Loom-only switch for a test of the tests: `take_oldest` hands the oldest job out but
+    /// leaves it linked, so the owner can pop it too.
+    #[cfg(loom)]
+    pub(crate) broken_keep_oldest_linked: Cell<bool>,
 }
 
 // SAFETY: a frame stack is created empty and moved to its owner thread before any job is
@@ -40,7 +44,12 @@ impl FrameStack {
     pub(crate) fn new() -> Self {
         let root = Box::new(CachePadded::new(JobHeader::root()));
         let head = Cell::new(&**root as *const JobHeader);
-        FrameStack { root, head }
+        FrameStack {
+            root,
+            head,
+            #[cfg(loom)]
+            broken_keep_oldest_linked: Cell::new(false),
+        }
     }
 
     #[inline(always)]
@@ -116,6 +125,11 @@ impl FrameStack {
         unsafe {
             // The root's `next` was set by the push of the oldest job (the stack is not empty).
             let o = (*root).next.get().assume_init();
+            #[cfg(loom)]
+            if self.broken_keep_oldest_linked.get() {
+                (*o).set_state(TAKEN);
+                return Some(JobRef::from_header(o));
+            }
             if o == top {
                 self.head.set(root);
             } else {

@@ -6,11 +6,11 @@
 //! it in its worker's frame stack ([`super::frames`]) without any allocation.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell, UnsafeCell};
+use std::cell::{Cell, RefCell};
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::sync::{lock, Arc, AtomicU8, Condvar, Mutex, Ordering};
+use crate::sync::{lock, Arc, AtomicU8, Condvar, Mutex, Ordering, UnsafeCell};
 
 /// States of a job in a frame stack.
 pub(crate) const QUEUED: u8 = 0;
@@ -118,6 +118,10 @@ pub(crate) struct StackJob<F, R> {
     /// otherwise (the inline path never touches it, which spares the fast path a store and a
     /// drop check).
     result: UnsafeCell<MaybeUninit<Outcome<R>>>,
+    /// Loom-only switch for a test of the tests: `DONE` stored with `Relaxed`, so the owner
+    /// may read `result` before the executor's write is visible.
+    #[cfg(loom)]
+    broken_relaxed_done: bool,
 }
 
 // SAFETY: `func` is taken by exactly one thread (the executor, or the owner when it takes the
@@ -134,7 +138,16 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
             header: JobHeader::new(Self::run),
             func: UnsafeCell::new(ManuallyDrop::new(f)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
+            #[cfg(loom)]
+            broken_relaxed_done: false,
         }
+    }
+
+    /// The planted bug for the loom models: `DONE` published with `Relaxed`.
+    #[cfg(loom)]
+    pub(crate) fn with_relaxed_done(mut self) -> Self {
+        self.broken_relaxed_done = true;
+        self
     }
 
     /// The job's header, for the owner's frame stack.
@@ -154,12 +167,22 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         // owner keeps the job alive until `DONE`.
         let this = unsafe { &*h.cast::<Self>() };
         // SAFETY: only the executor reaches here, once (see the `Sync` impl).
-        let f = unsafe { ManuallyDrop::take(&mut *this.func.get()) };
+        let f = this
+            .func
+            .with_mut(|p| unsafe { ManuallyDrop::take(&mut *p) });
         let r = catch_unwind(AssertUnwindSafe(f));
         // SAFETY: the owner reads `result` only after `DONE`.
-        unsafe { (*this.result.get()).write(r) };
+        this.result.with_mut(|p| unsafe { (*p).write(r) });
+        #[cfg(loom)]
+        let order = if this.broken_relaxed_done {
+            Ordering::Relaxed
+        } else {
+            Ordering::Release
+        };
+        #[cfg(not(loom))]
+        let order = Ordering::Release;
         // Last access: after this store the owner may return and free the stack frame.
-        this.header.state.store(DONE, Ordering::Release);
+        this.header.state.store(DONE, order);
     }
 
     /// Whether the job has been run to the end (by another thread, or by the owner from a
@@ -174,7 +197,9 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn run_inline(&self) -> Outcome<R> {
         // SAFETY: the owner took the job's only reference back, so the closure is still there
         // and nobody else takes it.
-        let f = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
+        let f = self
+            .func
+            .with_mut(|p| unsafe { ManuallyDrop::take(&mut *p) });
         catch_unwind(AssertUnwindSafe(f))
     }
 
@@ -184,7 +209,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         // SAFETY: the executor wrote `result` before setting `DONE` (Release), which the
         // caller has seen (Acquire); nobody touches the job afterwards, and the caller takes
         // the outcome once.
-        unsafe { (*self.result.get()).assume_init_read() }
+        self.result.with(|p| unsafe { (*p).assume_init_read() })
     }
 }
 
@@ -322,12 +347,12 @@ impl<F: FnOnce() -> R + Send, R: Send> LockJob<F, R> {
         // SAFETY: the header is the first field of a `LockJob<F, R>`; the caller blocks until
         // the latch is set.
         let this = unsafe { &*h.cast::<Self>() };
-        // SAFETY: executed once.
-        let f = unsafe { (*this.func.get()).take() }.expect("a job runs once");
-        let r = catch_unwind(AssertUnwindSafe(f));
+        // SAFETY: executed once, so nobody else touches `func`.
+        let f = this.func.with_mut(|p| unsafe { (*p).take() });
+        let r = catch_unwind(AssertUnwindSafe(f.expect("a job runs once")));
         let latch = Arc::clone(&this.latch);
         // SAFETY: the caller reads `result` only after the latch is set.
-        unsafe { *this.result.get() = Some(r) };
+        this.result.with_mut(|p| unsafe { *p = Some(r) });
         // From here on, `this` may be gone.
         let (m, c) = &*latch;
         *lock(m) = true;
@@ -345,6 +370,8 @@ impl<F: FnOnce() -> R + Send, R: Send> LockJob<F, R> {
         drop(done);
         // SAFETY: the executor wrote the result before setting the latch and does not touch
         // the job afterwards.
-        unsafe { (*self.result.get()).take() }.expect("the latch is set after the result")
+        self.result
+            .with_mut(|p| unsafe { (*p).take() })
+            .expect("the latch is set after the result")
     }
 }

@@ -53,17 +53,42 @@
 //! taskpools::forkjoin::join(|| v.push(2), || v.push(3));
 //! ```
 //!
+//! # Progress
+//!
+//! A join waits for its second half, and a scope for its spawns, by running other work, so
+//! fork-join programs never block a worker. What the pools differ in is a job that waits for
+//! another job *by other means* (a spin on a flag, a channel polled in a loop): on
+//! [`Pool::ChaseLev`] every queued job can be stolen without its owner's help, so such a wait
+//! finishes when another worker is free. On the default [`Pool::PrivatePublic`] a worker's
+//! queued jobs reach other workers only when the owner answers their requests — at a fork, a
+//! join, a scope's end, an `install`, or [`yield_now`] — so such a wait must call
+//! [`yield_now`] in its loop, or it may wait forever for a job queued behind it. The runtime
+//! does not hang silently then: a thief whose request goes unanswered for [`STALL_REPORT`]
+//! prints one diagnostic per runtime to stderr naming the cause and the fix. Keeping the
+//! private pool's push and pop free of fences is the point of that pool; the design note in
+//! `liveness.rs` says why a public slot for the oldest job would not make this guarantee.
+//!
+//! Work belongs to a runtime: a scope's spawns run on the scope's runtime whichever thread
+//! spawns them, and a worker of one runtime that calls [`Runtime::install`] on another keeps
+//! running its own runtime's work while it waits.
+//!
 //! Spawned closures of up to 88 bytes (a slot's 96 less the scope pointer that the runtime adds)
 //! live in per-thread recycled slots, so a scope that spawns in a loop stops allocating once
 //! warm; larger ones get a box each (`tests/forkjoin_alloc.rs` counts both).
 
 mod frames;
 mod job;
+mod liveness;
+#[cfg(all(test, loom))]
+mod loom_models;
+mod scope;
 
-use std::any::Any;
+use liveness::StallWatch;
+pub use liveness::{yield_now, Yield, STALL_REPORT};
+pub use scope::{scope, Scope};
+
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
@@ -74,7 +99,7 @@ use crate::queue::chase_lev::{self, Steal, Stealer};
 use crate::queue::private_deque::{StealRequests, StealTable};
 use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 use frames::FrameStack;
-use job::{JobRef, LockJob, SpawnJob, StackJob};
+use job::{JobRef, LockJob, StackJob};
 
 /// The work-stealing pool that a runtime's workers share: which deque each worker owns and
 /// how thieves take from it. Chosen when the runtime is built, so that one fork-join program
@@ -228,6 +253,9 @@ struct Registry {
     sleep: Mutex<()>,
     wake: Condvar,
     shutdown: AtomicBool,
+    /// Whether a thief has reported an owner that does not answer steal requests (the
+    /// diagnostic is printed once per runtime; see [`StallWatch`]).
+    stall_reported: AtomicBool,
     /// Loom-only switch for a test of the tests: a would-be sleeper that does not look for
     /// work again after announcing itself, so an injection can slip in between.
     #[cfg(loom)]
@@ -245,6 +273,7 @@ impl Registry {
             sleep: Mutex::new(()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            stall_reported: AtomicBool::new(false),
             #[cfg(loom)]
             broken_no_recheck: false,
         }
@@ -375,8 +404,8 @@ impl WorkerThread {
         }
     }
 
-    /// Refuses steal requests while this worker cannot answer them (it sleeps, blocks on
-    /// another runtime, or exits); a pending one is answered now.
+    /// Refuses steal requests while this worker cannot answer them (it sleeps or exits); a
+    /// pending one is answered now.
     fn block_requests(&self) {
         if let LocalDeque::Private(p) = &self.deque {
             p.req.block(|| p.give_oldest());
@@ -409,9 +438,14 @@ impl WorkerThread {
                     }
                 },
                 (LocalDeque::Private(p), _) => {
+                    let mut watch = StallWatch::default();
+                    let serve_own = || {
+                        p.poll();
+                        watch.tick(&self.registry, self.index, v);
+                    };
                     // A busy request cell (`Retry`) means another thief is being served
                     // there: try the next victim instead of queueing up.
-                    if let Steal::Success(j) = p.req.steal_from(v, || p.poll()) {
+                    if let Steal::Success(j) = p.req.steal_from(v, serve_own) {
                         return Some(j);
                     }
                 }
@@ -429,34 +463,43 @@ impl WorkerThread {
 
     /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
     fn wait_until(&self, done: impl Fn() -> bool) {
-        let depth = self.waits.get();
-        self.waits.set(depth + 1);
-        let may_steal = depth < MAX_STEALING_WAITS;
         let mut idle = 0u32;
         while !done() {
-            self.poll();
-            let job = if may_steal {
-                self.find_work()
+            if self.run_one() {
+                idle = 0;
             } else {
-                self.pop()
-            };
-            match job {
-                // SAFETY: a job popped or stolen is executed once, here.
-                Some(j) => unsafe {
-                    idle = 0;
-                    j.execute()
-                },
-                None => {
-                    idle += 1;
-                    if idle < 64 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+                idle += 1;
+                if idle < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
                 }
             }
         }
-        self.waits.set(depth);
+    }
+
+    /// One step of a wait: answers a pending steal request, then runs one job if there is one
+    /// (its own deque first; then, below `MAX_STEALING_WAITS` nested waits, stolen or
+    /// injected work). Returns whether it ran a job.
+    fn run_one(&self) -> bool {
+        self.poll();
+        let depth = self.waits.get();
+        let job = if depth < MAX_STEALING_WAITS {
+            self.find_work()
+        } else {
+            self.pop()
+        };
+        match job {
+            Some(j) => {
+                self.waits.set(depth + 1);
+                // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
+                // panics, so the depth is restored.
+                unsafe { j.execute() };
+                self.waits.set(depth);
+                true
+            }
+            None => false,
+        }
     }
 
     fn main_loop(&self) {
@@ -640,29 +683,43 @@ impl Runtime {
         self.pool
     }
 
-    fn owns_current_thread(&self) -> bool {
-        WorkerThread::current().is_some_and(|w| Arc::ptr_eq(&w.registry, &self.registry))
+    /// Runs `op` on one of this runtime's workers and returns its result; `join` and `scope`
+    /// inside it fork onto this runtime. Panics in `op` are resumed here.
+    ///
+    /// From a thread that is not a worker, the caller blocks until `op` is done. From a worker
+    /// of *another* runtime, that worker keeps running its own runtime's jobs while it waits
+    /// (it answers steal requests, runs its own deque, steals, and takes jobs injected into its
+    /// runtime), so installs that cross back and forth between runtimes, such as
+    /// `a.install(|| b.install(|| a.install(|| 42)))` on one-thread runtimes, finish.
+    pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
+        match WorkerThread::current() {
+            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => op(),
+            Some(w) => self.install_from_foreign_worker(w, op),
+            None => {
+                let job = LockJob::new(op);
+                self.registry.inject(job.as_job_ref());
+                match job.wait() {
+                    Ok(r) => r,
+                    Err(p) => resume_unwind(p),
+                }
+            }
+        }
     }
 
-    /// Runs `op` on one of this runtime's workers and returns its result; `join` and `scope`
-    /// inside it fork onto this runtime. Panics in `op` are resumed here. Called from a worker
-    /// of another runtime, that worker blocks until `op` is done (and refuses steal requests
-    /// meanwhile; thieves of its own runtime look elsewhere).
-    pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
-        if self.owns_current_thread() {
-            return op();
-        }
-        let job = LockJob::new(op);
+    /// `install` from a worker `w` of another runtime: the job lives on `w`'s stack and is
+    /// injected here; `w` waits for it the way a join waits for a stolen half, running its
+    /// own runtime's work meanwhile (rayon's `in_worker_cross`).
+    #[cold]
+    #[inline(never)]
+    fn install_from_foreign_worker<R: Send>(
+        &self,
+        w: &WorkerThread,
+        op: impl FnOnce() -> R + Send,
+    ) -> R {
+        let job = StackJob::new(op);
         self.registry.inject(job.as_job_ref());
-        let foreign = WorkerThread::current();
-        if let Some(w) = foreign {
-            w.block_requests();
-        }
-        let r = job.wait();
-        if let Some(w) = foreign {
-            w.unblock_requests();
-        }
-        match r {
+        w.wait_until(|| job.is_done());
+        match job.take_outcome() {
             Ok(r) => r,
             Err(p) => resume_unwind(p),
         }
@@ -713,6 +770,11 @@ fn global() -> &'static Runtime {
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker it forks
 /// onto that worker's runtime; elsewhere it runs on the global runtime (one worker per CPU).
 /// A panic in either closure is resumed here after both have finished.
+///
+/// `a` and `b` must not wait for each other except through fork-join itself: on the default
+/// [`Pool::PrivatePublic`], `b` waits in this worker's private deque until the worker reaches a
+/// fork or wait, so an `a` that spins until `b` has run must call [`yield_now`] in its loop
+/// (which runs `b` here or hands it to a thief). See the module docs, "Progress".
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
@@ -792,6 +854,16 @@ fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
     p: &PrivateFrames,
     job_b: &StackJob<F, R>,
 ) -> job::Outcome<R> {
+    finish_private_join(p, job_b, |done| w.wait_until(done))
+}
+
+/// The body of [`join_private_slow`], with the wait for a thief passed in (the loom models
+/// wait without a worker).
+fn finish_private_join<F: FnOnce() -> R + Send, R: Send>(
+    p: &PrivateFrames,
+    job_b: &StackJob<F, R>,
+    wait: impl FnOnce(&dyn Fn() -> bool),
+) -> job::Outcome<R> {
     while job_b.header().state() == job::QUEUED {
         if p.take_back(job_b.header()) {
             return job_b.run_inline();
@@ -803,7 +875,7 @@ fn join_private_slow<F: FnOnce() -> R + Send, R: Send>(
         }
     }
     if !job_b.is_done() {
-        w.wait_until(|| job_b.is_done());
+        wait(&|| job_b.is_done());
     }
     job_b.take_outcome()
 }
@@ -844,94 +916,6 @@ where
         (Err(p), _) | (_, Err(p)) => resume_unwind(p),
     }
 }
-
-/// A scope for spawning jobs that may borrow anything outliving the scope.
-pub struct Scope<'scope> {
-    pending: AtomicUsize,
-    panic: Mutex<Option<Box<dyn Any + Send>>>,
-    /// Invariant in `'scope`.
-    marker: PhantomData<&'scope mut &'scope ()>,
-}
-
-/// Runs `op` with a scope and waits for every job spawned in it (also if `op` or a job
-/// panics; the first panic is then resumed here).
-pub fn scope<'scope, OP, R>(op: OP) -> R
-where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    match WorkerThread::current() {
-        Some(w) => scope_on(w, op),
-        None => global().install(|| scope(op)),
-    }
-}
-
-fn scope_on<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
-where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    let s = Scope {
-        pending: AtomicUsize::new(0),
-        panic: Mutex::new(None),
-        marker: PhantomData,
-    };
-    let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
-    w.wait_until(|| s.pending.load(Ordering::Acquire) == 0);
-    let spawned_panic = lock(&s.panic).take();
-    match (r, spawned_panic) {
-        (Err(p), _) => resume_unwind(p),
-        (Ok(_), Some(p)) => resume_unwind(p),
-        (Ok(r), None) => r,
-    }
-}
-
-impl<'scope> Scope<'scope> {
-    /// Spawns `f` into the scope; the scope waits for it before it returns.
-    ///
-    /// # Panics
-    /// When called from a thread that is not a fork-join worker (a `&Scope` handed to a plain
-    /// thread); nothing is spawned then. Inside the scope, its spawns and joins, every thread
-    /// is a worker.
-    pub fn spawn<F>(&self, f: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        let w = WorkerThread::current().expect(
-            "Scope::spawn called from a thread that is not a fork-join worker; \
-             spawn from inside the scope, its spawns or its joins",
-        );
-        self.pending.fetch_add(1, Ordering::Relaxed);
-        let scope_ptr = ScopePtr(self as *const Scope<'scope>);
-        let job = move || {
-            let sp = scope_ptr;
-            // SAFETY: the scope waits for `pending` to reach zero before it is dropped, and we
-            // decrement only at the very end.
-            let s = unsafe { &*sp.0 };
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(s))) {
-                let mut slot = lock(&s.panic);
-                if slot.is_none() {
-                    *slot = Some(p);
-                }
-            }
-            s.pending.fetch_sub(1, Ordering::Release);
-        };
-        // SAFETY: the scope waits for `pending` to reach zero, that is for this job to have
-        // run, before it returns, so the job runs once and before anything it borrows (which
-        // outlives `'scope`) goes away.
-        w.push(unsafe { SpawnJob::into_job_ref(job) });
-    }
-}
-
-struct ScopePtr<'scope>(*const Scope<'scope>);
-// SAFETY: the scope is `Sync` in effect (atomics and a mutex) and outlives every job.
-unsafe impl Send for ScopePtr<'_> {}
-impl Clone for ScopePtr<'_> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl Copy for ScopePtr<'_> {}
 
 #[cfg(all(test, not(loom)))]
 mod tests {

@@ -1,0 +1,118 @@
+//! Progress on the `private-public` pool: [`yield_now`], and the diagnostic a thief prints
+//! when an owner leaves its requests unanswered.
+//!
+//! # The guarantee
+//!
+//! On private deques a worker's queued jobs reach other workers only through steal requests
+//! that the owner answers when it forks, joins, waits in a scope or an `install`, or calls
+//! [`yield_now`]. So a job may run for as long as it likes, but jobs it queued before become
+//! stealable only at its next such point. Programs in the fork-join model never notice (a job
+//! waits for another only at a join or the end of a scope, and those waits answer requests).
+//! A job that waits for another job *by other means* — one half of a join spinning on a flag
+//! that the other half sets — does notice: with two workers, the half it waits for stays in
+//! the spinning worker's private deque and the program hangs, where on
+//! [`Pool::ChaseLev`](super::Pool::ChaseLev) (and in rayon) the other worker steals it. Such a
+//! wait must call [`yield_now`] in its loop; that serves requests and runs pending work itself.
+//!
+//! Why not make every queued job stealable without the owner's help: a thief that takes from
+//! a deque the owner pops without synchronisation needs the owner's pop to pay a store-load
+//! fence (that is the Chase–Lev deque, and what the private pool exists to avoid). A cheaper
+//! half-way scheme — the oldest job in a public slot that thieves take with a CAS — rescues only
+//! that one job: once a thief has taken it, the jobs the blocked owner queued after it are as
+//! unreachable as before, so programs like the one above still hang one join deeper. We
+//! therefore keep the owner's path fence-free and make the hang loud instead of silent: a thief
+//! whose request has been unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to
+//! stderr, naming the worker, the cause, and the two fixes.
+
+use std::time::{Duration, Instant};
+
+use super::{Registry, WorkerThread};
+use crate::sync::Ordering;
+
+/// What [`yield_now`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Yield {
+    /// It ran a job (or several nested inside one).
+    Executed,
+    /// It answered pending steal requests but found no job to run.
+    Idle,
+}
+
+/// Lets the current worker do pending fork-join work: answers steal requests addressed to it
+/// and runs at most one available job (from its own deque first, else stolen or injected).
+/// Returns `None` on a thread that is not a fork-join worker.
+///
+/// A job that waits for another job by any means other than `join` or the end of a `scope` (a
+/// spin on a flag, a channel polled in a loop) should call this in its wait loop. On the default
+/// [`Pool::PrivatePublic`](super::Pool::PrivatePublic) it is *required*: there, jobs that this
+/// worker queued reach other workers only when it answers their requests, and the job being
+/// waited for may be one of them (see the [`forkjoin`](super) module docs, "Progress").
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use taskpools::forkjoin::{self, Runtime};
+///
+/// let rt = Runtime::new(2)?;
+/// let flag = AtomicBool::new(false);
+/// rt.join(
+///     || {
+///         while !flag.load(Ordering::Acquire) {
+///             forkjoin::yield_now();
+///         }
+///     },
+///     || flag.store(true, Ordering::Release),
+/// );
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+pub fn yield_now() -> Option<Yield> {
+    let w = WorkerThread::current()?;
+    Some(if w.run_one() {
+        Yield::Executed
+    } else {
+        Yield::Idle
+    })
+}
+
+/// How long a thief waits for an answer before it reports the owner.
+pub const STALL_REPORT: Duration = Duration::from_secs(1);
+
+/// A thief's clock while it waits for one answer: looks at the time every 1024 turns of the
+/// wait, and after [`STALL_REPORT`] reports the victim once per runtime.
+#[derive(Default)]
+pub(super) struct StallWatch {
+    turns: u32,
+    since: Option<Instant>,
+}
+
+impl StallWatch {
+    #[inline]
+    pub(super) fn tick(&mut self, registry: &Registry, thief: usize, victim: usize) {
+        self.turns = self.turns.wrapping_add(1);
+        if self.turns % 1024 != 0 {
+            return;
+        }
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        if now.duration_since(since) >= STALL_REPORT
+            && !registry.stall_reported.swap(true, Ordering::Relaxed)
+        {
+            report(thief, victim, now.duration_since(since));
+        }
+    }
+}
+
+#[cold]
+fn report(thief: usize, victim: usize, waited: Duration) {
+    eprintln!(
+        "taskpools: fork-join worker {thief} has waited {:.1} s for worker {victim} to answer a \
+         steal request (pool private-public). Worker {victim} has queued jobs but has not \
+         reached a fork, join, scope end or yield_now since: a job there runs for a long time \
+         without forking, or waits for another job by other means (e.g. one half of a join \
+         spinning on a flag that the other half sets), which on this pool keeps the jobs it \
+         queued from every other worker and can hang the program. Fix: call \
+         taskpools::forkjoin::yield_now() in such wait loops, or build the runtime with \
+         Pool::ChaseLev, whose thieves take jobs without the owner's help. (Reported once per \
+         runtime.)",
+        waited.as_secs_f64()
+    );
+}

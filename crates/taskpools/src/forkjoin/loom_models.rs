@@ -1,0 +1,172 @@
+//! Loom models of fork-join's protocol pieces, run with the shipped code (`PrivateFrames`,
+//! `FrameStack`, `StackJob`, `Scope`) on loom's atomics and cells. The runtime's threads do not
+//! run under loom, so each model plays the worker by hand with the calls the runtime makes.
+//! Every model has a planted-bug twin that must fail.
+
+use super::job::{JobRef, Outcome, StackJob};
+use super::*;
+use loom::thread;
+
+/// A bounded exploration: three preemptions are enough for these two-thread races (each
+/// planted bug is found within them) and keep every model well under a second (a few hundred
+/// executions each).
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.max_branches = 20_000;
+    b.check(f);
+}
+
+fn job(i: usize) -> StackJob<impl FnOnce() -> usize + Send, usize> {
+    StackJob::new(move || i)
+}
+
+fn value(o: Outcome<usize>) -> usize {
+    o.unwrap_or_else(|_| panic!("the job does not panic"))
+}
+
+/// Two nested joins on a private frame stack while a thief asks for work. The owner forks
+/// `outer` then `inner` (answering a request at each fork, as `join_private` does), then joins
+/// them in LIFO order: each half is taken back and run inline, or was handed to the thief and
+/// is waited for through `DONE`, whose result the owner then reads (a loom cell: a missing
+/// release/acquire pair is a detected race). Every half runs exactly once, with its value.
+fn join_with_a_thief(relaxed_done: bool, keep_oldest_linked: bool) {
+    model(move || {
+        let mut reqs = StealRequests::<JobRef>::set(2);
+        let thief_req = reqs.pop().unwrap();
+        let p = PrivateFrames {
+            frames: FrameStack::new(),
+            req: reqs.pop().unwrap(),
+        };
+        p.frames.broken_keep_oldest_linked.set(keep_oldest_linked);
+        let outer = if relaxed_done {
+            job(1).with_relaxed_done()
+        } else {
+            job(1)
+        };
+        let inner = job(2);
+
+        let thief = thread::spawn(move || loop {
+            match thief_req.steal_from(0, || thief_req.poll(|| None)) {
+                // SAFETY: a job handed over by the owner is executed once, here; the owner
+                // keeps it alive until it sees `DONE`.
+                Steal::Success(j) => break unsafe { j.execute() },
+                Steal::Empty => break,
+                Steal::Retry => thread::yield_now(),
+            }
+        });
+
+        let wait = |done: &dyn Fn() -> bool| {
+            while !done() {
+                p.poll();
+                thread::yield_now();
+            }
+        };
+        p.push(outer.as_job_ref());
+        p.poll();
+        p.push(inner.as_job_ref());
+        p.poll();
+        let ri = if p.take_back(inner.header()) {
+            inner.run_inline()
+        } else {
+            finish_private_join(&p, &inner, wait)
+        };
+        let ro = if p.take_back(outer.header()) {
+            outer.run_inline()
+        } else {
+            finish_private_join(&p, &outer, wait)
+        };
+        assert_eq!((value(ro), value(ri)), (1, 2));
+        assert!(p.frames.is_empty());
+        // The worker stops polling: a request still pending is declined.
+        p.req.block(|| p.give_oldest());
+        thief.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_join_halves_run_once_and_stolen_results_are_visible() {
+    join_with_a_thief(false, false);
+}
+
+/// Planted bug: `DONE` stored `Relaxed`; the owner's read of the stolen half's result races
+/// with the thief's write.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_join_finds_a_relaxed_done() {
+    join_with_a_thief(true, false);
+}
+
+/// Planted bug: the frame stack hands its oldest job to a thief but keeps it linked; the
+/// owner takes it back and runs it too (both take the closure: a detected race).
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_frames_find_a_job_handed_out_twice() {
+    join_with_a_thief(false, true);
+}
+
+/// Data written by spawned jobs, read by the scope's owner after it has seen every job done.
+struct Effects([crate::sync::UnsafeCell<usize>; 2]);
+// SAFETY: each cell is written by one job and read by the owner only after `all_done`, which
+// the model checks: loom reports any access that the counter does not order.
+unsafe impl Sync for Effects {}
+
+/// A scope whose owner is not on a worker spawns one job (injected into the scope's runtime),
+/// which spawns another; a worker thread runs what is injected. The owner waits as `scope_on`
+/// does (`all_done`) and then reads both jobs' effects: the counter must not reach zero before
+/// a job's effects, including those of a job spawned by another job.
+fn scope_waits_for_every_spawn(early_decrement: bool) {
+    model(move || {
+        let table = Arc::clone(StealRequests::<JobRef>::set(1)[0].table());
+        let reg = Arc::new(Registry::new(1, Stealers::Private(table)));
+        let mut s = Scope::new(Arc::clone(&reg));
+        s.broken_early_decrement = early_decrement;
+        let s: Arc<Scope<'static>> = Arc::new(s);
+        let fx = Arc::new(Effects([
+            crate::sync::UnsafeCell::new(0),
+            crate::sync::UnsafeCell::new(0),
+        ]));
+        let stop = Arc::new(AtomicBool::new(false));
+
+        let (r2, stop2) = (Arc::clone(&reg), Arc::clone(&stop));
+        let worker = thread::spawn(move || {
+            while !stop2.load(Ordering::Acquire) {
+                match r2.take_injected() {
+                    // SAFETY: taken from the injector, so executed once; the scope outlives it.
+                    Some(j) => unsafe { j.execute() },
+                    None => thread::yield_now(),
+                }
+            }
+        });
+
+        let fx2 = Arc::clone(&fx);
+        s.spawn(move |s| {
+            // SAFETY: only this job writes cell 0.
+            fx2.0[0].with_mut(|p| unsafe { *p = 1 });
+            s.spawn(move |_| {
+                // SAFETY: only this job writes cell 1.
+                fx2.0[1].with_mut(|p| unsafe { *p = 2 });
+            });
+        });
+        while !s.all_done() {
+            thread::yield_now();
+        }
+        // SAFETY: every job has counted itself done (Acquire), after its write.
+        let seen = [0, 1].map(|i| fx.0[i].with(|p| unsafe { *p }));
+        assert_eq!(seen, [1, 2], "the scope ended before its spawns' effects");
+        stop.store(true, Ordering::Release);
+        worker.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_scope_waits_for_every_spawn_and_sees_its_effects() {
+    scope_waits_for_every_spawn(false);
+}
+
+/// Planted bug: a job counts itself done before it runs.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_scope_finds_an_early_decrement() {
+    scope_waits_for_every_spawn(true);
+}

@@ -1,0 +1,154 @@
+//! `scope` and `Scope::spawn`: jobs that may borrow from the enclosing stack, counted by the
+//! scope, which waits for all of them before it returns (the implicit sync at the end of a Cilk
+//! task, seed 002 §3.3).
+//!
+//! Design note. `pending` counts spawned jobs not yet finished. A spawn increments it before the
+//! job is queued; the job's last access to the scope is the Release decrement in `job_done`,
+//! after its closure ran and its panic (if any) was stored. The owner, after `op` returned,
+//! waits (running other work, never sleeping) until an Acquire load reads zero, so everything
+//! the jobs did happens before the scope returns. A job that spawns increments before its own
+//! decrement, so the count cannot pass through zero while any job is unfinished; and since the
+//! owner spins instead of sleeping on the counter, there is no wake-up to lose. A spawn belongs
+//! to the scope's runtime: on a thread that is not one of its workers it is injected there
+//! (whose `inject` wakes a sleeping worker). Loom models: `loom_models.rs`.
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use super::job::SpawnJob;
+use super::{global, Registry, WorkerThread};
+use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
+
+/// A scope for spawning jobs that may borrow anything outliving the scope.
+pub struct Scope<'scope> {
+    /// The runtime the scope runs on: its spawns run there, whichever thread spawns them.
+    registry: Arc<Registry>,
+    /// Spawned jobs not yet finished (see [`Scope::job_done`]).
+    pending: AtomicUsize,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Invariant in `'scope`.
+    marker: PhantomData<&'scope mut &'scope ()>,
+    /// Loom-only switch for a test of the tests: a spawned job that counts itself done before
+    /// it runs.
+    #[cfg(loom)]
+    pub(super) broken_early_decrement: bool,
+}
+
+/// Runs `op` with a scope and waits for every job spawned in it (also if `op` or a job
+/// panics; the first panic is then resumed here).
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => scope_on(w, op),
+        None => global().install(|| scope(op)),
+    }
+}
+
+fn scope_on<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    let s = Scope::new(Arc::clone(&w.registry));
+    let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
+    w.wait_until(|| s.all_done());
+    let spawned_panic = lock(&s.panic).take();
+    match (r, spawned_panic) {
+        (Err(p), _) => resume_unwind(p),
+        (Ok(_), Some(p)) => resume_unwind(p),
+        (Ok(r), None) => r,
+    }
+}
+
+impl<'scope> Scope<'scope> {
+    pub(super) fn new(registry: Arc<Registry>) -> Self {
+        Scope {
+            registry,
+            pending: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+            marker: PhantomData,
+            #[cfg(loom)]
+            broken_early_decrement: false,
+        }
+    }
+
+    /// Spawns `f` into the scope; the scope waits for it before it returns.
+    ///
+    /// The job belongs to the scope's runtime: on one of its workers it goes onto that
+    /// worker's deque; on any other thread (a worker of another runtime inside an
+    /// [`install`](super::Runtime::install), or a plain thread the scope was lent to) it is injected
+    /// into the scope's runtime, whose workers pick it up.
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let scope_ptr = ScopePtr(self as *const Scope<'scope>);
+        let job = move || {
+            let sp = scope_ptr;
+            // SAFETY: the scope waits for `pending` to reach zero before it is dropped, and
+            // `job_done` decrements it as this job's very last access to the scope.
+            let s = unsafe { &*sp.0 };
+            s.run_spawned(f);
+        };
+        // SAFETY: the scope waits for `pending` to reach zero, that is for this job to have
+        // run, before it returns, so the job runs once and before anything it borrows (which
+        // outlives `'scope`) goes away.
+        let job = unsafe { SpawnJob::into_job_ref(job) };
+        match WorkerThread::current() {
+            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => w.push(job),
+            _ => self.registry.inject(job),
+        }
+    }
+
+    /// The body of a spawned job: runs `f`, keeps its panic, then counts the job done.
+    fn run_spawned<F: FnOnce(&Scope<'scope>)>(&self, f: F) {
+        #[cfg(loom)]
+        if self.broken_early_decrement {
+            // Planted bug for the loom model: the owner may see zero before `f`'s effects.
+            self.job_done();
+            let _ = catch_unwind(AssertUnwindSafe(|| f(self)));
+            return;
+        }
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
+            let mut slot = lock(&self.panic);
+            if slot.is_none() {
+                *slot = Some(p);
+            }
+        }
+        self.job_done();
+    }
+
+    /// Counts one spawned job finished: Release, so that everything the job did (and the
+    /// panic it stored) happens before the owner's Acquire load in [`all_done`] that sees
+    /// zero. The job's last access to the scope, which may be freed right after.
+    ///
+    /// [`all_done`]: Scope::all_done
+    #[inline]
+    fn job_done(&self) {
+        self.pending.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Whether every spawned job has finished. Only the owner's wait asks, after `op`
+    /// returned, so no new spawn can start from the owner's side; a running job can still
+    /// spawn, but it increments before it decrements its own count, so the sum never passes
+    /// through zero while a job is unfinished.
+    #[inline]
+    pub(super) fn all_done(&self) -> bool {
+        self.pending.load(Ordering::Acquire) == 0
+    }
+}
+
+struct ScopePtr<'scope>(*const Scope<'scope>);
+// SAFETY: the scope is `Sync` in effect (atomics and a mutex) and outlives every job.
+unsafe impl Send for ScopePtr<'_> {}
+impl Clone for ScopePtr<'_> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl Copy for ScopePtr<'_> {}

@@ -1,0 +1,282 @@
+//! Fork-join programs that used to hang: installs that cross between runtimes, spawns made on a
+//! worker of another runtime, and a join half that waits for its sibling. Each scenario runs on
+//! a helper thread with a deadline, so a regression fails instead of hanging the test run.
+#![cfg(not(loom))]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use taskpools::forkjoin::{self, Pool, Runtime, Yield};
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Runs `f` on its own thread and returns its result; panics if it takes longer than
+/// `DEADLINE` (the thread is left behind; the test process ends anyway) and resumes its panic.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(v) => v,
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("{what}: not finished after {DEADLINE:?} (deadlock)")
+        }
+        Err(RecvTimeoutError::Disconnected) => match h.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => unreachable!("the thread sends before it ends"),
+        },
+    }
+}
+
+fn rt(pool: Pool, threads: usize) -> Runtime {
+    Runtime::builder()
+        .threads(threads)
+        .pool(pool)
+        .build()
+        .unwrap()
+}
+
+fn pool_pairs() -> [(Pool, Pool); 4] {
+    [
+        (Pool::PrivatePublic, Pool::PrivatePublic),
+        (Pool::PrivatePublic, Pool::ChaseLev),
+        (Pool::ChaseLev, Pool::PrivatePublic),
+        (Pool::ChaseLev, Pool::ChaseLev),
+    ]
+}
+
+/// A worker of `a` that installs into `b` keeps running `a`'s work while it waits, so `b`'s
+/// worker can install back into `a` (one thread each: nobody else could run it).
+#[test]
+fn install_across_one_thread_runtimes_and_back_finishes() {
+    for (pa, pb) in pool_pairs() {
+        let r = within("a.install(b.install(a.install))", move || {
+            let a = rt(pa, 1);
+            let b = rt(pb, 1);
+            let r = a.install(|| b.install(|| a.install(|| 42)));
+            // Deeper, with joins on both sides.
+            let r2 = a.install(|| {
+                forkjoin::join(
+                    || b.install(|| forkjoin::join(|| a.install(|| 1), || 2)),
+                    || b.install(|| a.install(|| forkjoin::join(|| 3, || 4))),
+                )
+            });
+            (r, r2)
+        });
+        assert_eq!(r, (42, ((1, 2), (3, 4))), "{pa} / {pb}");
+    }
+}
+
+/// A panic inside a cross-runtime install reaches the caller.
+#[test]
+fn a_panic_in_a_cross_runtime_install_reaches_the_caller() {
+    for (pa, pb) in pool_pairs() {
+        let msg = within("cross install panic", move || {
+            let a = rt(pa, 1);
+            let b = rt(pb, 1);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                a.install(|| b.install(|| -> u32 { panic!("boom in b") }))
+            }));
+            let p = r.unwrap_err();
+            // Both runtimes still work.
+            assert_eq!(a.install(|| b.install(|| 7)), 7);
+            p.downcast_ref::<&str>().map(|s| s.to_string())
+        });
+        assert_eq!(msg.as_deref(), Some("boom in b"), "{pa} / {pb}");
+    }
+}
+
+/// A spawn made on a worker of another runtime belongs to the scope's runtime: the scope waits
+/// for it (and for what it spawns), and dropping the other runtime in between loses nothing.
+#[test]
+fn a_spawn_from_another_runtimes_worker_runs_on_the_scopes_runtime() {
+    for (pa, pb) in pool_pairs() {
+        let ran = within("spawn from b's worker into a's scope", move || {
+            let a = rt(pa, 2);
+            let b = rt(pb, 2);
+            let ran = AtomicUsize::new(0);
+            let ran_ref = &ran;
+            a.scope(|s| {
+                b.install(|| {
+                    s.spawn(move |s| {
+                        std::thread::sleep(Duration::from_millis(100));
+                        ran_ref.fetch_add(1, Ordering::Relaxed);
+                        s.spawn(move |_| {
+                            ran_ref.fetch_add(1, Ordering::Relaxed);
+                        });
+                    })
+                });
+                drop(b);
+            });
+            ran.into_inner()
+        });
+        assert_eq!(
+            ran, 2,
+            "{pa} / {pb}: the scope returned before its spawns ran"
+        );
+    }
+}
+
+/// A `&Scope` lent to a plain thread spawns into the scope's runtime from there.
+#[test]
+fn a_spawn_from_a_plain_thread_runs_in_the_scope() {
+    for pool in Pool::ALL {
+        let ran = within("spawn from a plain thread", move || {
+            let r = rt(pool, 2);
+            let ran = AtomicUsize::new(0);
+            r.scope(|s| {
+                std::thread::scope(|t| {
+                    t.spawn(|| {
+                        s.spawn(|s| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                            s.spawn(|_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                        })
+                    });
+                });
+            });
+            ran.into_inner()
+        });
+        assert_eq!(ran, 2, "{pool}");
+    }
+}
+
+/// One half of a join spins until the other half has run. With `yield_now` in the loop this
+/// finishes on both pools at two threads (and at one); on Chase–Lev a plain spin does too.
+#[test]
+fn a_join_half_that_waits_for_its_sibling_finishes_with_yield_now() {
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            within("spin-wait join with yield_now", move || {
+                let r = rt(pool, threads);
+                for _ in 0..50 {
+                    let flag = AtomicBool::new(false);
+                    r.join(
+                        || {
+                            while !flag.load(Ordering::Acquire) {
+                                assert!(forkjoin::yield_now().is_some());
+                            }
+                        },
+                        || flag.store(true, Ordering::Release),
+                    );
+                    // One join deeper: the waited-for half is not the oldest queued job.
+                    let flag = AtomicBool::new(false);
+                    r.join(
+                        || {
+                            forkjoin::join(
+                                || {
+                                    while !flag.load(Ordering::Acquire) {
+                                        forkjoin::yield_now();
+                                    }
+                                },
+                                || flag.store(true, Ordering::Release),
+                            )
+                        },
+                        || std::hint::black_box(3),
+                    );
+                }
+            });
+        }
+    }
+    assert_eq!(forkjoin::yield_now(), None, "not a worker");
+    let r = rt(Pool::PrivatePublic, 1);
+    assert_eq!(r.install(forkjoin::yield_now), Some(Yield::Idle));
+}
+
+#[test]
+fn a_join_half_that_spins_on_its_sibling_finishes_on_chase_lev() {
+    within("plain spin-wait join on chase-lev", || {
+        let r = rt(Pool::ChaseLev, 2);
+        for _ in 0..20 {
+            let flag = AtomicBool::new(false);
+            r.join(
+                || {
+                    while !flag.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                },
+                || flag.store(true, Ordering::Release),
+            );
+        }
+    });
+}
+
+const CHILD: &str = "TASKPOOLS_LIVENESS_CHILD";
+
+/// The program that hangs on the private pool: a half spins on its sibling without
+/// `yield_now`. Run only as the child of the test below (it gives up after 60 s).
+#[test]
+fn blocked_owner_child_program() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let r = rt(Pool::PrivatePublic, 2);
+    let flag = AtomicBool::new(false);
+    let start = Instant::now();
+    r.join(
+        || {
+            while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60) {
+                std::hint::spin_loop();
+            }
+        },
+        || flag.store(true, Ordering::Release),
+    );
+}
+
+/// The hang is not silent: a thief whose request stays unanswered prints one diagnostic that
+/// names the cause and the fix.
+#[test]
+fn a_blocked_owner_on_the_private_pool_is_reported_on_stderr() {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "blocked_owner_child_program",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + DEADLINE;
+    let mut lines = Vec::new();
+    let found = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) if l.contains("steal request") => break Some(l),
+            Ok(l) => lines.push(l),
+            Err(_) => break None,
+        }
+    };
+    // Anything more within another report period would be a second report.
+    let more_until = Instant::now() + Duration::from_millis(1500);
+    while let Ok(l) = rx.recv_timeout(more_until.saturating_duration_since(Instant::now())) {
+        lines.push(l);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = found.unwrap_or_else(|| panic!("no diagnostic within {DEADLINE:?}: {lines:?}"));
+    assert!(
+        line.contains("yield_now") && line.contains("Pool::ChaseLev"),
+        "the diagnostic names the fixes: {line}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("steal request")),
+        "reported once per runtime: {lines:?}"
+    );
+}
