@@ -34,7 +34,7 @@
 //! [`block`]: PrivateDeque::block
 //! [`unblock`]: PrivateDeque::unblock
 
-use std::cell::{Cell, UnsafeCell as OwnerCell};
+use std::cell::{Cell, UnsafeCell as OwnerUnsafeCell};
 use std::mem::size_of;
 
 use crossbeam_utils::CachePadded;
@@ -363,7 +363,7 @@ impl<T> Drop for StealRequests<T> {
 pub struct PrivateDeque<T> {
     req: StealRequests<T>,
     /// Live elements are `items[head..]`, oldest first.
-    items: OwnerCell<Vec<T>>,
+    items: OwnerUnsafeCell<Vec<T>>,
     head: Cell<usize>,
 }
 
@@ -377,7 +377,7 @@ impl<T> PrivateDeque<T> {
             .into_iter()
             .map(|req| PrivateDeque {
                 req,
-                items: OwnerCell::new(Vec::with_capacity(64)),
+                items: OwnerUnsafeCell::new(Vec::with_capacity(64)),
                 head: Cell::new(0),
             })
             .collect()
