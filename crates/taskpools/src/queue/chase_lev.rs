@@ -25,27 +25,44 @@
 //! When the owner finds the buffer full it copies the live range `[top, bottom)` bitwise into
 //! a buffer twice as large and publishes it with a release store. A thief that loaded the old
 //! pointer still reads valid bits: the owner never writes an old buffer again, and an element
-//! is owned by whoever wins the CAS on `top` for its index, whichever copy was read. Old
-//! buffers are **kept until the deque is dropped** rather than reclaimed with an epoch scheme:
-//! a thief may hold a pointer to any of them for an unbounded time, an epoch pin on every
-//! steal would cost more than it saves, and since capacities double, all retired buffers
-//! together are smaller than the current one (the memory overhead is below 2×).
+//! is owned by whoever wins the CAS on `top` for its index, whichever copy was read.
+//!
+//! Old buffers are freed by the owner once no thief can still read them. A thief registers in
+//! the `readers` counter (an `Acquire` RMW) before it loads the buffer pointer and leaves it
+//! (a `Release` RMW) after its last read through that pointer. After publishing a new buffer
+//! the owner does an `AcqRel` RMW on `readers` (`fetch_add(0)`); if it reads 0, it frees every
+//! buffer retired so far. Why that is safe: the RMWs on `readers` are totally ordered. A thief
+//! whose registration comes later in that order reads from the owner's release RMW (or a later
+//! RMW of its release sequence), so the owner's store of the new pointer happens before the
+//! thief's load, which therefore returns the new (or a newer) buffer, never a retired one. A
+//! thief whose registration comes earlier has, since the count read is 0, also left before the
+//! owner's RMW, and its releasing exit happens before the owner frees anything. Only
+//! acquire/release is involved (no `SeqCst` store-load pattern), which loom models exactly.
+//!
+//! If a thief is inside `steal` at every check (the owner checks at each growth and when a pop
+//! finds the deque empty), retired buffers wait for a later check or for the drop. Because
+//! capacities double, the retired buffers together are always smaller than the current one:
+//! the memory in use stays below twice the current buffer. The deque never shrinks.
 //!
 //! # The racy slot read
 //!
 //! A thief reads slot `t` before its CAS. If the CAS then fails, the owner may have been
 //! overwriting that slot at the same time (after wrap-around): the thief reads into a
 //! `MaybeUninit<T>` with a volatile read and discards it without ever treating it as a `T`.
-//! This is the same benign race that every Chase–Lev implementation in Rust has.
+//! This is the same benign race that every Chase–Lev implementation in Rust has. The slots are
+//! `crate::sync::UnsafeCell`s, so the loom models check every other slot access against the
+//! happens-before order (the models are too small for a wrap-around overwrite).
 
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
+use std::mem::{size_of, MaybeUninit};
 use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{fence, lock, Arc, AtomicIsize, AtomicPtr, Mutex, Ordering};
+use crate::sync::{
+    fence, lock, Arc, AtomicIsize, AtomicPtr, AtomicUsize, Mutex, Ordering, UnsafeCell,
+};
 
 /// The result of a steal.
 #[derive(Debug, PartialEq, Eq)]
@@ -71,41 +88,92 @@ impl<T> Steal<T> {
 /// Smallest capacity (a power of two).
 pub const MIN_CAPACITY: usize = 16;
 
+type Slot<T> = UnsafeCell<MaybeUninit<T>>;
+
+/// The largest capacity a deque of `T` can have: the largest power of two whose slots fit in
+/// `isize::MAX` bytes (and whose length fits in an `isize` index).
+pub fn max_capacity<T>() -> usize {
+    let max = isize::MAX as usize / size_of::<Slot<T>>().max(1);
+    if max == 0 {
+        0
+    } else {
+        1 << (usize::BITS - 1 - max.leading_zeros())
+    }
+}
+
+/// `requested` rounded up to a power of two (at least 2), or a panic that names the limit.
+fn initial_capacity<T>(requested: usize) -> usize {
+    let max = max_capacity::<T>();
+    match requested.max(2).checked_next_power_of_two() {
+        Some(cap) if cap <= max => cap,
+        _ => panic!(
+            "chase_lev::deque: capacity {requested} exceeds the limit of {max} elements \
+             (isize::MAX bytes / {} bytes per slot, rounded down to a power of two)",
+            size_of::<Slot<T>>()
+        ),
+    }
+}
+
+/// The capacity after growing from `cap`, or a panic that names the limit.
+fn grown_capacity<T>(cap: usize) -> usize {
+    let max = max_capacity::<T>();
+    match cap.checked_mul(2) {
+        Some(c) if c <= max => c,
+        _ => panic!(
+            "chase_lev: cannot grow beyond {cap} elements: the limit is {max} elements \
+             (isize::MAX bytes / {} bytes per slot)",
+            size_of::<Slot<T>>()
+        ),
+    }
+}
+
 struct Buffer<T> {
-    slots: *mut MaybeUninit<T>,
-    cap: usize,
+    slots: Box<[Slot<T>]>,
+    mask: usize,
 }
 
 impl<T> Buffer<T> {
+    /// A buffer of `cap` slots; `cap` is a power of two within [`max_capacity`].
     fn alloc(cap: usize) -> *mut Buffer<T> {
-        debug_assert!(cap.is_power_of_two());
-        let slots: Box<[MaybeUninit<T>]> = (0..cap).map(|_| MaybeUninit::uninit()).collect();
-        let slots = Box::into_raw(slots).cast::<MaybeUninit<T>>();
-        Box::into_raw(Box::new(Buffer { slots, cap }))
+        debug_assert!(cap.is_power_of_two() && cap <= max_capacity::<T>());
+        let mut slots: Vec<Slot<T>> = Vec::new();
+        if slots.try_reserve_exact(cap).is_err() {
+            panic!(
+                "chase_lev: cannot allocate a buffer of {cap} slots ({} bytes)",
+                cap * size_of::<Slot<T>>()
+            );
+        }
+        slots.extend((0..cap).map(|_| UnsafeCell::new(MaybeUninit::uninit())));
+        Box::into_raw(Box::new(Buffer {
+            slots: slots.into_boxed_slice(),
+            mask: cap - 1,
+        }))
     }
 
     /// # Safety
     /// `b` must come from `alloc` and not be used afterwards.
     unsafe fn free(b: *mut Buffer<T>) {
-        // SAFETY: per the contract; the slot array was made from a boxed slice of `cap`.
-        unsafe {
-            let b = Box::from_raw(b);
-            drop(Box::from_raw(ptr::slice_from_raw_parts_mut(b.slots, b.cap)));
-        }
+        // SAFETY: per the contract; the slots hold no owned element (`MaybeUninit`).
+        drop(unsafe { Box::from_raw(b) });
     }
 
     #[inline]
-    fn slot(&self, i: isize) -> *mut MaybeUninit<T> {
-        // SAFETY: the index is reduced modulo the (power-of-two) capacity.
-        unsafe { self.slots.add(i as usize & (self.cap - 1)) }
+    fn cap(&self) -> usize {
+        self.mask + 1
+    }
+
+    #[inline]
+    fn at(&self, i: isize) -> &Slot<T> {
+        // SAFETY: the index is reduced modulo the (power-of-two) length.
+        unsafe { self.slots.get_unchecked(i as usize & self.mask) }
     }
 
     /// # Safety
     /// Only the owner writes, and only slots outside `[top, bottom)` as seen by thieves.
     #[inline]
-    unsafe fn write(&self, i: isize, v: T) {
+    unsafe fn write(&self, i: isize, v: MaybeUninit<T>) {
         // SAFETY: per the contract the slot is not being read as a live element.
-        unsafe { self.slot(i).write(MaybeUninit::new(v)) }
+        self.at(i).with_mut(|p| unsafe { p.write(v) })
     }
 
     /// A bitwise copy of slot `i`, not yet owned.
@@ -113,18 +181,69 @@ impl<T> Buffer<T> {
     fn read(&self, i: isize) -> MaybeUninit<T> {
         // SAFETY: the slot lies inside the allocation; reading possibly-uninitialized or
         // concurrently written bytes into a `MaybeUninit` creates no `T` (module docs).
-        unsafe { ptr::read_volatile(self.slot(i)) }
+        self.at(i).with(|p| unsafe { ptr::read_volatile(p) })
     }
+}
+
+/// Planted bugs for the loom tests of the tests: each must make some model fail.
+#[cfg(loom)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mutation {
+    None,
+    /// The owner's SeqCst fence in `pop` weakened to AcqRel.
+    WeakOwnerFence,
+    /// The release fence before the bottom store in `push` removed.
+    NoReleaseFence,
+    /// The thief's load of `bottom` made Relaxed.
+    RelaxedBottomLoad,
+    /// The thief's load of the buffer pointer made Relaxed.
+    RelaxedBufferLoad,
+    /// The owner frees a retired buffer at once, without checking for readers.
+    EagerFree,
 }
 
 struct Inner<T> {
     top: CachePadded<AtomicIsize>,
     bottom: CachePadded<AtomicIsize>,
     buffer: CachePadded<AtomicPtr<Buffer<T>>>,
+    /// Thieves between their load of `buffer` and their last read through it.
+    readers: CachePadded<AtomicUsize>,
+    /// Buffers replaced by growth, not yet freed (only the owner and the drop touch it).
     retired: Mutex<Vec<*mut Buffer<T>>>,
-    /// Test of the loom test: the owner's SeqCst fence weakened to AcqRel.
+    /// Under loom, "freed" buffers are poisoned (every slot written, so that a late read is a
+    /// detected race) and kept here, so that the model never touches freed memory itself.
     #[cfg(loom)]
-    weak_owner_fence: bool,
+    graveyard: Mutex<Vec<*mut Buffer<T>>>,
+    #[cfg(loom)]
+    mutation: Mutation,
+}
+
+impl<T> Inner<T> {
+    #[cfg(loom)]
+    #[inline(always)]
+    fn mutated(&self, m: Mutation) -> bool {
+        self.mutation == m
+    }
+
+    /// Frees a retired buffer (under loom: poisons it and keeps it until the drop).
+    ///
+    /// # Safety
+    /// `b` is a retired buffer that no thief can still read.
+    unsafe fn free_retired(&self, b: *mut Buffer<T>) {
+        #[cfg(loom)]
+        {
+            // SAFETY: per the contract `b` is live (the graveyard keeps it allocated).
+            for s in unsafe { (*b).slots.iter() } {
+                s.with_mut(|_| ());
+            }
+            lock(&self.graveyard).push(b);
+        }
+        #[cfg(not(loom))]
+        // SAFETY: per the contract.
+        unsafe {
+            Buffer::free(b)
+        };
+    }
 }
 
 impl<T> Drop for Inner<T> {
@@ -142,7 +261,18 @@ impl<T> Drop for Inner<T> {
         }
         let retired = self.retired.get_mut().unwrap_or_else(|e| e.into_inner());
         for old in retired.drain(..) {
-            // SAFETY: retired buffers hold only bit copies of elements owned elsewhere.
+            // SAFETY: retired buffers hold only bit copies of elements owned elsewhere, and
+            // no thief is left.
+            unsafe { Buffer::free(old) };
+        }
+        #[cfg(loom)]
+        for old in self
+            .graveyard
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            // SAFETY: as above.
             unsafe { Buffer::free(old) };
         }
     }
@@ -153,6 +283,8 @@ pub struct Worker<T> {
     inner: Arc<Inner<T>>,
     /// The owner's cached copy of the buffer pointer (only the owner changes it).
     buffer: Cell<*mut Buffer<T>>,
+    /// Whether `inner.retired` is non-empty (spares the empty pop a lock).
+    has_retired: Cell<bool>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -179,31 +311,37 @@ impl<T> Clone for Stealer<T> {
 
 /// A new empty deque with room for `capacity` elements (at least 2, rounded up to a power of
 /// two) before it first grows.
+///
+/// # Panics
+/// If the rounded capacity exceeds [`max_capacity`] (its slots would not fit in `isize::MAX`
+/// bytes), or if the buffer cannot be allocated.
 pub fn deque<T>(capacity: usize) -> (Worker<T>, Stealer<T>) {
     deque_inner(
         capacity,
         #[cfg(loom)]
-        false,
+        Mutation::None,
     )
 }
 
-/// A deque whose owner uses an AcqRel fence where a SeqCst one is needed (a known bug, for
-/// the loom test that must find it).
+/// A deque with a planted bug, for the loom tests that must find it.
 #[cfg(all(loom, test))]
-pub(crate) fn deque_with_weak_owner_fence<T>(capacity: usize) -> (Worker<T>, Stealer<T>) {
-    deque_inner(capacity, true)
+pub(crate) fn deque_with_mutation<T>(capacity: usize, m: Mutation) -> (Worker<T>, Stealer<T>) {
+    deque_inner(capacity, m)
 }
 
-fn deque_inner<T>(capacity: usize, #[cfg(loom)] weak_owner_fence: bool) -> (Worker<T>, Stealer<T>) {
-    let cap = capacity.max(2).next_power_of_two();
+fn deque_inner<T>(capacity: usize, #[cfg(loom)] mutation: Mutation) -> (Worker<T>, Stealer<T>) {
+    let cap = initial_capacity::<T>(capacity);
     let buf = Buffer::alloc(cap);
     let inner = Arc::new(Inner {
         top: CachePadded::new(AtomicIsize::new(0)),
         bottom: CachePadded::new(AtomicIsize::new(0)),
         buffer: CachePadded::new(AtomicPtr::new(buf)),
+        readers: CachePadded::new(AtomicUsize::new(0)),
         retired: Mutex::new(Vec::new()),
         #[cfg(loom)]
-        weak_owner_fence,
+        graveyard: Mutex::new(Vec::new()),
+        #[cfg(loom)]
+        mutation,
     });
     let stealer = Stealer {
         inner: Arc::clone(&inner),
@@ -212,6 +350,7 @@ fn deque_inner<T>(capacity: usize, #[cfg(loom)] weak_owner_fence: bool) -> (Work
         Worker {
             inner,
             buffer: Cell::new(buf),
+            has_retired: Cell::new(false),
             _not_sync: PhantomData,
         },
         stealer,
@@ -242,25 +381,33 @@ impl<T> Worker<T> {
     /// Current capacity.
     pub fn capacity(&self) -> usize {
         // SAFETY: the owner's cached buffer is live (only the owner retires buffers).
-        unsafe { (*self.buffer.get()).cap }
+        unsafe { (*self.buffer.get()).cap() }
+    }
+
+    /// Buffers replaced by growth that are not freed yet (they are freed once no thief can
+    /// still be reading them; a diagnostic).
+    pub fn retired_buffers(&self) -> usize {
+        lock(&self.inner.retired).len()
     }
 
     /// Pushes at the bottom; returns whether the deque was empty before (as far as the owner
     /// can tell: a concurrent steal may have emptied it just now).
+    ///
+    /// # Panics
+    /// If the deque is full and cannot grow (see [`max_capacity`]).
     #[inline]
     pub fn push(&self, value: T) -> bool {
         let b = self.inner.bottom.load(Ordering::Relaxed);
         let t = self.inner.top.load(Ordering::Acquire);
         let mut buf = self.buffer.get();
         // SAFETY: the owner's buffer is live.
-        if b - t >= unsafe { (*buf).cap } as isize {
+        if b - t >= unsafe { (*buf).cap() } as isize {
             buf = self.grow(b, t);
         }
         // SAFETY: slot `b` is outside [top, bottom): no thief treats it as an element until
         // the bottom store below publishes it.
-        unsafe { (*buf).write(b, value) };
-        fence(Ordering::Release);
-        self.inner.bottom.store(b + 1, Ordering::Relaxed);
+        unsafe { (*buf).write(b, MaybeUninit::new(value)) };
+        self.publish(b + 1);
         b - t <= 0
     }
 
@@ -272,31 +419,66 @@ impl<T> Worker<T> {
         let t = self.inner.top.load(Ordering::Acquire);
         let buf = self.buffer.get();
         // SAFETY: the owner's buffer is live.
-        if b - t >= unsafe { (*buf).cap } as isize {
+        if b - t >= unsafe { (*buf).cap() } as isize {
             return Err(value);
         }
         // SAFETY: as in `push`.
-        unsafe { (*buf).write(b, value) };
-        fence(Ordering::Release);
-        self.inner.bottom.store(b + 1, Ordering::Relaxed);
+        unsafe { (*buf).write(b, MaybeUninit::new(value)) };
+        self.publish(b + 1);
         Ok(())
+    }
+
+    /// Release fence, then the bottom store that makes the written slot an element.
+    #[inline(always)]
+    fn publish(&self, new_bottom: isize) {
+        #[cfg(loom)]
+        let fence_on = !self.inner.mutated(Mutation::NoReleaseFence);
+        #[cfg(not(loom))]
+        let fence_on = true;
+        if fence_on {
+            fence(Ordering::Release);
+        }
+        self.inner.bottom.store(new_bottom, Ordering::Relaxed);
     }
 
     #[cold]
     fn grow(&self, b: isize, t: isize) -> *mut Buffer<T> {
         let old = self.buffer.get();
-        // SAFETY: the owner's buffer is live; we copy the live range bitwise.
+        // SAFETY: the owner's buffer is live; we copy the live range bitwise into a buffer
+        // that no thief can see before the release store below.
         let new = unsafe {
-            let new = Buffer::alloc((*old).cap * 2);
+            let new = Buffer::alloc(grown_capacity::<T>((*old).cap()));
             for i in t..b {
-                (*new).slot(i).write((*old).read(i));
+                (*new).write(i, (*old).read(i));
             }
             new
         };
         self.inner.buffer.store(new, Ordering::Release);
         self.buffer.set(new);
         lock(&self.inner.retired).push(old);
+        self.has_retired.set(true);
+        self.reclaim();
         new
+    }
+
+    /// Frees the retired buffers if no thief can be reading them (module docs). Called only
+    /// after the store of the current buffer pointer.
+    fn reclaim(&self) {
+        #[cfg(loom)]
+        let eager = self.inner.mutated(Mutation::EagerFree);
+        #[cfg(not(loom))]
+        let eager = false;
+        // AcqRel: release, so that a thief registering after it sees the current buffer;
+        // acquire, so that every thief's reads before its releasing exit happen before the free.
+        if eager || self.inner.readers.fetch_add(0, Ordering::AcqRel) == 0 {
+            let mut retired = lock(&self.inner.retired);
+            for old in retired.drain(..) {
+                // SAFETY: retired, and no thief holds it (module docs: "Growth and
+                // reclamation").
+                unsafe { self.inner.free_retired(old) };
+            }
+            self.has_retired.set(false);
+        }
     }
 
     /// Pops at the bottom (LIFO).
@@ -310,6 +492,9 @@ impl<T> Worker<T> {
         if t > b {
             // Empty: restore.
             self.inner.bottom.store(b + 1, Ordering::Relaxed);
+            if self.has_retired.get() {
+                self.reclaim();
+            }
             return None;
         }
         if t < b {
@@ -331,7 +516,7 @@ impl<T> Worker<T> {
     #[inline]
     fn owner_fence(&self) {
         #[cfg(loom)]
-        if self.inner.weak_owner_fence {
+        if self.inner.mutated(Mutation::WeakOwnerFence) {
             fence(Ordering::AcqRel);
             return;
         }
@@ -354,18 +539,49 @@ impl<T> Stealer<T> {
         (b - t).max(0) as usize
     }
 
+    /// The thief's load of `bottom` (Acquire: pairs with the owner's release fence).
+    #[inline(always)]
+    fn load_bottom(&self) -> isize {
+        #[cfg(loom)]
+        if self.inner.mutated(Mutation::RelaxedBottomLoad) {
+            return self.inner.bottom.load(Ordering::Relaxed);
+        }
+        self.inner.bottom.load(Ordering::Acquire)
+    }
+
+    /// Registers as a reader and loads the buffer pointer; the caller must call
+    /// `leave` after its last read through it.
+    #[inline(always)]
+    fn enter(&self) -> *mut Buffer<T> {
+        // Acquire: pairs with the owner's AcqRel check in `reclaim` (module docs).
+        self.inner.readers.fetch_add(1, Ordering::Acquire);
+        #[cfg(loom)]
+        if self.inner.mutated(Mutation::RelaxedBufferLoad) {
+            return self.inner.buffer.load(Ordering::Relaxed);
+        }
+        // Acquire: pairs with the owner's release store, which follows its copy into it.
+        self.inner.buffer.load(Ordering::Acquire)
+    }
+
+    #[inline(always)]
+    fn leave(&self) {
+        // Release: our reads of the buffer happen before an owner that reads 0 frees it.
+        self.inner.readers.fetch_sub(1, Ordering::Release);
+    }
+
     /// Takes the oldest element.
     #[inline]
     pub fn steal(&self) -> Steal<T> {
         let t = self.inner.top.load(Ordering::Acquire);
         fence(Ordering::SeqCst);
-        let b = self.inner.bottom.load(Ordering::Acquire);
+        let b = self.load_bottom();
         if b - t <= 0 {
             return Steal::Empty;
         }
-        let buf = self.inner.buffer.load(Ordering::Acquire);
-        // SAFETY: buffers are freed only when the deque drops; we hold a handle.
+        let buf = self.enter();
+        // SAFETY: we are registered as a reader, so the owner does not free `buf`.
         let v = unsafe { (*buf).read(t) };
+        self.leave();
         if self
             .inner
             .top
@@ -392,7 +608,7 @@ impl<T> Stealer<T> {
         );
         let mut t = self.inner.top.load(Ordering::Acquire);
         fence(Ordering::SeqCst);
-        let b = self.inner.bottom.load(Ordering::Acquire);
+        let b = self.load_bottom();
         let n = b - t;
         if n <= 0 {
             return Steal::Empty;
@@ -402,14 +618,15 @@ impl<T> Stealer<T> {
         while taken < want {
             if taken > 0 {
                 fence(Ordering::SeqCst);
-                let b = self.inner.bottom.load(Ordering::Acquire);
+                let b = self.load_bottom();
                 if b - t <= 0 {
                     break;
                 }
             }
-            let buf = self.inner.buffer.load(Ordering::Acquire);
+            let buf = self.enter();
             // SAFETY: as in `steal`.
             let v = unsafe { (*buf).read(t) };
+            self.leave();
             if self
                 .inner
                 .top
@@ -431,8 +648,72 @@ impl<T> Stealer<T> {
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "exceeds the limit")]
+    fn capacity_usize_max_is_rejected() {
+        let _ = deque::<u64>(usize::MAX);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceeds the limit")]
+    fn capacity_two_to_the_63_is_rejected() {
+        let _ = deque::<u64>(1 << 63);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceeds the limit")]
+    fn capacity_of_zero_sized_elements_is_limited_too() {
+        let _ = deque::<()>(1 << 63);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot grow beyond")]
+    fn growth_beyond_the_limit_is_rejected() {
+        let _ = grown_capacity::<u64>(max_capacity::<u64>());
+    }
+
+    #[test]
+    fn limits_are_powers_of_two_that_fit() {
+        assert_eq!(max_capacity::<u64>(), 1 << 59);
+        assert_eq!(max_capacity::<()>(), 1 << 62);
+        assert_eq!(max_capacity::<[u8; 3]>(), 1 << 61);
+        assert_eq!(grown_capacity::<u64>(1 << 58), 1 << 59);
+        assert_eq!(initial_capacity::<u64>(1 << 59), 1 << 59);
+    }
+
+    #[test]
+    fn retired_buffers_are_freed_when_no_thief_reads() {
+        let (w, s) = deque::<u32>(2);
+        for i in 0..100 {
+            w.push(i);
+        }
+        assert_eq!(w.capacity(), 128);
+        assert_eq!(w.retired_buffers(), 0, "no thief was inside a steal");
+        assert_eq!(s.steal(), Steal::Success(0));
+        // A thief stuck inside `steal` (simulated) holds back the reclamation ...
+        let buf = s.enter();
+        for i in 100..200 {
+            w.push(i);
+        }
+        assert_eq!(w.retired_buffers(), 1);
+        // SAFETY: we are registered; `buf` is the retired 128-slot buffer, still allocated.
+        assert_eq!(unsafe { (*buf).cap() }, 128);
+        s.leave();
+        // ... until the owner's next check (an empty pop here).
+        while w.pop().is_some() {}
+        assert_eq!(w.retired_buffers(), 0);
+    }
+}
+
 #[cfg(all(test, loom))]
 mod loom_tests {
+    //! Every model runs on the real code; the `*_finds_*` twins run it with one planted bug
+    //! ([`Mutation`]) and must fail, either on the values or because loom sees a slot read or
+    //! write that the atomics do not order ("Causality violation").
     use super::*;
     use loom::thread;
 
@@ -459,9 +740,9 @@ mod loom_tests {
     /// Two elements, two thieves, one owner pop: every element is taken exactly once. This is
     /// where the owner's SeqCst fence matters: without it the owner can read a stale `top`,
     /// believe two elements remain, and take the one a thief is taking, without a CAS.
-    fn pop_races_two_thieves(make: fn(usize) -> (Worker<u32>, Stealer<u32>)) {
+    fn pop_races_two_thieves(m: Mutation) {
         bounded(3).check(move || {
-            let (w, s) = make(4);
+            let (w, s) = deque_with_mutation::<u32>(4, m);
             w.push(1);
             w.push(2);
             let s2 = s.clone();
@@ -478,22 +759,54 @@ mod loom_tests {
 
     #[test]
     fn loom_pop_races_two_thieves() {
-        pop_races_two_thieves(deque);
+        pop_races_two_thieves(Mutation::None);
     }
 
-    /// Test of the test: with the owner's SeqCst fence weakened to AcqRel, the model must find
-    /// the double take.
+    /// Twin: with the owner's SeqCst fence weakened to AcqRel, the model must find the double
+    /// take.
     #[test]
     #[should_panic(expected = "exactly once")]
     fn loom_finds_the_double_take_with_a_weak_owner_fence() {
-        pop_races_two_thieves(deque_with_weak_owner_fence);
+        pop_races_two_thieves(Mutation::WeakOwnerFence);
     }
 
-    /// The owner grows the buffer (capacity 2 → 4) while a thief steals from the old one.
+    /// The owner pushes while a thief already runs: a thief that sees the new bottom must see
+    /// the slot written before it (release fence / acquire load of bottom).
+    fn push_races_a_steal(m: Mutation) {
+        bounded(3).check(move || {
+            let (w, s) = deque_with_mutation::<u32>(2, m);
+            let h = thread::spawn(move || s.steal().success());
+            w.push(1);
+            let mut got: Vec<u32> = h.join().unwrap().into_iter().collect();
+            got.extend(std::iter::from_fn(|| w.pop()));
+            assert_eq!(got, vec![1]);
+        });
+    }
+
     #[test]
-    fn loom_growth_during_a_steal() {
-        bounded(3).check(|| {
-            let (w, s) = deque::<u32>(2);
+    fn loom_push_races_a_steal() {
+        push_races_a_steal(Mutation::None);
+    }
+
+    /// Twin: without the owner's release fence the thief reads the slot unordered.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_unpublished_slot_without_the_release_fence() {
+        push_races_a_steal(Mutation::NoReleaseFence);
+    }
+
+    /// Twin: with a Relaxed load of bottom the thief reads the slot unordered.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_unpublished_slot_with_a_relaxed_bottom_load() {
+        push_races_a_steal(Mutation::RelaxedBottomLoad);
+    }
+
+    /// The owner grows the buffer (capacity 2 → 4) while a thief steals, and reclaims the old
+    /// buffer when no thief is reading it (at the growth, or at the final empty pop).
+    fn growth_during_a_steal(m: Mutation) {
+        bounded(3).check(move || {
+            let (w, s) = deque_with_mutation::<u32>(2, m);
             w.push(1);
             w.push(2);
             let h = thread::spawn(move || s.steal().success());
@@ -502,7 +815,28 @@ mod loom_tests {
             got.extend(std::iter::from_fn(|| w.pop()));
             got.sort_unstable();
             assert_eq!(got, vec![1, 2, 3]);
+            assert_eq!(w.retired_buffers(), 0, "the empty pop reclaims");
         });
+    }
+
+    #[test]
+    fn loom_growth_and_reclamation_during_a_steal() {
+        growth_during_a_steal(Mutation::None);
+    }
+
+    /// Twin: a thief that loads the new buffer pointer Relaxed reads the copied slot unordered.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_unordered_copy_with_a_relaxed_buffer_load() {
+        growth_during_a_steal(Mutation::RelaxedBufferLoad);
+    }
+
+    /// Twin: an owner that frees the old buffer without checking for readers frees it under a
+    /// thief that is reading it.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_early_free_without_the_reader_check() {
+        growth_during_a_steal(Mutation::EagerFree);
     }
 
     /// A batch steal (about half) races owner pops.

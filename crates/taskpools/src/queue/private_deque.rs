@@ -20,23 +20,35 @@
 //!   when its deque turns empty or non-empty); a request to a victim that has just run out is
 //!   declined, never lost.
 //!
+//! - Dropping a handle (or its [`PrivateDeque`]) withdraws its work hint, declines a pending
+//!   request and closes its request cell for good: a later request is answered `Empty` at
+//!   once, so no thief waits on a worker that is gone.
+//!
+//! The answer cell's item is a `crate::sync::UnsafeCell`: the loom models check that the
+//! thief's read of it is ordered after the victim's write (Release store / Acquire load of
+//! `FILLED`).
+//!
 //! The owner's latency to answer is the time to its next poll; the fork-join runtime polls at
 //! every fork and in every wait loop.
 //!
 //! [`block`]: PrivateDeque::block
 //! [`unblock`]: PrivateDeque::unblock
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::{Cell, UnsafeCell as OwnerUnsafeCell};
+use std::mem::size_of;
 
 use crossbeam_utils::CachePadded;
 
 use super::chase_lev::Steal;
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Backoff, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Backoff, Ordering, UnsafeCell};
 
 /// The request cell holds this when nobody is asking.
 const NO_REQUEST: usize = usize::MAX;
 /// The request cell holds this while its owner does not poll.
 const BLOCKED: usize = usize::MAX - 1;
+/// The request cell holds this once its handle is dropped; every value below is a thief's
+/// index (a pending request).
+const CLOSED: usize = usize::MAX - 2;
 
 /// Answer states.
 const WAITING: usize = 0;
@@ -110,6 +122,15 @@ pub struct StealRequests<T> {
     /// it waits for its own answer (two such thieves that ask each other wait forever).
     #[cfg(loom)]
     broken_no_poll_while_waiting: Cell<bool>,
+    /// Loom-only planted bug: the victim's store of FILLED is Relaxed.
+    #[cfg(loom)]
+    weak_filled_store: Cell<bool>,
+    /// Loom-only planted bug: the thief's load of its answer state is Relaxed.
+    #[cfg(loom)]
+    weak_filled_load: Cell<bool>,
+    /// Loom-only planted bug: dropping the handle leaves its cells as they are.
+    #[cfg(loom)]
+    broken_drop_keeps_requests: Cell<bool>,
 }
 
 // SAFETY: the table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points
@@ -118,7 +139,19 @@ unsafe impl<T: Send> Send for StealRequests<T> {}
 
 impl<T> StealRequests<T> {
     /// `n` handles that can steal from one another, indexed `0..n`.
+    ///
+    /// # Panics
+    /// If `n` slots would not fit in `isize::MAX` bytes (the message names the limit).
     pub fn set(n: usize) -> Vec<StealRequests<T>> {
+        let per = size_of::<Slot<T>>();
+        let max = isize::MAX as usize / per;
+        if n > max {
+            panic!(
+                "StealRequests::set: {n} deques exceed the limit of {max} \
+                 (isize::MAX bytes / {per} bytes per deque's cells)"
+            );
+        }
+        debug_assert!(max < CLOSED, "every index is below the special cell values");
         let slots = (0..n)
             .map(|_| Slot {
                 request: CachePadded::new((AtomicUsize::new(NO_REQUEST), AtomicBool::new(false))),
@@ -137,6 +170,12 @@ impl<T> StealRequests<T> {
                 advertised: Cell::new(false),
                 #[cfg(loom)]
                 broken_no_poll_while_waiting: Cell::new(false),
+                #[cfg(loom)]
+                weak_filled_store: Cell::new(false),
+                #[cfg(loom)]
+                weak_filled_load: Cell::new(false),
+                #[cfg(loom)]
+                broken_drop_keeps_requests: Cell::new(false),
             })
             .collect()
     }
@@ -176,7 +215,7 @@ impl<T> StealRequests<T> {
     /// Whether a thief is waiting for an answer: one plain load.
     #[inline(always)]
     pub fn pending(&self) -> bool {
-        self.slot().request.0.load(Ordering::Relaxed) < BLOCKED
+        self.slot().request.0.load(Ordering::Relaxed) < CLOSED
     }
 
     /// Answers a pending request, if any, with `oldest()` (the owner's oldest element, or
@@ -194,7 +233,7 @@ impl<T> StealRequests<T> {
         let cell = &self.slot().request.0;
         // Acquire: pairs with the thief's CAS, which follows its reset of its answer state.
         let thief = cell.load(Ordering::Acquire);
-        if thief >= BLOCKED {
+        if thief >= CLOSED {
             return;
         }
         self.answer(thief, oldest());
@@ -210,8 +249,16 @@ impl<T> StealRequests<T> {
             Some(v) => {
                 // SAFETY: the thief is waiting (its request is in our cell) and reads `item`
                 // only after the Release store of FILLED below; no other victim answers it.
-                unsafe { *a.item.get() = Some(v) };
-                a.state.store(FILLED, Ordering::Release);
+                a.item.with_mut(|p| unsafe { *p = Some(v) });
+                #[cfg(loom)]
+                let order = if self.weak_filled_store.get() {
+                    Ordering::Relaxed
+                } else {
+                    Ordering::Release
+                };
+                #[cfg(not(loom))]
+                let order = Ordering::Release;
+                a.state.store(FILLED, order);
             }
             None => a.state.store(DECLINED, Ordering::Release),
         }
@@ -221,7 +268,7 @@ impl<T> StealRequests<T> {
     /// now, with `oldest()`.
     pub fn block(&self, oldest: impl FnOnce() -> Option<T>) {
         let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
-        if prev < BLOCKED {
+        if prev < CLOSED {
             self.answer(prev, oldest());
         }
     }
@@ -233,8 +280,8 @@ impl<T> StealRequests<T> {
 
     /// Asks `victim` for its oldest element and waits for the answer, calling `serve_own`
     /// meanwhile (which must answer requests to this handle, e.g. with [`poll`](Self::poll)).
-    /// `Empty` if the victim advertises no work or declines, `Retry` if another thief's request
-    /// is pending there (or it is blocked).
+    /// `Empty` if the victim advertises no work, declines or is gone (dropped), `Retry` if
+    /// another thief's request is pending there (or it is blocked).
     pub fn steal_from(&self, victim: usize, mut serve_own: impl FnMut()) -> Steal<T> {
         debug_assert_ne!(victim, self.index, "a worker does not steal from itself");
         let v = &self.table.slots[victim];
@@ -245,22 +292,35 @@ impl<T> StealRequests<T> {
         me.state.store(WAITING, Ordering::Relaxed);
         // Release: the victim, which reads the cell with Acquire, sees WAITING before it
         // answers, so its answer is never overwritten by the store above.
-        if v.request
-            .0
-            .compare_exchange(NO_REQUEST, self.index, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-        {
-            return Steal::Retry;
+        if let Err(now) = v.request.0.compare_exchange(
+            NO_REQUEST,
+            self.index,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            return if now == CLOSED {
+                Steal::Empty
+            } else {
+                Steal::Retry
+            };
         }
         // Spin briefly, then yield, so that a victim sharing our CPU (an oversubscribed or
         // shared machine) gets to run and answer.
         let backoff = Backoff::new();
+        #[cfg(loom)]
+        let order = if self.weak_filled_load.get() {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        #[cfg(not(loom))]
+        let order = Ordering::Acquire;
         loop {
-            match me.state.load(Ordering::Acquire) {
+            match me.state.load(order) {
                 // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
                 // have seen; nobody writes it again until our next request.
                 FILLED => {
-                    let item = unsafe { (*me.item.get()).take() };
+                    let item = me.item.with_mut(|p| unsafe { (*p).take() });
                     return Steal::Success(item.expect("a filled answer holds an item"));
                 }
                 DECLINED => return Steal::Empty,
@@ -279,23 +339,45 @@ impl<T> StealRequests<T> {
     }
 }
 
+impl<T> Drop for StealRequests<T> {
+    /// Withdraws the work hint, declines a pending request and closes the request cell, so
+    /// that no thief waits for this handle (later requests get `Empty` at once).
+    fn drop(&mut self) {
+        #[cfg(loom)]
+        if self.broken_drop_keeps_requests.get() {
+            return;
+        }
+        self.advertised.set(false);
+        self.slot().request.1.store(false, Ordering::Relaxed);
+        // AcqRel: acquire pairs with a thief's CAS (its answer state is WAITING before we
+        // answer); release keeps the hint store above before the close.
+        let prev = self.slot().request.0.swap(CLOSED, Ordering::AcqRel);
+        if prev < CLOSED {
+            self.answer(prev, None);
+        }
+    }
+}
+
 /// A worker's private deque on top of [`StealRequests`]. Not `Sync`: only its owner thread
 /// uses it.
 pub struct PrivateDeque<T> {
     req: StealRequests<T>,
     /// Live elements are `items[head..]`, oldest first.
-    items: UnsafeCell<Vec<T>>,
+    items: OwnerUnsafeCell<Vec<T>>,
     head: Cell<usize>,
 }
 
 impl<T> PrivateDeque<T> {
     /// `n` deques that can steal from one another, indexed `0..n`.
+    ///
+    /// # Panics
+    /// As [`StealRequests::set`], if `n` is beyond what fits in memory.
     pub fn set(n: usize) -> Vec<PrivateDeque<T>> {
         StealRequests::set(n)
             .into_iter()
             .map(|req| PrivateDeque {
                 req,
-                items: UnsafeCell::new(Vec::with_capacity(64)),
+                items: OwnerUnsafeCell::new(Vec::with_capacity(64)),
                 head: Cell::new(0),
             })
             .collect()
@@ -423,8 +505,8 @@ impl<T> PrivateDeque<T> {
     }
 
     /// Asks deque `victim` for its oldest element and waits for the answer, answering requests
-    /// to this deque meanwhile. `Empty` if the victim advertises no work or declines, `Retry`
-    /// if another thief's request is pending there (or it is blocked).
+    /// to this deque meanwhile. `Empty` if the victim advertises no work, declines or has been
+    /// dropped, `Retry` if another thief's request is pending there (or it is blocked).
     pub fn steal_from(&self, victim: usize) -> Steal<T> {
         self.req.steal_from(victim, || self.poll())
     }
@@ -509,6 +591,37 @@ mod tests {
         owner.block();
         assert_eq!(owner.pop(), Some(8));
     }
+
+    #[test]
+    #[should_panic(expected = "exceed the limit")]
+    fn a_set_of_usize_max_deques_is_rejected() {
+        let _ = PrivateDeque::<u64>::set(usize::MAX);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceed the limit")]
+    fn a_set_of_two_to_the_63_deques_is_rejected() {
+        let _ = PrivateDeque::<u64>::set(1 << 63);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceed the limit")]
+    fn a_set_of_usize_max_request_handles_is_rejected() {
+        let _ = StealRequests::<u64>::set(usize::MAX);
+    }
+
+    #[test]
+    fn a_dropped_deque_stops_advertising_and_closes_its_cell() {
+        let mut d = PrivateDeque::<u32>::set(2);
+        let v = d.pop().unwrap();
+        let t = d.pop().unwrap();
+        v.push(1);
+        assert!(t.table().has_work(1));
+        drop(v);
+        assert!(!t.table().has_work(1));
+        assert_eq!(t.table().slots[1].request.0.load(Ordering::Relaxed), CLOSED);
+        assert!(matches!(t.steal_from(1), Steal::Empty));
+    }
 }
 
 #[cfg(all(test, loom))]
@@ -526,10 +639,30 @@ mod loom_tests {
     /// once: every element is taken exactly once and the thief is always answered.
     #[test]
     fn loom_owner_answers_a_thief_while_popping() {
-        loom::model(|| {
+        owner_answers_a_thief_while_popping(false, false);
+    }
+
+    /// Twin: a victim that stores FILLED Relaxed; the thief's read of the item is unordered.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_unordered_answer_with_a_relaxed_filled_store() {
+        owner_answers_a_thief_while_popping(true, false);
+    }
+
+    /// Twin: a thief that loads its answer state Relaxed; its read of the item is unordered.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_unordered_answer_with_a_relaxed_filled_load() {
+        owner_answers_a_thief_while_popping(false, true);
+    }
+
+    fn owner_answers_a_thief_while_popping(weak_store: bool, weak_load: bool) {
+        loom::model(move || {
             let mut d = PrivateDeque::<u32>::set(2);
             let thief = d.pop().unwrap();
             let owner = d.pop().unwrap();
+            owner.req.weak_filled_store.set(weak_store);
+            thief.req.weak_filled_load.set(weak_load);
             owner.push(1);
             owner.push(2);
             let h = thread::spawn(move || {
@@ -592,6 +725,36 @@ mod loom_tests {
             got.sort_unstable();
             assert_eq!(got, vec![10, 20]);
         });
+    }
+
+    /// The owner, which advertises work, is dropped (without polling) while a thief asks it:
+    /// the thief is declined or finds the cell closed, and never waits forever.
+    fn owner_dropped_while_a_thief_asks(broken: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(move || {
+            let mut d = PrivateDeque::<u32>::set(2);
+            let thief = d.pop().unwrap();
+            let owner = d.pop().unwrap();
+            owner.req.broken_drop_keeps_requests.set(broken);
+            owner.push(1);
+            let h = thread::spawn(move || thief.steal_from(0));
+            drop(owner);
+            assert!(matches!(h.join().unwrap(), Steal::Empty));
+        });
+    }
+
+    #[test]
+    fn loom_owner_dropped_while_a_thief_asks() {
+        owner_dropped_while_a_thief_asks(false);
+    }
+
+    /// Twin: a drop that leaves the hint and the request cell as they are; loom finds the
+    /// thief that waits forever (the endless spin).
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_endless_wait_when_a_drop_keeps_requests() {
+        owner_dropped_while_a_thief_asks(true);
     }
 
     /// Two thieves race for one request cell; the loser gets `Retry`, the winner an answer,
