@@ -2,7 +2,8 @@
 # The project's test command (README, first section); .ci/run runs exactly this.
 #   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. the fork-join
 #   and deque tests again with debug assertions (they check the frame stack's LIFO invariant),
-#   4. loom models.
+#   4. loom models, 5. AddressSanitizer (nightly toolchain) and valgrind memcheck on the deque,
+#   pool and fork-join tests, each skipped with a printed note where the tool is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +15,32 @@ cargo test -p taskpools --lib --test forkjoin --test deques
 # a separate target dir keeps the --cfg loom build from invalidating the normal one.
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom cargo test --release -p taskpools --lib loom
+
+# AddressSanitizer needs a nightly toolchain (-Zsanitizer); the stable toolchain is all the
+# rest of this script needs, so without nightly the run is skipped with a note.
+host=$(rustc -vV | sed -n 's/^host: //p')
+if rustup toolchain list 2>/dev/null | grep -q '^nightly' && [ "$host" = x86_64-unknown-linux-gnu ]; then
+  echo "== AddressSanitizer (nightly, $host)"
+  RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+    cargo +nightly test -p taskpools --target "$host" --lib --test ownership --test deques \
+    --test deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness
+else
+  echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
+    "(rustup toolchain install nightly)"
+fi
+
+# valgrind memcheck on the release test binaries of the deques, the pools and the ownership
+# checks. Threads run one at a time under valgrind: --fair-sched lets spinning threads take
+# turns, and TASKPOOLS_STRESS=small shrinks the stress tests' sizes (not what they check).
+if command -v valgrind >/dev/null 2>&1; then
+  echo "== valgrind memcheck"
+  bins=$(cargo test --release -p taskpools --test ownership --test deques --test deque_scenarios \
+    --test pools --no-run --message-format=json 2>/dev/null |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p')
+  for b in $bins; do
+    echo "valgrind $(basename "$b")"
+    TASKPOOLS_STRESS=small valgrind -q --fair-sched=yes --error-exitcode=99 "$b" -q
+  done
+else
+  echo "note: valgrind run skipped: valgrind is not installed (apt-get install valgrind)"
+fi

@@ -9,7 +9,19 @@ use std::sync::Arc;
 use taskpools::queue::chase_lev::{self, Steal};
 use taskpools::queue::{Fcdq, MutexDeque, SpinDeque, SpinLock};
 
-const N: u64 = 300_000;
+/// Elements per stress run: 300 000, or 15 000 with `TASKPOOLS_STRESS=small` (the test script
+/// sets it under valgrind, which runs one thread at a time).
+fn n() -> u64 {
+    scaled(300_000)
+}
+
+fn scaled(n: u64) -> u64 {
+    if std::env::var_os("TASKPOOLS_STRESS").is_some_and(|v| v == "small") {
+        n / 20
+    } else {
+        n
+    }
+}
 const THIEVES: usize = 3;
 
 /// The operations a stress run needs; `push` may fail (bounded deques), the owner then retries.
@@ -79,12 +91,13 @@ impl Deque for SpinDeque<u64> {
     }
 }
 
-/// Owner: pushes 0..N (retrying when full), popping after every third push, and leaves the
+/// Owner: pushes 0..n() (retrying when full), popping after every third push, and leaves the
 /// rest to the thieves, who steal until the owner is done and the deque is empty. Each value
 /// must be seen exactly once, and the thieves must have taken at least what the owner left.
 fn stress<D: Deque>(d: D) {
     let d = Arc::new(d);
-    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..N).map(|_| AtomicU8::new(0)).collect());
+    let n = n();
+    let seen: Arc<Vec<AtomicU8>> = Arc::new((0..n).map(|_| AtomicU8::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
     let stolen = Arc::new(AtomicU64::new(0));
     let mark = |seen: &[AtomicU8], v: u64| {
@@ -110,7 +123,7 @@ fn stress<D: Deque>(d: D) {
             });
         }
         let mut popped = 0u64;
-        for i in 0..N {
+        for i in 0..n {
             let mut v = i;
             while let Err(back) = d.push(v) {
                 v = back;
@@ -124,16 +137,16 @@ fn stress<D: Deque>(d: D) {
             }
         }
         done.store(true, Ordering::Release);
-        assert!(popped <= N / 3);
+        assert!(popped <= n / 3);
     });
-    let missing: Vec<usize> = (0..N as usize)
+    let missing: Vec<usize> = (0..n as usize)
         .filter(|&i| seen[i].load(Ordering::Relaxed) != 1)
         .take(5)
         .collect();
     assert!(missing.is_empty(), "never taken: {missing:?}");
     assert!(
-        stolen.load(Ordering::Relaxed) >= N - N / 3,
-        "the owner popped at most N/3"
+        stolen.load(Ordering::Relaxed) >= n - n / 3,
+        "the owner popped at most n/3"
     );
 }
 
@@ -163,7 +176,8 @@ fn locked_deques_every_element_exactly_once() {
 fn chase_lev_steal_half_every_element_exactly_once() {
     // Thieves steal about half into their own deque and drain it.
     let (w, s) = chase_lev::deque::<u64>(4);
-    let seen: Vec<AtomicU8> = (0..N).map(|_| AtomicU8::new(0)).collect();
+    let n = n();
+    let seen: Vec<AtomicU8> = (0..n).map(|_| AtomicU8::new(0)).collect();
     let done = AtomicBool::new(false);
     let batches = AtomicU64::new(0);
     std::thread::scope(|sc| {
@@ -187,7 +201,7 @@ fn chase_lev_steal_half_every_element_exactly_once() {
                 }
             });
         }
-        for i in 0..N {
+        for i in 0..n {
             w.push(i);
             if i % 4 == 3 {
                 if let Some(v) = w.pop() {
@@ -195,7 +209,7 @@ fn chase_lev_steal_half_every_element_exactly_once() {
                 }
             }
         }
-        // The rest (at least 3/4 of N) is left to the thieves' batch steals.
+        // The rest (at least 3/4 of n) is left to the thieves' batch steals.
         done.store(true, Ordering::Release);
     });
     assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
@@ -274,8 +288,8 @@ fn spin_lock_mutual_exclusion() {
 fn private_deques_every_element_exactly_once() {
     use taskpools::queue::private_deque::PrivateDeque;
     const W: usize = 4;
-    const PER: u64 = 60_000;
-    let total = W as u64 * PER;
+    let per = scaled(60_000);
+    let total = W as u64 * per;
     let seen: Arc<Vec<AtomicU8>> = Arc::new((0..total).map(|_| AtomicU8::new(0)).collect());
     let taken = Arc::new(AtomicU64::new(0));
     let stolen = Arc::new(AtomicU64::new(0));
@@ -297,11 +311,11 @@ fn private_deques_every_element_exactly_once() {
                 };
                 while taken.load(Ordering::Relaxed) < total {
                     d.poll();
-                    if next < PER {
+                    if next < per {
                         // A burst of pushes, then pop a third of it (like forks and joins).
-                        let burst = rng.u64(1..64).min(PER - next);
+                        let burst = rng.u64(1..64).min(per - next);
                         for _ in 0..burst {
-                            d.push(me * PER + next);
+                            d.push(me * per + next);
                             next += 1;
                             d.poll();
                         }
@@ -337,7 +351,7 @@ fn private_deques_every_element_exactly_once() {
     assert_eq!(taken.load(Ordering::Relaxed), total);
     assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) == 1));
     assert!(
-        stolen.load(Ordering::Relaxed) >= PER,
+        stolen.load(Ordering::Relaxed) >= per,
         "worker 0's elements are taken by the others"
     );
 }
