@@ -2,8 +2,9 @@
 # The project's test command (README, first section); .ci/run runs exactly this.
 #   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. the fork-join
 #   and deque tests again with debug assertions (they check the frame stack's LIFO invariant),
-#   4. loom models, 5. AddressSanitizer (nightly toolchain) and valgrind memcheck on the deque,
-#   pool and fork-join tests, each skipped with a printed note where the tool is missing.
+#   4. loom models, 5. AddressSanitizer (nightly toolchain) on the deque, pool, ownership and
+#   fork-join tests and valgrind memcheck on the deque, pool and ownership tests, each skipped
+#   with a printed note where the tool is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +20,8 @@ RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
 # AddressSanitizer needs a nightly toolchain (-Zsanitizer); the stable toolchain is all the
 # rest of this script needs, so without nightly the run is skipped with a note.
 host=$(rustc -vV | sed -n 's/^host: //p')
-if rustup toolchain list 2>/dev/null | grep -q '^nightly' && [ "$host" = x86_64-unknown-linux-gnu ]; then
+# (grep without -q reads all of rustup's output: with pipefail, an early exit would fail rustup)
+if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" = x86_64-unknown-linux-gnu ]; then
   echo "== AddressSanitizer (nightly, $host)"
   RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
     cargo +nightly test -p taskpools --target "$host" --lib --test ownership --test deques \

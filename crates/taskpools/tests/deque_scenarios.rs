@@ -733,3 +733,78 @@ fn steal_requests_drop_declines_a_pending_request_and_closes() {
         assert!(matches!(late.steal_from(1, || {}), Steal::Empty));
     });
 }
+
+/// The closures of `steal_from`, `poll` and `block` are caller code: calling back into the
+/// same handle from one must not answer a thief twice or put two requests out at once.
+#[test]
+fn steal_requests_refuse_reentry_from_their_closures() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    with_timeout(20, || {
+        let mut r = StealRequests::<u32>::set(3);
+        let c = r.pop().unwrap();
+        let b = r.pop().unwrap();
+        let a = r.pop().unwrap();
+        b.advertise(true);
+        c.advertise(true);
+        // Victims b and c answer from their own threads.
+        let stop = Arc::new(AtomicBool::new(false));
+        let victims: Vec<_> = [b, c]
+            .into_iter()
+            .map(|v| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut n = 100;
+                    while !stop.load(Ordering::Relaxed) {
+                        v.poll(|| {
+                            n += 1;
+                            Some(n)
+                        });
+                        std::thread::yield_now();
+                    }
+                })
+            })
+            .collect();
+        // A nested steal from inside serve_own panics; the outer request is still answered
+        // (the element dropped), and the handle works afterwards.
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            a.steal_from(1, || {
+                a.steal_from(2, || {});
+            })
+        }));
+        assert!(r.is_err(), "a nested steal_from must panic");
+        assert!(matches!(a.steal_from(2, || {}), Steal::Success(_)));
+        // A panic in serve_own also leaves no request out.
+        let r = catch_unwind(AssertUnwindSafe(|| a.steal_from(1, || panic!("boom"))));
+        assert!(r.is_err());
+        assert!(matches!(a.steal_from(1, || {}), Steal::Success(_)));
+        stop.store(true, Ordering::Relaxed);
+        for v in victims {
+            v.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_poll_from_inside_poll_panics_and_declines_the_thief() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    with_timeout(20, || {
+        let mut r = StealRequests::<u32>::set(2);
+        let thief = r.pop().unwrap();
+        let victim = r.pop().unwrap();
+        victim.advertise(true);
+        let h = std::thread::spawn(move || thief.steal_from(0, || {}));
+        while !victim.pending() {
+            std::thread::yield_now();
+        }
+        let res = catch_unwind(AssertUnwindSafe(|| {
+            victim.poll(|| {
+                victim.poll(|| Some(1));
+                Some(2)
+            })
+        }));
+        assert!(res.is_err(), "a nested poll must panic");
+        // The thief was declined, not left waiting, and the cell takes requests again.
+        assert!(matches!(h.join().unwrap(), Steal::Empty));
+        assert!(!victim.pending());
+    });
+}

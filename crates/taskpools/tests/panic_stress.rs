@@ -118,6 +118,27 @@ fn one(pool: PoolKind, threads: usize, wake: WakePolicy, seed: u64, one_in: u64)
 fn every_task_is_dropped_exactly_once_when_tasks_panic_at_random_points() {
     // Hundreds of expected panics: keep their messages out of the test log.
     std::panic::set_hook(Box::new(|_| {}));
+    // A lost wake-up or a worker that never leaves would hang here: fail after a deadline
+    // instead (the whole sweep takes well under a second on 2 cores).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        sweep();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(()) => h.join().unwrap(),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            // The sweep panicked: show its assertion.
+            let _ = std::panic::take_hook();
+            std::panic::resume_unwind(h.join().unwrap_err())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the panic sweep did not finish in 120 s: a working phase hangs")
+        }
+    }
+}
+
+fn sweep() {
     for pool in PoolKind::ALL {
         for threads in [1, 2, 3] {
             for (k, wake) in WakePolicy::ALL.into_iter().enumerate() {

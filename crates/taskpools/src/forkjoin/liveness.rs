@@ -48,6 +48,10 @@ pub enum Yield {
 /// worker queued reach other workers only when it answers their requests, and the job being
 /// waited for may be one of them (see the [`forkjoin`](super) module docs, "Progress").
 ///
+/// It may run an unrelated job (one this worker queued, or one it steals), on this stack: do
+/// not call it while holding a lock or a `RefCell` borrow that such a job could need, and
+/// expect the stack to grow by that job's depth.
+///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use taskpools::forkjoin::{self, Runtime};
@@ -73,8 +77,19 @@ pub fn yield_now() -> Option<Yield> {
     })
 }
 
-/// How long a thief waits for an answer before it reports the owner.
+/// How long a thief waits for an answer before it reports the owner. Setting the environment
+/// variable `TASKPOOLS_STALL_REPORT=off` turns the report off (for programs whose jobs are
+/// long and never fork, where a second without an answer is expected).
 pub const STALL_REPORT: Duration = Duration::from_secs(1);
+
+/// Whether the stall report is on (read once per process).
+fn stall_report_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        let v = std::env::var_os("TASKPOOLS_STALL_REPORT");
+        !matches!(v.as_deref(), Some(v) if v == "off" || v == "0")
+    })
+}
 
 /// A thief's clock while it waits for one answer: looks at the time every 1024 turns of the
 /// wait, and after [`STALL_REPORT`] reports the victim once per runtime.
@@ -94,6 +109,7 @@ impl StallWatch {
         let now = Instant::now();
         let since = *self.since.get_or_insert(now);
         if now.duration_since(since) >= STALL_REPORT
+            && stall_report_enabled()
             && !registry.stall_reported.swap(true, Ordering::Relaxed)
         {
             report(thief, victim, now.duration_since(since));
@@ -103,16 +119,16 @@ impl StallWatch {
 
 #[cold]
 fn report(thief: usize, victim: usize, waited: Duration) {
-    eprintln!(
+    super::eprintln_best_effort(&format!(
         "taskpools: fork-join worker {thief} has waited {:.1} s for worker {victim} to answer a \
          steal request (pool private-public). Worker {victim} has queued jobs but has not \
-         reached a fork, join, scope end or yield_now since: a job there runs for a long time \
-         without forking, or waits for another job by other means (e.g. one half of a join \
-         spinning on a flag that the other half sets), which on this pool keeps the jobs it \
-         queued from every other worker and can hang the program. Fix: call \
-         taskpools::forkjoin::yield_now() in such wait loops, or build the runtime with \
-         Pool::ChaseLev, whose thieves take jobs without the owner's help. (Reported once per \
-         runtime.)",
+         reached a fork, join, scope end or yield_now since. Either a job there runs for a long \
+         time without forking (harmless, only less parallel), or it waits for another job by \
+         other means (e.g. one half of a join spinning on a flag that the other half sets), \
+         which on this pool keeps the jobs it queued from every other worker and may hang the \
+         program. Fix: call taskpools::forkjoin::yield_now() in such wait loops, or build the \
+         runtime with Pool::ChaseLev, whose thieves take jobs without the owner's help. \
+         (Reported once per runtime; TASKPOOLS_STALL_REPORT=off silences it.)",
         waited.as_secs_f64()
-    );
+    ));
 }

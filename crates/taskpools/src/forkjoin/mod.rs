@@ -462,7 +462,23 @@ impl WorkerThread {
     }
 
     /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
+    ///
+    /// Every caller waits for a job that other threads can reach (a stolen join half on the
+    /// caller's stack, an injected install, a scope's spawns), so this must not unwind before
+    /// `done()`: jobs catch their own panics, and a panic from the runtime's own code here
+    /// aborts the process instead of freeing a frame that another thread still uses.
     fn wait_until(&self, done: impl Fn() -> bool) {
+        struct AbortOnUnwind;
+        impl Drop for AbortOnUnwind {
+            fn drop(&mut self) {
+                eprintln_best_effort(
+                    "taskpools: a fork-join wait unwound while other threads could still use \
+                     the job it waits for; aborting",
+                );
+                std::process::abort();
+            }
+        }
+        let guard = AbortOnUnwind;
         let mut idle = 0u32;
         while !done() {
             if self.run_one() {
@@ -476,18 +492,22 @@ impl WorkerThread {
                 }
             }
         }
+        std::mem::forget(guard);
     }
 
     /// One step of a wait: answers a pending steal request, then runs one job if there is one
-    /// (its own deque first; then, below `MAX_STEALING_WAITS` nested waits, stolen or
-    /// injected work). Returns whether it ran a job.
+    /// (its own deque first; then, below `MAX_STEALING_WAITS` nested waits, stolen work; then
+    /// work injected into this runtime). Injected work is taken at any depth: it may be what
+    /// another runtime's worker, itself waiting on us, needs to finish (installs that cross
+    /// back and forth between one-thread runtimes), and it grows the stack no more than a pop.
+    /// Returns whether it ran a job.
     fn run_one(&self) -> bool {
         self.poll();
         let depth = self.waits.get();
         let job = if depth < MAX_STEALING_WAITS {
             self.find_work()
         } else {
-            self.pop()
+            self.pop().or_else(|| self.registry.take_injected())
         };
         match job {
             Some(j) => {
@@ -1009,4 +1029,11 @@ mod loom_tests {
     fn loom_finds_the_lost_wakeup_without_the_recheck() {
         inject_vs_sleep(true);
     }
+}
+
+/// Writes a line to stderr, ignoring errors (a closed stderr must not turn a diagnostic into
+/// a panic inside the runtime).
+pub(crate) fn eprintln_best_effort(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{msg}");
 }

@@ -107,6 +107,13 @@ pub const LOCAL_CAP: usize = 4096;
 /// Nodes per block allocation (`dgbko`).
 pub const BLOCK_NODES: usize = 64;
 
+/// The layout of `BLOCK_NODES` nodes of `node` layout back to back, if it fits in `isize::MAX`
+/// bytes (checked multiplication: a wrapped size would allocate a block too small for its nodes).
+fn block_layout(node: Layout) -> Option<Layout> {
+    let size = node.size().checked_mul(BLOCK_NODES)?;
+    Layout::from_size_align(size, node.align()).ok()
+}
+
 /// The link written into the first word of a free node.
 struct Link {
     next: *mut Link,
@@ -188,6 +195,13 @@ impl<N> NodeAlloc<N> {
                 && layout.align() >= std::mem::align_of::<Link>(),
             "queue nodes must be able to hold a free-list link"
         );
+        if kind == MemKind::PerWorkerBlocks {
+            assert!(
+                block_layout(layout).is_some(),
+                "a block of {BLOCK_NODES} queue nodes of {} bytes each exceeds isize::MAX bytes",
+                layout.size()
+            );
+        }
         Arc::new(NodeAlloc {
             kind,
             layout,
@@ -213,11 +227,14 @@ impl<N> NodeAlloc<N> {
         unsafe { dealloc(p, self.layout) }
     }
 
+    /// The layout of a block of `BLOCK_NODES` nodes; `new` checked that it exists.
+    fn block_layout(&self) -> Layout {
+        block_layout(self.layout).expect("checked in NodeAlloc::new")
+    }
+
     /// Allocates a block of `BLOCK_NODES` nodes and links all of them into `into`.
     fn alloc_block(&self, into: &mut Chain) {
-        let size = self.layout.size() * BLOCK_NODES;
-        let block_layout =
-            Layout::from_size_align(size, self.layout.align()).expect("block layout");
+        let block_layout = self.block_layout();
         // SAFETY: non-zero size.
         let base = unsafe { alloc(block_layout) };
         let Some(base) = NonNull::new(base) else {
@@ -261,9 +278,7 @@ impl<N> Drop for NodeAlloc<N> {
             MemKind::PerWorkerBlocks => {
                 // Spilled nodes live inside the blocks freed below.
                 *central = Chain::new();
-                let size = self.layout.size() * BLOCK_NODES;
-                let block_layout =
-                    Layout::from_size_align(size, self.layout.align()).expect("block layout");
+                let block_layout = self.block_layout();
                 let blocks = self.blocks.get_mut().unwrap_or_else(|e| e.into_inner());
                 for b in blocks.drain(..) {
                     // SAFETY: every block was allocated by `alloc_block` with `block_layout`,

@@ -211,7 +211,10 @@ impl<T> Fcdq<T> {
     /// Enqueues at the head. Owner only. Returns the value back if the deque is full.
     ///
     /// # Safety
-    /// Only one thread (the owner) may call `enqueue` and `dequeue_front`.
+    /// Only one thread (the owner) may call `enqueue` and `dequeue_front`, and never two of
+    /// these calls at once (no call from inside another, e.g. from a destructor they run). A
+    /// new owner thread may take over only after a happens-before edge from the old owner's
+    /// last call (a join, a channel, a mutex, or moving an owner value that is `Send`).
     #[inline]
     pub unsafe fn enqueue(&self, value: T) -> Result<(), T> {
         if self.is_full() {

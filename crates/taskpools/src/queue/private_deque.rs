@@ -118,6 +118,13 @@ pub struct StealRequests<T> {
     me: *const Slot<T>,
     /// What the owner last wrote to its `has_work` hint.
     advertised: Cell<bool>,
+    /// Inside `serve`/`block` (between reading a thief's request and answering it). The
+    /// closures these methods take are caller code; calling back into `poll` or `block` from
+    /// one would answer the same thief twice, so it panics instead.
+    serving: Cell<bool>,
+    /// Inside `steal_from` (a request of ours may be out). A second request while one is out
+    /// would let two victims write our one answer cell, so nesting panics instead.
+    stealing: Cell<bool>,
     /// Loom-only switch for a test of the tests: a thief that does not answer requests while
     /// it waits for its own answer (two such thieves that ask each other wait forever).
     #[cfg(loom)]
@@ -168,6 +175,8 @@ impl<T> StealRequests<T> {
                 me: &table.slots[index] as *const Slot<T>,
                 table: Arc::clone(&table),
                 advertised: Cell::new(false),
+                serving: Cell::new(false),
+                stealing: Cell::new(false),
                 #[cfg(loom)]
                 broken_no_poll_while_waiting: Cell::new(false),
                 #[cfg(loom)]
@@ -236,10 +245,57 @@ impl<T> StealRequests<T> {
         if thief >= CLOSED {
             return;
         }
-        self.answer(thief, oldest());
+        let item = self.oldest_for(thief, true, oldest);
+        self.answer(thief, item);
         // Only the owner moves the cell away from a thief's index, so a plain store is enough;
         // thieves CAS only from NO_REQUEST.
         cell.store(NO_REQUEST, Ordering::Release);
+    }
+
+    /// Calls the caller's `oldest` for a request of `thief` that has been taken out of the
+    /// request cell, guarding against re-entry; if `oldest` unwinds, the thief is declined
+    /// (and, for `poll`, the cell reopened) before the panic goes on, so it does not wait
+    /// forever.
+    fn oldest_for(
+        &self,
+        thief: usize,
+        reopen: bool,
+        oldest: impl FnOnce() -> Option<T>,
+    ) -> Option<T> {
+        struct Serving<'a, T> {
+            req: &'a StealRequests<T>,
+            thief: usize,
+            reopen: bool,
+            armed: bool,
+        }
+        impl<T> Drop for Serving<'_, T> {
+            fn drop(&mut self) {
+                self.req.serving.set(false);
+                if self.armed {
+                    self.req.answer(self.thief, None);
+                    if self.reopen {
+                        self.req
+                            .slot()
+                            .request
+                            .0
+                            .store(NO_REQUEST, Ordering::Release);
+                    }
+                }
+            }
+        }
+        assert!(
+            !self.serving.replace(true),
+            "StealRequests::poll or block called from inside the closure of poll or block"
+        );
+        let mut g = Serving {
+            req: self,
+            thief,
+            reopen,
+            armed: true,
+        };
+        let item = oldest();
+        g.armed = false;
+        item
     }
 
     /// Hands `item` to `thief`, or declines.
@@ -269,7 +325,8 @@ impl<T> StealRequests<T> {
     pub fn block(&self, oldest: impl FnOnce() -> Option<T>) {
         let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
         if prev < CLOSED {
-            self.answer(prev, oldest());
+            let item = self.oldest_for(prev, false, oldest);
+            self.answer(prev, item);
         }
     }
 
@@ -282,12 +339,25 @@ impl<T> StealRequests<T> {
     /// meanwhile (which must answer requests to this handle, e.g. with [`poll`](Self::poll)).
     /// `Empty` if the victim advertises no work, declines or is gone (dropped), `Retry` if
     /// another thief's request is pending there (or it is blocked).
+    ///
+    /// # Panics
+    /// If called from inside `serve_own` of another `steal_from` on this handle (one request
+    /// at a time). If `serve_own` panics, the request is still answered before the panic goes
+    /// on (its element, if any, is dropped), so no victim writes into a cell we reuse.
     pub fn steal_from(&self, victim: usize, mut serve_own: impl FnMut()) -> Steal<T> {
         debug_assert_ne!(victim, self.index, "a worker does not steal from itself");
         let v = &self.table.slots[victim];
         if !v.request.1.load(Ordering::Relaxed) {
             return Steal::Empty;
         }
+        assert!(
+            !self.stealing.replace(true),
+            "StealRequests::steal_from called from inside its own serve_own closure"
+        );
+        let mut g = Stealing {
+            req: self,
+            outstanding: false,
+        };
         let me = &self.slot().answer;
         me.state.store(WAITING, Ordering::Relaxed);
         // Release: the victim, which reads the cell with Acquire, sees WAITING before it
@@ -304,6 +374,7 @@ impl<T> StealRequests<T> {
                 Steal::Retry
             };
         }
+        g.outstanding = true;
         // Spin briefly, then yield, so that a victim sharing our CPU (an oversubscribed or
         // shared machine) gets to run and answer.
         let backoff = Backoff::new();
@@ -320,10 +391,14 @@ impl<T> StealRequests<T> {
                 // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
                 // have seen; nobody writes it again until our next request.
                 FILLED => {
+                    g.outstanding = false;
                     let item = me.item.with_mut(|p| unsafe { (*p).take() });
                     return Steal::Success(item.expect("a filled answer holds an item"));
                 }
-                DECLINED => return Steal::Empty,
+                DECLINED => {
+                    g.outstanding = false;
+                    return Steal::Empty;
+                }
                 _ => {
                     #[cfg(loom)]
                     let poll = !self.broken_no_poll_while_waiting.get();
@@ -336,6 +411,47 @@ impl<T> StealRequests<T> {
                 }
             }
         }
+    }
+}
+
+/// Resets `stealing` when `steal_from` returns. If it unwinds (a panic in `serve_own`) while
+/// its request is out, it first waits for the answer, declining requests to this handle
+/// meanwhile (so two thieves that ask each other are both answered), and drops the element.
+struct Stealing<'a, T> {
+    req: &'a StealRequests<T>,
+    outstanding: bool,
+}
+
+impl<T> Drop for Stealing<'_, T> {
+    fn drop(&mut self) {
+        // Under loom a panic here is the model checker's own (a detected race, or a wait that
+        // never ends in a planted-bug model): the execution is over, so do not wait on it.
+        #[cfg(loom)]
+        let outstanding = self.outstanding && !std::thread::panicking();
+        #[cfg(not(loom))]
+        let outstanding = self.outstanding;
+        if outstanding {
+            let me = &self.req.slot().answer;
+            let backoff = Backoff::new();
+            loop {
+                match me.state.load(Ordering::Acquire) {
+                    FILLED => {
+                        // SAFETY: as in `steal_from`: the victim's Release store of FILLED,
+                        // seen above, orders its write of `item` before this read.
+                        drop(me.item.with_mut(|p| unsafe { (*p).take() }));
+                        break;
+                    }
+                    DECLINED => break,
+                    _ => {
+                        if !self.req.serving.get() {
+                            self.req.poll(|| None);
+                        }
+                        backoff.snooze();
+                    }
+                }
+            }
+        }
+        self.req.stealing.set(false);
     }
 }
 
