@@ -314,7 +314,6 @@ impl<N> NodeCache<N> {
     /// before it allocates or frees a node through it, so node memory never moves between
     /// allocator instances (a node of one would be freed into, or outlive, the other).
     #[inline(always)]
-    #[track_caller]
     pub(crate) fn check_owner(&self, alloc: &Arc<NodeAlloc<N>>) {
         if !Arc::ptr_eq(&self.alloc, alloc) {
             foreign_cache();
