@@ -64,9 +64,8 @@ where
 
     #[inline]
     fn pop(&mut self, cache: &mut Self::Cache) -> Option<T> {
-        let p = NonNull::new(self.head)?;
-        // An empty pop frees nothing; a pop that frees a node checks the cache first.
         cache.check_owner(&self.alloc);
+        let p = NonNull::new(self.head)?;
         // SAFETY: `p` is the head node, initialized by `push` and owned by this list.
         let node = unsafe { p.as_ptr().read() };
         self.head = node.next;
