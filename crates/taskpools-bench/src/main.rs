@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
@@ -48,13 +48,14 @@ enum Cmd {
 
 #[derive(Args)]
 struct SyntheticArgs {
-    /// Argument k (the initial tasks are A(k-1) … A(0)).
+    /// Argument k (the initial tasks are A(k-1) … A(0)); 1 ≤ k ≤ 40. A(k) runs P(k) tasks,
+    /// about 1.6× more per step of k: P(40) = 866,988,830 tasks, the limit of 2^30.
     #[arg(long, default_value_t = 24)]
     k: u32,
     /// Work factor f.
     #[arg(long, default_value_t = 40)]
     f: u32,
-    /// Thread counts, comma-separated.
+    /// Thread counts, comma-separated; each 1 to 4096, none given twice.
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
     /// Pools (names or aliases), comma-separated, or `all`.
@@ -66,7 +67,7 @@ struct SyntheticArgs {
     /// Wake-up policies, comma-separated: every-put (dq2), on-empty (dq9), spin (dq10), or `all`.
     #[arg(long, default_value = "on-empty", value_delimiter = ',')]
     wake: Vec<String>,
-    /// Repetitions per configuration (the median is reported).
+    /// Repetitions per configuration (the median is reported); at least 1.
     #[arg(long, default_value_t = 5)]
     reps: usize,
     /// Pin worker i to CPU i mod cores.
@@ -81,7 +82,7 @@ struct SyntheticArgs {
 
 #[derive(Args)]
 struct DequeArgs {
-    /// Thread counts P (owner + P-1 thieves), comma-separated.
+    /// Thread counts P (owner + P-1 thieves), comma-separated; each 2 to 4096, none given twice.
     #[arg(long, default_value = "2,4", value_delimiter = ',')]
     threads: Vec<usize>,
     /// Pushes by the owner.
@@ -90,7 +91,7 @@ struct DequeArgs {
     /// Deque capacity (fixed-size rows reject pushes when full; growable rows start there).
     #[arg(long, default_value_t = 16)]
     capacity: usize,
-    /// Repetitions (the median is reported).
+    /// Repetitions (the median is reported); at least 1.
     #[arg(long, default_value_t = 25)]
     reps: usize,
     #[command(flatten)]
@@ -99,22 +100,24 @@ struct DequeArgs {
 
 #[derive(Args)]
 struct ForkjoinArgs {
-    /// Thread counts, comma-separated.
+    /// Thread counts, comma-separated; each 1 to 4096, none given twice.
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
-    /// Repetitions (the median is reported).
+    /// Repetitions (the median is reported); at least 1.
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// fib(n).
+    /// fib(n); n ≤ 45 (a run makes about fib(n) joins: fib(45) ≈ 1.1e9).
     #[arg(long, default_value_t = 30)]
     fib: u64,
-    /// Depth of the binary tree to sum.
+    /// Depth d of the binary tree to sum; d ≤ 25: its 2^(d+1) - 1 nodes of 16 bytes must fit
+    /// in 1 GiB.
     #[arg(long, default_value_t = 20)]
     tree_depth: u32,
-    /// Elements for mergesort and quicksort.
+    /// Elements for mergesort and quicksort; at most 2^28 (268,435,456: each of the four u32
+    /// buffers is then 1 GiB).
     #[arg(long, default_value_t = 1 << 21)]
     sort_len: usize,
-    /// Matrix size for the 8-way recursive multiply (a power of two).
+    /// Matrix size n for the 8-way recursive multiply: a power of two, at most 2048.
     #[arg(long, default_value_t = 512)]
     matrix: usize,
     /// Our runtime's pools, comma-separated, or `all`: private-public (dq8), chase-lev (dcwq).
@@ -213,7 +216,7 @@ fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<
 
 #[derive(Args)]
 struct ManberArgs {
-    /// Participant counts, comma-separated (the seed: 16).
+    /// Participant counts, comma-separated (the seed: 16); each 1 to 4096, none given twice.
     #[arg(long, default_value = "16,2", value_delimiter = ',')]
     participants: Vec<usize>,
     /// Total operations per trial (the seed: 5000).
@@ -225,14 +228,14 @@ struct ManberArgs {
     /// Search strategies: tree, linear, random, or `all`.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     search: Vec<String>,
-    /// Job mixes of the random model (percent adds), comma-separated.
+    /// Job mixes of the random model (percent adds, 0 to 100), comma-separated.
     #[arg(
         long,
         default_value = "0,10,20,30,40,50,60,70,80,90,100",
         value_delimiter = ','
     )]
     mixes: Vec<u32>,
-    /// Producer counts 0..=P in steps of this.
+    /// Producer counts 0..=P in steps of this; at least 1.
     #[arg(long, default_value_t = 1)]
     producer_step: usize,
     /// Waiting mode: removers that find nothing are handed the next added element.
@@ -241,16 +244,18 @@ struct ManberArgs {
     /// Remote-access delays in ns (busy-wait per non-local segment or tree node), comma-separated.
     #[arg(long, default_value = "0", value_delimiter = ',')]
     delay_ns: Vec<u64>,
-    /// Trials per point (the seed: 10).
+    /// Trials per point (the seed: 10); at least 1.
     #[arg(long, default_value_t = 10)]
     trials: usize,
-    /// Write the points as JSON (`-` for stdout: no table, no progress bar).
+    /// Write the points as JSON (`-` for stdout: no table, no progress bar). The folder must
+    /// exist; the file is checked for writing before the run.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Write the points as CSV.
+    /// Write the points as CSV (a file: `-` is refused). The folder must exist.
     #[arg(long)]
     csv: Option<PathBuf>,
-    /// Directory for the SVG figures (Figures 5, 6-9 and 10 of the seed) and the samples.
+    /// Directory for the SVG figures (Figures 5, 6-9 and 10 of the seed) and the samples;
+    /// created before the run.
     #[arg(long)]
     plot_dir: Option<PathBuf>,
 }
@@ -468,13 +473,14 @@ fn list() {
 /// `--json`, `--csv` and `--plot`, shared by the experiments that draw one chart.
 #[derive(Args)]
 struct OutputArgs {
-    /// Write the records as JSON (`-` for stdout: no table, no progress bar).
+    /// Write the records as JSON (`-` for stdout: no table, no progress bar). The folder must
+    /// exist; the file is checked for writing before the run.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Write the records as CSV.
+    /// Write the records as CSV (a file: `-` is refused). The folder must exist.
     #[arg(long)]
     csv: Option<PathBuf>,
-    /// Draw the results as an SVG chart.
+    /// Draw the results as an SVG chart (a file: `-` is refused). The folder must exist.
     #[arg(long)]
     plot: Option<PathBuf>,
 }
@@ -487,6 +493,13 @@ impl OutputArgs {
             plot: self.plot.as_deref(),
             table: None,
         }
+    }
+
+    /// Fails, naming the path, unless every output can be written (before any work starts).
+    fn check(&self) -> Result<()> {
+        check_output("--json", self.json.as_deref(), true)?;
+        check_output("--csv", self.csv.as_deref(), false)?;
+        check_output("--plot", self.plot.as_deref(), false)
     }
 
     /// JSON goes to stdout: print nothing else.
@@ -678,6 +691,153 @@ fn tour(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The most threads (or participants) one run may ask for.
+const MAX_THREADS: usize = 4096;
+/// The most tasks `synthetic` may run: P(k) ≤ 2^30, i.e. k ≤ 40.
+const MAX_SYNTHETIC_TASKS: u64 = 1 << 30;
+/// The largest `--fib`: a run makes about fib(n) joins (fib(45) ≈ 1.1e9).
+const MAX_FIB: u64 = 45;
+/// The memory the `--tree-depth` tree may take.
+const TREE_BUDGET: u64 = 1 << 30;
+/// The most `--sort-len` elements.
+const MAX_SORT_LEN: usize = 1 << 28;
+/// The largest `--matrix`.
+const MAX_MATRIX: usize = 2048;
+
+/// `--threads` (or `--participants`): each count `min..=MAX_THREADS`, none given twice.
+fn check_threads(opt: &str, counts: &[usize], min: usize) -> Result<()> {
+    if counts.is_empty() {
+        bail!("{opt}: give at least one count");
+    }
+    for (i, &t) in counts.iter().enumerate() {
+        if t < min {
+            bail!("{opt} {t}: each count must be at least {min}");
+        }
+        if t > MAX_THREADS {
+            bail!("{opt} {t}: each count must be at most {MAX_THREADS}");
+        }
+        if counts[..i].contains(&t) {
+            bail!("{opt}: {t} is given twice (each count at most once)");
+        }
+    }
+    Ok(())
+}
+
+/// A count that must be at least 1.
+fn check_positive(opt: &str, n: usize) -> Result<()> {
+    if n == 0 {
+        bail!("{opt} 0: must be at least 1");
+    }
+    Ok(())
+}
+
+/// An output file: `-` (stdout) where `stdout` allows it, else a file whose folder exists and
+/// which can be opened for writing. A file that did not exist is removed again.
+fn check_output(opt: &str, path: Option<&Path>, stdout: bool) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    if path == Path::new("-") {
+        if stdout {
+            return Ok(());
+        }
+        bail!("{opt} -: only --json can write to stdout; give a file path");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{opt} {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    let existed = path.exists();
+    fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("{opt} {}: cannot write", path.display()))?;
+    if !existed {
+        let _ = fs::remove_file(path);
+    }
+    Ok(())
+}
+
+fn check_synthetic(a: &SyntheticArgs) -> Result<()> {
+    if a.k == 0 {
+        bail!("--k 0: k must be at least 1");
+    }
+    match taskpools::synthetic::checked_task_count(a.k) {
+        Some(n) if n <= MAX_SYNTHETIC_TASKS => {}
+        _ => bail!(
+            "--k {}: k must be at most 40 (A(k) runs P(k) tasks, at most 2^30)",
+            a.k
+        ),
+    }
+    check_threads("--threads", &a.threads, 1)?;
+    check_positive("--reps", a.reps)?;
+    a.out.check()
+}
+
+fn check_deque(a: &DequeArgs) -> Result<()> {
+    check_threads("--threads", &a.threads, 2)?;
+    check_positive("--reps", a.reps)?;
+    a.out.check()
+}
+
+fn check_forkjoin(a: &ForkjoinArgs) -> Result<()> {
+    check_threads("--threads", &a.threads, 1)?;
+    check_positive("--reps", a.reps)?;
+    if a.fib > MAX_FIB {
+        bail!(
+            "--fib {}: n must be at most {MAX_FIB} (a run makes about fib(n) joins)",
+            a.fib
+        );
+    }
+    // 2^(d+1) - 1 nodes; d ≤ 62 keeps the count in a u64 before the budget is checked.
+    let node = std::mem::size_of::<forkjoin::Node>() as u64;
+    let fits = a.tree_depth <= 62
+        && ((1u64 << (a.tree_depth + 1)) - 1).saturating_mul(node) <= TREE_BUDGET;
+    if !fits {
+        bail!(
+            "--tree-depth {}: the tree's 2^(d+1) - 1 nodes of {node} bytes must fit in 1 GiB \
+             (depth at most 25)",
+            a.tree_depth
+        );
+    }
+    if a.sort_len > MAX_SORT_LEN {
+        bail!(
+            "--sort-len {}: at most 2^28 = {MAX_SORT_LEN} elements",
+            a.sort_len
+        );
+    }
+    if !a.matrix.is_power_of_two() || a.matrix > MAX_MATRIX {
+        bail!(
+            "--matrix {}: must be a power of two, at most {MAX_MATRIX}",
+            a.matrix
+        );
+    }
+    a.out.check()
+}
+
+fn check_manber(a: &ManberArgs) -> Result<()> {
+    check_threads("--participants", &a.participants, 1)?;
+    check_positive("--trials", a.trials)?;
+    check_positive("--ops", a.ops)?;
+    check_positive("--producer-step", a.producer_step)?;
+    if let Some(&m) = a.mixes.iter().find(|&&m| m > 100) {
+        bail!("--mixes {m}: a job mix is a percentage, at most 100");
+    }
+    check_output("--json", a.json.as_deref(), true)?;
+    check_output("--csv", a.csv.as_deref(), false)?;
+    if let Some(dir) = a.plot_dir.as_deref() {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("--plot-dir {}: cannot create", dir.display()))?;
+    }
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     // Errors are the user's input or the environment: one line each (with its causes), no
     // backtrace even where RUST_BACKTRACE is set.
@@ -694,6 +854,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::List => list(),
         Cmd::Synthetic(a) => {
+            check_synthetic(&a)?;
             let p = synthetic::Params {
                 k: a.k,
                 f: a.f,
@@ -708,6 +869,7 @@ fn run(cli: Cli) -> Result<()> {
             synthetic_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Deque(a) => {
+            check_deque(&a)?;
             let p = deque::Params {
                 threads: a.threads,
                 ops: a.ops,
@@ -717,6 +879,7 @@ fn run(cli: Cli) -> Result<()> {
             deque_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Forkjoin(a) => {
+            check_forkjoin(&a)?;
             let p = forkjoin::Params {
                 threads: a.threads,
                 reps: a.reps,
@@ -734,6 +897,7 @@ fn run(cli: Cli) -> Result<()> {
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Manber(a) => {
+            check_manber(&a)?;
             let p = manber::Params {
                 participants: a.participants,
                 ops: a.ops,

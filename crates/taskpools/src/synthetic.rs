@@ -63,19 +63,29 @@ pub fn initial_tasks(k: u32, f: u32) -> Vec<A> {
 }
 
 /// `P(k)`: the number of tasks the algorithm executes for argument `k`.
+///
+/// # Panics
+///
+/// If `P(k)` does not fit in a `u64` (`k` ≥ 90); see [`checked_task_count`].
 pub fn task_count(k: u32) -> u64 {
+    checked_task_count(k).expect("P(k) overflows u64 (k >= 90)")
+}
+
+/// `P(k)`, or `None` where it does not fit in a `u64` (from `k = 90` on: `P(k)` grows about
+/// ×1.6 per step of `k`).
+pub fn checked_task_count(k: u32) -> Option<u64> {
     // T(i): tasks in the subtree of A(i); T(i) = 1 for i <= 0, 1 + T(i-1) + T(i-2) otherwise.
     let (mut t_prev, mut t) = (1u64, 1u64); // T(-1), T(0)
     let mut total = 0u64;
     for i in 0..k {
         if i > 0 {
-            let next = 1 + t + t_prev;
+            let next = t.checked_add(t_prev)?.checked_add(1)?;
             t_prev = t;
             t = next;
         }
-        total += t;
+        total = total.checked_add(t)?;
     }
-    total
+    Some(total)
 }
 
 /// The algorithm without any pool: the same work in depth-first order on the calling thread.
@@ -117,6 +127,10 @@ mod tests {
         assert_eq!(task_count(20), 57_290);
         assert_eq!(task_count(25), 635_593);
         assert_eq!(task_count(30), 7_049_122);
+        assert_eq!(checked_task_count(30), Some(7_049_122));
+        assert!(checked_task_count(89).is_some());
+        assert_eq!(checked_task_count(90), None);
+        assert_eq!(checked_task_count(u32::MAX), None);
         assert_eq!(task_count(31), 11_405_739);
         assert_eq!(task_count(32), 18_454_894);
         assert_eq!(task_count(33), 29_860_667);
