@@ -691,8 +691,8 @@ fn tour(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The most threads (or participants) one run may ask for.
-const MAX_THREADS: usize = 4096;
+/// The most threads (or participants) one run may ask for: the library's limit.
+const MAX_THREADS: usize = taskpools::MAX_THREADS;
 /// The most tasks `synthetic` may run: P(k) ≤ 2^30, i.e. k ≤ 40.
 const MAX_SYNTHETIC_TASKS: u64 = 1 << 30;
 /// The largest `--fib`: a run makes about fib(n) joins (fib(45) ≈ 1.1e9).

@@ -411,3 +411,127 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
     );
     assert!(!err.contains("backtrace"), "one line, no backtrace: {err}");
 }
+
+/// Runs `taskpools` with `args`, which must be refused before any work starts: a non-zero exit
+/// within a second, one line on stderr containing `expect` (the limit), no panic or backtrace.
+fn refused(args: &[&str], expect: &str) {
+    let t0 = std::time::Instant::now();
+    let out = taskpools(args);
+    let elapsed = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {err}"
+    );
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    assert!(err.contains(expect), "{args:?}: `{expect}` not in: {err}");
+    assert!(
+        !err.contains("panicked") && !err.to_lowercase().contains("backtrace"),
+        "{args:?}: {err}"
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "{args:?} took {elapsed:?}: the check must come before the work"
+    );
+}
+
+#[test]
+fn sizes_that_cannot_finish_or_fit_are_refused_at_once() {
+    refused(&["synthetic", "--k", "64"], "at most 40");
+    refused(&["synthetic", "--k", "41"], "at most 40");
+    refused(&["synthetic", "--k", "4000000000"], "at most 40");
+    refused(&["forkjoin", "--fib", "200"], "at most 45");
+    refused(&["forkjoin", "--tree-depth", "40"], "1 GiB");
+    refused(&["forkjoin", "--tree-depth", "26"], "depth at most 25");
+    refused(
+        &["forkjoin", "--sort-len", "99999999999999"],
+        "at most 2^28",
+    );
+    refused(&["forkjoin", "--matrix", "100"], "power of two");
+    refused(&["forkjoin", "--matrix", "0"], "power of two");
+    refused(&["forkjoin", "--matrix", "4096"], "at most 2048");
+}
+
+#[test]
+fn thread_counts_out_of_range_or_repeated_are_refused_at_once() {
+    for cmd in ["synthetic", "forkjoin", "deque"] {
+        refused(&[cmd, "--threads", "99999999999"], "at most 4096");
+        refused(&[cmd, "--threads", "100000"], "at most 4096");
+        refused(&[cmd, "--threads", "4097"], "at most 4096");
+        refused(&[cmd, "--threads", "2,2"], "given twice");
+    }
+    refused(&["synthetic", "--threads", "0"], "at least 1");
+    refused(&["forkjoin", "--threads", "1,0"], "at least 1");
+    refused(&["deque", "--threads", "1"], "at least 2");
+    refused(&["manber", "--participants", "100000"], "at most 4096");
+    refused(&["manber", "--participants", "0"], "at least 1");
+    refused(&["manber", "--participants", "4,4"], "given twice");
+}
+
+#[test]
+fn zero_counts_and_bad_mixes_are_refused_at_once() {
+    refused(&["synthetic", "--k", "0"], "at least 1");
+    for cmd in ["synthetic", "forkjoin", "deque"] {
+        refused(&[cmd, "--reps", "0"], "--reps 0: must be at least 1");
+    }
+    refused(&["manber", "--producer-step", "0"], "at least 1");
+    refused(&["manber", "--trials", "0"], "at least 1");
+    refused(&["manber", "--mixes", "0,101"], "at most 100");
+}
+
+#[test]
+fn unwritable_outputs_are_refused_before_the_run() {
+    let dir = std::env::temp_dir().join(format!("taskpools-cli-missing-{}", std::process::id()));
+    let missing = dir.join("nope").join("out");
+    for cmd in ["synthetic", "forkjoin", "deque"] {
+        for opt in ["--json", "--csv", "--plot"] {
+            let p = missing.with_extension(&opt[2..]);
+            refused(&[cmd, opt, p.to_str().unwrap()], p.to_str().unwrap());
+        }
+        refused(&[cmd, "--csv", "-"], "only --json can write to stdout");
+        refused(&[cmd, "--plot", "-"], "only --json can write to stdout");
+    }
+    for opt in ["--json", "--csv"] {
+        let p = missing.with_extension(&opt[2..]);
+        refused(&["manber", opt, p.to_str().unwrap()], p.to_str().unwrap());
+    }
+    refused(&["manber", "--csv", "-"], "only --json can write to stdout");
+    // A folder where a file is wanted.
+    let tmp = std::env::temp_dir();
+    refused(
+        &["synthetic", "--csv", tmp.to_str().unwrap()],
+        "cannot write",
+    );
+    assert!(!dir.exists());
+}
+
+#[test]
+fn every_limit_is_in_the_help() {
+    let help = |cmd: &str| {
+        let out = taskpools(&[cmd, "--help"]);
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let s = help("synthetic");
+    for want in [
+        "k ≤ 40",
+        "1 to 4096",
+        "none given twice",
+        "at least 1",
+        "folder must",
+    ] {
+        assert!(s.contains(want), "synthetic --help lacks `{want}`");
+    }
+    let s = help("forkjoin");
+    for want in ["n ≤ 45", "d ≤ 25", "2^28", "at most 2048", "1 to 4096"] {
+        assert!(s.contains(want), "forkjoin --help lacks `{want}`");
+    }
+    let s = help("deque");
+    assert!(s.contains("2 to 4096"));
+    let s = help("manber");
+    for want in ["0 to 100", "1 to 4096", "at least 1"] {
+        assert!(s.contains(want), "manber --help lacks `{want}`");
+    }
+}

@@ -35,7 +35,8 @@ impl Builder {
         }
     }
 
-    /// Number of worker threads (checked by `run`: zero is an error).
+    /// Number of worker threads (checked by `run`: zero, or more than
+    /// [`MAX_THREADS`](crate::MAX_THREADS), is an error).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self
@@ -96,6 +97,12 @@ impl Builder {
     pub fn run<T: Task>(&self, initial: impl IntoIterator<Item = T>) -> Result<RunReport, Error> {
         if self.threads == 0 {
             return Err(Error::ZeroThreads);
+        }
+        if self.threads > crate::MAX_THREADS {
+            return Err(Error::TooManyThreads {
+                requested: self.threads,
+                max: crate::MAX_THREADS,
+            });
         }
         struct Go<I> {
             initial: I,

@@ -65,6 +65,11 @@ pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
 pub use runtime::{run_pool, RunOptions, RunReport, WakePolicy, WorkerStats};
 pub use task::{BoxedTask, Ctx, Task};
 
+/// The most worker threads a pool ([`Builder`]) or a fork-join runtime
+/// ([`forkjoin::Runtime`]) may have: more is refused with [`Error::TooManyThreads`] before
+/// anything is allocated or started.
+pub const MAX_THREADS: usize = 4096;
+
 /// Everything that can go wrong before or around a working phase. (A panicking task is not an
 /// error value: its panic is resumed in the caller of `run`.)
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +106,14 @@ pub enum Error {
     UnknownSearch {
         /// What was asked for.
         name: String,
+    },
+    /// More worker threads than [`MAX_THREADS`] were asked for.
+    #[error("{requested} threads asked for; at most {max} are allowed")]
+    TooManyThreads {
+        /// What was asked for.
+        requested: usize,
+        /// [`MAX_THREADS`].
+        max: usize,
     },
     /// The operating system refused a worker thread.
     #[error("could not start a worker thread: {0}")]

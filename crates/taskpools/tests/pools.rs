@@ -212,6 +212,21 @@ fn a_panicking_task_ends_the_phase_and_the_panic_reaches_the_caller() {
 }
 
 #[test]
+fn an_absurd_thread_count_is_an_error_not_a_panic() {
+    for n in [taskpools::MAX_THREADS + 1, 99_999_999_999, usize::MAX] {
+        let e = Builder::new()
+            .threads(n)
+            .run(synthetic::initial_tasks(5, 0))
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::TooManyThreads { requested, .. } if requested == n),
+            "{e}"
+        );
+        assert!(e.to_string().contains("at most 4096"), "{e}");
+    }
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     let e = Builder::new()
         .threads(0)

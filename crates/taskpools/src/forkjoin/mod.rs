@@ -569,7 +569,8 @@ impl Default for RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// Worker threads (default: one per CPU). Zero is refused by [`build`](Self::build).
+    /// Worker threads (default: one per CPU). Zero, or more than
+    /// [`MAX_THREADS`](crate::MAX_THREADS), is refused by [`build`](Self::build).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self
@@ -627,6 +628,12 @@ impl Runtime {
         let threads = b.threads;
         if threads == 0 {
             return Err(crate::Error::ZeroThreads);
+        }
+        if threads > crate::MAX_THREADS {
+            return Err(crate::Error::TooManyThreads {
+                requested: threads,
+                max: crate::MAX_THREADS,
+            });
         }
         let (locals, stealers): (Vec<LocalDeque>, Stealers) = match b.pool {
             Pool::ChaseLev => {
