@@ -55,16 +55,27 @@ fn fib_32_at_one_thread_does_not_overflow_the_stack() {
 #[test]
 fn pools_by_name_and_alias_and_clear_errors() {
     assert_eq!(
-        Pool::from_name("private-public").unwrap(),
-        Pool::PrivatePublic
+        Pool::from_name("private-deque").unwrap(),
+        Pool::PrivateDeque
     );
-    assert_eq!(Pool::from_name("dq8").unwrap(), Pool::PrivatePublic);
+    assert_eq!(Pool::from_name("acr13").unwrap(), Pool::PrivateDeque);
+    assert_eq!("acr13".parse::<Pool>().unwrap(), Pool::PrivateDeque);
+    // The old names are refused with the new name, not silently mapped.
+    for old in ["private-public", "dq8"] {
+        let e = Pool::from_name(old).unwrap_err();
+        assert!(
+            matches!(e, taskpools::Error::RenamedPool { .. }),
+            "{old}: {e}"
+        );
+        let e = e.to_string();
+        assert!(e.contains(old) && e.contains("private-deque"), "{e}");
+    }
     assert_eq!(Pool::from_name("dcwq").unwrap(), Pool::ChaseLev);
     assert_eq!("chase-lev".parse::<Pool>().unwrap(), Pool::ChaseLev);
     for bad in ["sq1", "nope", ""] {
         let e = Runtime::builder().pool_name(bad).unwrap_err().to_string();
         assert!(
-            e.contains("private-public") && e.contains("chase-lev"),
+            e.contains("private-deque") && e.contains("chase-lev"),
             "{e}"
         );
     }
@@ -211,9 +222,9 @@ fn panics(pool: Pool) {
 #[test]
 fn join_from_a_non_worker_a_worker_and_a_worker_of_another_runtime() {
     for (pa, pb) in [
-        (Pool::PrivatePublic, Pool::ChaseLev),
-        (Pool::ChaseLev, Pool::PrivatePublic),
-        (Pool::PrivatePublic, Pool::PrivatePublic),
+        (Pool::PrivateDeque, Pool::ChaseLev),
+        (Pool::ChaseLev, Pool::PrivateDeque),
+        (Pool::PrivateDeque, Pool::PrivateDeque),
     ] {
         join_from_everywhere(pa, pb);
     }

@@ -59,7 +59,7 @@
 //! fork-join programs never block a worker. What the pools differ in is a job that waits for
 //! another job *by other means* (a spin on a flag, a channel polled in a loop): on
 //! [`Pool::ChaseLev`] every queued job can be stolen without its owner's help, so such a wait
-//! finishes when another worker is free. On the default [`Pool::PrivatePublic`] a worker's
+//! finishes when another worker is free. On the default [`Pool::PrivateDeque`] a worker's
 //! queued jobs reach other workers only when the owner answers their requests — at a fork, a
 //! join, a scope's end, an `install`, or [`yield_now`] — so such a wait must call
 //! [`yield_now`] in its loop, or it may wait forever for a job queued behind it. The runtime
@@ -104,41 +104,73 @@ use job::{JobRef, LockJob, StackJob};
 /// The work-stealing pool that a runtime's workers share: which deque each worker owns and
 /// how thieves take from it. Chosen when the runtime is built, so that one fork-join program
 /// can be compared across pools.
+///
+/// Names are unique across the crate: `private-public`/`dq8` is the task-pool family's
+/// [`PoolKind::PrivatePublic`](crate::PoolKind::PrivatePublic), a different structure, and is
+/// refused here with [`Error::RenamedPool`](crate::Error::RenamedPool) naming
+/// `private-deque` (what this front end called `private-public` before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pool {
-    /// Private deques with steal requests (`private-public`, alias `dq8`): the owner pushes and
-    /// pops without atomics or fences; a thief asks the owner, who hands over its oldest job at
-    /// its next fork or wait (Acar, Charguéraud & Rainey 2013; the seed's private/public queues
-    /// with the public part filled on demand). See [`crate::queue::private_deque`].
-    PrivatePublic,
+    /// Private deques with steal requests (`private-deque`, alias `acr13`): each worker's
+    /// frame stack is private, the owner pushes and pops without atomics or fences; a thief
+    /// sends a steal request, which the owner answers with its oldest job at its next fork or
+    /// wait (Acar, Charguéraud & Rainey, "Scheduling parallel programs by work stealing with
+    /// private deques", PPoPP 2013). See [`crate::queue::private_deque`].
+    PrivateDeque,
     /// One Chase–Lev deque per worker (`chase-lev`, alias `dcwq`): thieves take the oldest job
-    /// directly; the owner's pop pays a store-load fence (seed 002 §3.2).
+    /// directly; the owner's pop pays a store-load fence (seed 002 §3.2). The same deque as
+    /// [`PoolKind::ChaseLev`](crate::PoolKind::ChaseLev).
     ChaseLev,
 }
 
 impl Pool {
     /// Every pool, the default first.
-    pub const ALL: [Pool; 2] = [Pool::PrivatePublic, Pool::ChaseLev];
+    pub const ALL: [Pool; 2] = [Pool::PrivateDeque, Pool::ChaseLev];
 
-    /// The pool's name.
+    /// Names this front end used before that now mean something else, with the pool they
+    /// meant: refused by [`Pool::from_name`] with a message naming the new name.
+    pub const RENAMED: [(&'static str, Pool); 2] = [
+        ("private-public", Pool::PrivateDeque),
+        ("dq8", Pool::PrivateDeque),
+    ];
+
+    /// The descriptive name.
     pub fn name(self) -> &'static str {
         match self {
-            Pool::PrivatePublic => "private-public",
+            Pool::PrivateDeque => "private-deque",
             Pool::ChaseLev => "chase-lev",
         }
     }
 
-    /// The seed-style alias.
+    /// The paper-style alias (`acr13`: Acar, Charguéraud & Rainey 2013; `dcwq`: seed 002).
     pub fn alias(self) -> &'static str {
         match self {
-            Pool::PrivatePublic => "dq8",
+            Pool::PrivateDeque => "acr13",
             Pool::ChaseLev => "dcwq",
         }
     }
 
+    /// One line for `taskpools list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Pool::PrivateDeque => {
+                "private frame stack per worker; thieves send steal requests (default)"
+            }
+            Pool::ChaseLev => "lock-free Chase-Lev deque per worker; thieves take the oldest job",
+        }
+    }
+
     /// The pool with this name or alias. The other members of the task-pool family are not
-    /// work-stealing deques and are refused with a list of the ones that are.
+    /// work-stealing deques and are refused with a list of the ones that are; the old names
+    /// `private-public`/`dq8` are refused with [`Error::RenamedPool`](crate::Error::RenamedPool).
     pub fn from_name(name: &str) -> Result<Pool, crate::Error> {
+        if let Some(&(old, pool)) = Pool::RENAMED.iter().find(|(old, _)| *old == name) {
+            return Err(crate::Error::RenamedPool {
+                old: old.to_string(),
+                new: pool.name(),
+                alias: pool.alias(),
+            });
+        }
         Pool::ALL
             .into_iter()
             .find(|p| p.name() == name || p.alias() == name)
@@ -179,7 +211,7 @@ enum LocalDeque {
     Private(PrivateFrames),
 }
 
-/// The `private-public` pool's side of a worker: its frame stack (owner only) and its end of
+/// The `private-deque` pool's side of a worker: its frame stack (owner only) and its end of
 /// the steal-request protocol.
 struct PrivateFrames {
     frames: FrameStack,
@@ -561,7 +593,7 @@ impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            pool: Pool::PrivatePublic,
+            pool: Pool::PrivateDeque,
             pin: false,
             stack_size: None,
         }
@@ -576,13 +608,13 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The work-stealing pool (default [`Pool::PrivatePublic`]).
+    /// The work-stealing pool (default [`Pool::PrivateDeque`]).
     pub fn pool(mut self, pool: Pool) -> Self {
         self.pool = pool;
         self
     }
 
-    /// The pool by name or alias (`private-public`/`dq8`, `chase-lev`/`dcwq`).
+    /// The pool by name or alias (`private-deque`/`acr13`, `chase-lev`/`dcwq`).
     pub fn pool_name(self, name: &str) -> Result<Self, crate::Error> {
         Ok(self.pool(Pool::from_name(name)?))
     }
@@ -645,7 +677,7 @@ impl Runtime {
                     Stealers::ChaseLev(s.into()),
                 )
             }
-            Pool::PrivatePublic => {
+            Pool::PrivateDeque => {
                 let r = StealRequests::<JobRef>::set(threads);
                 let table = Arc::clone(r[0].table());
                 (
@@ -799,7 +831,7 @@ fn global() -> &'static Runtime {
 /// A panic in either closure is resumed here after both have finished.
 ///
 /// `a` and `b` must not wait for each other except through fork-join itself: on the default
-/// [`Pool::PrivatePublic`], `b` waits in this worker's private deque until the worker reaches a
+/// [`Pool::PrivateDeque`], `b` waits in this worker's private deque until the worker reaches a
 /// fork or wait, so an `a` that spins until `b` has run must call [`yield_now`] in its loop
 /// (which runs `b` here or hands it to a thief). See the module docs, "Progress".
 #[inline]
