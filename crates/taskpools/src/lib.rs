@@ -98,6 +98,12 @@ pub enum Error {
         /// The pool's alias now.
         alias: &'static str,
     },
+    /// [`forkjoin::RuntimeBuilder::build_global`] was called when the global runtime already
+    /// existed.
+    #[error(
+        "the global fork-join runtime already exists (build_global must come before its first use)"
+    )]
+    GlobalExists,
     /// `--mem` named no memory manager.
     #[error("unknown memory manager `{name}`; known: {known}")]
     UnknownMem {

@@ -576,6 +576,13 @@ impl WorkerThread {
                 }
             }
         }
+        // Shutdown: run what is still injected (fire-and-forget `spawn`s; nothing else can be
+        // there, since installs and scopes borrow the runtime that is being dropped). A job
+        // that spawns more while this runs is seen here too, by this worker's next look.
+        while let Some(j) = self.registry.take_injected() {
+            // SAFETY: as in `wait_until`.
+            unsafe { j.execute() };
+        }
         self.block_requests();
     }
 }
@@ -635,6 +642,20 @@ impl RuntimeBuilder {
     /// Starts the workers.
     pub fn build(self) -> Result<Runtime, crate::Error> {
         Runtime::start(self)
+    }
+
+    /// Builds the global runtime, the one that [`join`], [`scope`], [`spawn`] and
+    /// [`current_num_threads`] use outside a worker. Fails with
+    /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
+    /// exists (built here before, or created on first use); call it early in `main`.
+    pub fn build_global(self) -> Result<(), crate::Error> {
+        if GLOBAL.get().is_some() {
+            return Err(crate::Error::GlobalExists);
+        }
+        let rt = self.build()?;
+        // Another thread may have won the race meanwhile: then `rt` is dropped (its workers
+        // stop) and the caller learns that the global runtime was not this one.
+        GLOBAL.set(rt).map_err(|_| crate::Error::GlobalExists)
     }
 }
 
@@ -784,6 +805,16 @@ impl Runtime {
         }
     }
 
+    /// Runs `f` on one of this runtime's workers without waiting for it (fire and forget).
+    ///
+    /// A panic in `f` does not reach the caller and does not stop the worker: it is caught and
+    /// reported with one line on stderr. Dropping the runtime runs every spawned job that has
+    /// not run yet (including jobs those jobs spawn) before the workers stop, so none is lost
+    /// or leaked; a job that keeps spawning itself keeps the drop waiting.
+    pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
+        spawn_in(&self.registry, f);
+    }
+
     /// `join` on this runtime.
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
@@ -818,12 +849,89 @@ impl Drop for Runtime {
     }
 }
 
+/// The global runtime, created on first use or by [`RuntimeBuilder::build_global`].
+static GLOBAL: OnceLock<Runtime> = OnceLock::new();
+
+/// The environment variable that sizes the global runtime when it is created on first use.
+pub const NUM_THREADS_ENV: &str = "TASKPOOLS_NUM_THREADS";
+
+/// Parses a value of [`NUM_THREADS_ENV`]: `Ok(None)` when unset or empty (use one worker per
+/// CPU), the thread count, or why the value is refused.
+fn threads_from_env(v: Option<&str>) -> Result<Option<usize>, String> {
+    let v = match v.map(str::trim) {
+        None | Some("") => return Ok(None),
+        Some(v) => v,
+    };
+    match v.parse::<usize>() {
+        Ok(n) if (1..=crate::MAX_THREADS).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "{NUM_THREADS_ENV}={v:?} is not a thread count from 1 to {}",
+            crate::MAX_THREADS
+        )),
+    }
+}
+
 fn global() -> &'static Runtime {
-    static GLOBAL: OnceLock<Runtime> = OnceLock::new();
     GLOBAL.get_or_init(|| {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let env = std::env::var(NUM_THREADS_ENV).ok();
+        let n = match threads_from_env(env.as_deref()) {
+            Ok(n) => n.unwrap_or(cpus),
+            Err(why) => {
+                eprintln_best_effort(&format!(
+                    "taskpools: {why}; the global runtime uses {cpus} threads (one per CPU)"
+                ));
+                cpus
+            }
+        };
         Runtime::new(n).expect("could not start the global fork-join runtime")
     })
+}
+
+/// Number of worker threads of the current worker's runtime, or, on a thread that is not a
+/// worker, of the global runtime (which this creates if it does not exist yet, like `join`
+/// would). Rayon's `current_num_threads`.
+pub fn current_num_threads() -> usize {
+    match WorkerThread::current() {
+        Some(w) => w.registry.threads,
+        None => global().threads(),
+    }
+}
+
+/// The index (`0..threads`) of the worker running this code in its runtime, or `None` on a
+/// thread that is not a worker. Rayon's `current_thread_index`.
+pub fn current_thread_index() -> Option<usize> {
+    WorkerThread::current().map(|w| w.index)
+}
+
+/// Runs `f` without waiting for it on the current worker's runtime, or, on a thread that is
+/// not a worker, on the global runtime; see [`Runtime::spawn`] (a panic in `f` is caught and
+/// reported on stderr).
+pub fn spawn(f: impl FnOnce() + Send + 'static) {
+    match WorkerThread::current() {
+        Some(w) => spawn_in(&w.registry, f),
+        None => global().spawn(f),
+    }
+}
+
+/// A fire-and-forget job: always injected (never onto a worker's own deque), so that the
+/// shutdown drain in `main_loop` finds every one that has not run.
+fn spawn_in(registry: &Registry, f: impl FnOnce() + Send + 'static) {
+    let job = move || {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
+            let msg = p
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(a non-string payload)");
+            eprintln_best_effort(&format!("taskpools: a spawned job panicked: {msg}"));
+        }
+    };
+    // SAFETY: `f` is `'static`, so it borrows nothing that can go away; the job is injected,
+    // and every injected job is executed exactly once: by a worker, or by the shutdown drain
+    // of `main_loop` before the workers stop.
+    let job = unsafe { job::SpawnJob::into_job_ref(job) };
+    registry.inject(job);
 }
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker it forks
@@ -1075,4 +1183,23 @@ mod loom_tests {
 pub(crate) fn eprintln_best_effort(msg: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{msg}");
+}
+
+#[cfg(all(test, not(loom)))]
+mod env_tests {
+    use super::threads_from_env;
+
+    #[test]
+    fn num_threads_env_values() {
+        assert_eq!(threads_from_env(None), Ok(None));
+        assert_eq!(threads_from_env(Some("")), Ok(None));
+        assert_eq!(threads_from_env(Some(" 3 ")), Ok(Some(3)));
+        for bad in ["0", "-1", "two", "99999999"] {
+            let e = threads_from_env(Some(bad)).unwrap_err();
+            assert!(
+                e.contains("TASKPOOLS_NUM_THREADS") && e.contains(bad),
+                "{e}"
+            );
+        }
+    }
 }
