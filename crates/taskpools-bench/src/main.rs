@@ -64,7 +64,7 @@ struct SyntheticArgs {
     /// Memory managers for list-based pools, comma-separated, or `all`.
     #[arg(long, default_value = "dgbko", value_delimiter = ',')]
     mem: Vec<String>,
-    /// Wake-up policies, comma-separated: every-put (dq2), on-empty (dq9), spin (dq10), or `all`.
+    /// Wake-up policies, comma-separated: every-put (java-dq2), on-empty (java-dq9), spin (java-dq10), or `all`.
     #[arg(long, default_value = "on-empty", value_delimiter = ',')]
     wake: Vec<String>,
     /// Repetitions per configuration (the median is reported); at least 1.
@@ -120,7 +120,7 @@ struct ForkjoinArgs {
     /// Matrix size n for the 8-way recursive multiply: a power of two, at most 2048.
     #[arg(long, default_value_t = 512)]
     matrix: usize,
-    /// Our runtime's pools, comma-separated, or `all`: private-public (dq8), chase-lev (dcwq).
+    /// Our runtime's pools, comma-separated, or `all`: private-deque (acr13), chase-lev (dcwq).
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pool: Vec<String>,
     /// Kernels, comma-separated, or `all`: fib, tree-sum, mergesort, quicksort, matmul.
@@ -449,24 +449,15 @@ fn list() {
     }
     println!("\nwake-up policies (--wake NAME or ALIAS):");
     for w in WakePolicy::ALL {
-        let d = match w {
-            WakePolicy::EveryPut => "every put into a shared queue wakes a sleeping worker",
-            WakePolicy::OnEmpty => "only a put into an empty shared queue wakes a sleeping worker",
-            WakePolicy::Spin => "idle workers spin and yield, never sleep; puts never signal",
-        };
-        println!("  {:<24} {:<5} {}", w.name(), w.alias(), d);
+        println!("  {:<24} {:<5} {}", w.name(), w.alias(), w.description());
+    }
+    println!("\nsteal-half searches (--search NAME or ALIAS):");
+    for s in taskpools::Search::ALL {
+        println!("  {:<24} {:<5} {}", s.name(), s.alias(), s.description());
     }
     println!("\nfork-join pools (forkjoin --pool NAME or ALIAS; library: forkjoin::Pool):");
     for p in taskpools::forkjoin::Pool::ALL {
-        let d = match p {
-            taskpools::forkjoin::Pool::PrivatePublic => {
-                "private frame stack per worker; thieves send steal requests (default)"
-            }
-            taskpools::forkjoin::Pool::ChaseLev => {
-                "lock-free Chase-Lev deque per worker; thieves take the oldest job"
-            }
-        };
-        println!("  {:<24} {:<5} {}", p.name(), p.alias(), d);
+        println!("  {:<24} {:<5} {}", p.name(), p.alias(), p.description());
     }
 }
 

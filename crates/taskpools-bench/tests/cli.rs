@@ -311,7 +311,7 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     for k in ["fib", "tree-sum", "mergesort", "quicksort", "matmul"] {
         assert!(recs.iter().any(|r| r["kernel"] == k), "{k}");
     }
-    for pool in ["private-public", "chase-lev"] {
+    for pool in ["private-deque", "chase-lev"] {
         let ours: Vec<_> = recs.iter().filter(|r| r["runtime"] == pool).collect();
         assert_eq!(ours.len(), 5 * 2, "{pool}");
         for r in ours {
@@ -348,7 +348,7 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
         .as_array()
         .unwrap()
         .iter()
-        .all(|r| r["runtime"] != "private-public"));
+        .all(|r| r["runtime"] != "private-deque"));
     let bad = taskpools(&["forkjoin", "--pool", "sq1"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("work-stealing pools only"));
@@ -386,7 +386,7 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
     assert_eq!(recs[recs.len() - 1]["kernel"], "fib");
     for r in recs {
         assert_eq!(r["ns_per_join"].is_number(), r["runtime"] != "sequential");
-        let ours = r["runtime"] == "private-public" || r["runtime"] == "chase-lev";
+        let ours = r["runtime"] == "private-deque" || r["runtime"] == "chase-lev";
         let rated = ours || r["runtime"] == "calls";
         if !rated {
             assert!(r["join_vs_rayon"].is_null(), "{r}");

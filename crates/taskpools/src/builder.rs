@@ -24,7 +24,7 @@ impl Default for Builder {
 
 impl Builder {
     /// Defaults: one thread per available CPU, the private/public pool (`dq8`), per-worker block
-    /// allocation (`dgbko`), wake on empty→non-empty (`dq9`), no pinning.
+    /// allocation (`dgbko`), wake on empty→non-empty (`on-empty`, alias `java-dq9`), no pinning.
     pub fn new() -> Self {
         Builder {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -85,6 +85,25 @@ pub enum Error {
         /// Every known name with its alias.
         known: String,
     },
+    /// A fork-join pool was asked for by a name it had before a rename.
+    #[error(
+        "fork-join pool `{old}` is now called `{new}` (alias `{alias}`); \
+         `private-public`/`dq8` name the task-pool family's private/public pool, a different structure"
+    )]
+    RenamedPool {
+        /// The old name that was asked for.
+        old: String,
+        /// The pool's name now.
+        new: &'static str,
+        /// The pool's alias now.
+        alias: &'static str,
+    },
+    /// [`forkjoin::RuntimeBuilder::build_global`] was called when the global runtime already
+    /// existed.
+    #[error(
+        "the global fork-join runtime already exists (build_global must come before its first use)"
+    )]
+    GlobalExists,
     /// `--mem` named no memory manager.
     #[error("unknown memory manager `{name}`; known: {known}")]
     UnknownMem {
@@ -95,14 +114,14 @@ pub enum Error {
     },
     /// `--wake` named no wake-up policy.
     #[error(
-        "unknown wake-up policy `{name}`; known: every-put (dq2), on-empty (dq9), spin (dq10)"
+        "unknown wake-up policy `{name}`; known: every-put (java-dq2), on-empty (java-dq9), spin (java-dq10)"
     )]
     UnknownWake {
         /// What was asked for.
         name: String,
     },
     /// `--search` named no search strategy.
-    #[error("unknown search strategy `{name}`; known: tree, linear, random")]
+    #[error("unknown search strategy `{name}`; known: tree (tree-search), linear (linear-search), random (random-search)")]
     UnknownSearch {
         /// What was asked for.
         name: String,
@@ -126,4 +145,93 @@ pub enum Error {
         /// Tasks that ran.
         actual: u64,
     },
+}
+
+#[cfg(test)]
+mod vocabulary_tests {
+    use std::collections::HashMap;
+    use std::str::FromStr;
+
+    use crate::{forkjoin, MemKind, PoolKind, Search, WakePolicy};
+
+    /// `(what, name, alias)` for every variant of every enum selectable by name.
+    fn all_names() -> Vec<(String, &'static str, &'static str)> {
+        let mut v = Vec::new();
+        for p in PoolKind::ALL {
+            v.push((format!("PoolKind::{p:?}"), p.name(), p.alias()));
+        }
+        for m in MemKind::ALL {
+            v.push((format!("MemKind::{m:?}"), m.name(), m.alias()));
+        }
+        for w in WakePolicy::ALL {
+            v.push((format!("WakePolicy::{w:?}"), w.name(), w.alias()));
+        }
+        for s in Search::ALL {
+            v.push((format!("Search::{s:?}"), s.name(), s.alias()));
+        }
+        for p in forkjoin::Pool::ALL {
+            v.push((format!("forkjoin::Pool::{p:?}"), p.name(), p.alias()));
+        }
+        v
+    }
+
+    /// Variants of different enums that are the same data structure, and so share their names.
+    const SAME_STRUCTURE: [(&str, &str); 1] = [("PoolKind::ChaseLev", "forkjoin::Pool::ChaseLev")];
+
+    #[test]
+    fn every_name_and_alias_means_one_thing() {
+        let mut seen: HashMap<&str, String> = HashMap::new();
+        for (what, name, alias) in all_names() {
+            assert_ne!(name, alias, "{what}: name and alias are the same");
+            for s in [name, alias] {
+                assert!(!s.is_empty(), "{what}");
+                if let Some(prev) = seen.insert(s, what.clone()) {
+                    assert!(
+                        SAME_STRUCTURE.contains(&(prev.as_str(), what.as_str())),
+                        "`{s}` names both {prev} and {what}"
+                    );
+                }
+            }
+        }
+        // The fork-join front end's old names now belong to the pool family only.
+        for (old, _) in forkjoin::Pool::RENAMED {
+            assert_eq!(seen[old], "PoolKind::PrivatePublic");
+        }
+    }
+
+    fn parses<T: FromStr<Err = crate::Error> + PartialEq + std::fmt::Debug + Copy>(
+        all: &[T],
+        name: impl Fn(T) -> &'static str,
+        alias: impl Fn(T) -> &'static str,
+    ) {
+        for &x in all {
+            assert_eq!(name(x).parse::<T>().unwrap(), x);
+            assert_eq!(alias(x).parse::<T>().unwrap(), x);
+        }
+        let e: crate::Error = "no-such-thing".parse::<T>().unwrap_err();
+        assert!(e.to_string().contains("no-such-thing"), "{e}");
+    }
+
+    #[test]
+    fn from_str_takes_names_and_aliases() {
+        parses(&PoolKind::ALL, PoolKind::name, PoolKind::alias);
+        parses(&MemKind::ALL, MemKind::name, MemKind::alias);
+        parses(&WakePolicy::ALL, WakePolicy::name, WakePolicy::alias);
+        parses(&Search::ALL, Search::name, Search::alias);
+        parses(
+            &forkjoin::Pool::ALL,
+            forkjoin::Pool::name,
+            forkjoin::Pool::alias,
+        );
+        for d in PoolKind::ALL.map(PoolKind::description).into_iter().chain(
+            WakePolicy::ALL
+                .map(WakePolicy::description)
+                .into_iter()
+                .chain(Search::ALL.map(Search::description))
+                .chain(forkjoin::Pool::ALL.map(forkjoin::Pool::description))
+                .chain(MemKind::ALL.map(MemKind::description)),
+        ) {
+            assert!(!d.is_empty());
+        }
+    }
 }

@@ -55,16 +55,27 @@ fn fib_32_at_one_thread_does_not_overflow_the_stack() {
 #[test]
 fn pools_by_name_and_alias_and_clear_errors() {
     assert_eq!(
-        Pool::from_name("private-public").unwrap(),
-        Pool::PrivatePublic
+        Pool::from_name("private-deque").unwrap(),
+        Pool::PrivateDeque
     );
-    assert_eq!(Pool::from_name("dq8").unwrap(), Pool::PrivatePublic);
+    assert_eq!(Pool::from_name("acr13").unwrap(), Pool::PrivateDeque);
+    assert_eq!("acr13".parse::<Pool>().unwrap(), Pool::PrivateDeque);
+    // The old names are refused with the new name, not silently mapped.
+    for old in ["private-public", "dq8"] {
+        let e = Pool::from_name(old).unwrap_err();
+        assert!(
+            matches!(e, taskpools::Error::RenamedPool { .. }),
+            "{old}: {e}"
+        );
+        let e = e.to_string();
+        assert!(e.contains(old) && e.contains("private-deque"), "{e}");
+    }
     assert_eq!(Pool::from_name("dcwq").unwrap(), Pool::ChaseLev);
     assert_eq!("chase-lev".parse::<Pool>().unwrap(), Pool::ChaseLev);
     for bad in ["sq1", "nope", ""] {
         let e = Runtime::builder().pool_name(bad).unwrap_err().to_string();
         assert!(
-            e.contains("private-public") && e.contains("chase-lev"),
+            e.contains("private-deque") && e.contains("chase-lev"),
             "{e}"
         );
     }
@@ -211,9 +222,9 @@ fn panics(pool: Pool) {
 #[test]
 fn join_from_a_non_worker_a_worker_and_a_worker_of_another_runtime() {
     for (pa, pb) in [
-        (Pool::PrivatePublic, Pool::ChaseLev),
-        (Pool::ChaseLev, Pool::PrivatePublic),
-        (Pool::PrivatePublic, Pool::PrivatePublic),
+        (Pool::PrivateDeque, Pool::ChaseLev),
+        (Pool::ChaseLev, Pool::PrivateDeque),
+        (Pool::PrivateDeque, Pool::PrivateDeque),
     ] {
         join_from_everywhere(pa, pb);
     }
@@ -420,5 +431,104 @@ fn an_absurd_thread_count_is_an_error_not_a_panic() {
                 "{pool}: {e}"
             );
         }
+    }
+}
+
+#[test]
+fn spawned_jobs_all_run_and_see_their_worker() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    for pool in Pool::ALL {
+        let r = rt(pool, 2);
+        let (tx, rx) = channel();
+        for i in 0..100 {
+            let tx = tx.clone();
+            r.spawn(move || {
+                let idx = taskpools::forkjoin::current_thread_index();
+                tx.send((i, idx, taskpools::forkjoin::current_num_threads()))
+                    .unwrap();
+            });
+        }
+        let mut seen = [false; 100];
+        for _ in 0..100 {
+            let (i, idx, n) = rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("a spawned job ran");
+            assert!(idx.is_some_and(|x| x < 2) && n == 2, "{pool}: {idx:?} {n}");
+            assert!(
+                !std::mem::replace(&mut seen[i], true),
+                "{pool}: job {i} ran twice"
+            );
+        }
+        // `forkjoin::spawn` inside a worker goes to that worker's runtime.
+        let tx2 = tx.clone();
+        r.install(move || {
+            taskpools::forkjoin::spawn(move || {
+                tx2.send((0, taskpools::forkjoin::current_thread_index(), 0))
+                    .unwrap()
+            })
+        });
+        let (_, idx, _) = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(idx.is_some_and(|x| x < 2), "{pool}");
+    }
+}
+
+#[test]
+fn current_thread_index_inside_install_and_outside() {
+    assert_eq!(taskpools::forkjoin::current_thread_index(), None);
+    for pool in Pool::ALL {
+        let r = rt(pool, 3);
+        let (i, n) = r.install(|| {
+            (
+                taskpools::forkjoin::current_thread_index(),
+                taskpools::forkjoin::current_num_threads(),
+            )
+        });
+        assert!(i.is_some_and(|i| i < 3) && n == 3, "{pool}: {i:?} {n}");
+    }
+}
+
+#[test]
+fn a_panicking_spawn_does_not_kill_the_worker() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    for pool in Pool::ALL {
+        let r = rt(pool, 1);
+        r.spawn(|| panic!("expected test panic in a spawned job"));
+        let (tx, rx) = channel();
+        r.spawn(move || tx.send(42).unwrap());
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok(42), "{pool}");
+        assert_eq!(r.install(|| 7), 7);
+    }
+}
+
+#[test]
+fn dropping_the_runtime_runs_queued_spawns() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    for pool in Pool::ALL {
+        let done = Arc::new(AtomicUsize::new(0));
+        let r = rt(pool, 1);
+        // The first job keeps the only worker busy while the rest queue up behind it, and
+        // spawns one more job while the runtime is being dropped.
+        let d = Arc::clone(&done);
+        r.spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let d2 = Arc::clone(&d);
+            taskpools::forkjoin::spawn(move || {
+                d2.fetch_add(1, Ordering::SeqCst);
+            });
+            d.fetch_add(1, Ordering::SeqCst);
+        });
+        for _ in 0..50 {
+            let d = Arc::clone(&done);
+            r.spawn(move || {
+                d.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        drop(r);
+        assert_eq!(done.load(Ordering::SeqCst), 52, "{pool}");
+        // Every closure (and so every clone of the Arc) was run and dropped: no leak.
+        assert_eq!(Arc::strong_count(&done), 1, "{pool}");
     }
 }

@@ -42,9 +42,9 @@ fn rt(pool: Pool, threads: usize) -> Runtime {
 
 fn pool_pairs() -> [(Pool, Pool); 4] {
     [
-        (Pool::PrivatePublic, Pool::PrivatePublic),
-        (Pool::PrivatePublic, Pool::ChaseLev),
-        (Pool::ChaseLev, Pool::PrivatePublic),
+        (Pool::PrivateDeque, Pool::PrivateDeque),
+        (Pool::PrivateDeque, Pool::ChaseLev),
+        (Pool::ChaseLev, Pool::PrivateDeque),
         (Pool::ChaseLev, Pool::ChaseLev),
     ]
 }
@@ -184,7 +184,7 @@ fn a_join_half_that_waits_for_its_sibling_finishes_with_yield_now() {
         }
     }
     assert_eq!(forkjoin::yield_now(), None, "not a worker");
-    let r = rt(Pool::PrivatePublic, 1);
+    let r = rt(Pool::PrivateDeque, 1);
     assert_eq!(r.install(forkjoin::yield_now), Some(Yield::Idle));
 }
 
@@ -215,7 +215,7 @@ fn blocked_owner_child_program() {
     if std::env::var_os(CHILD).is_none() {
         return;
     }
-    let r = rt(Pool::PrivatePublic, 2);
+    let r = rt(Pool::PrivateDeque, 2);
     let flag = AtomicBool::new(false);
     let start = Instant::now();
     r.join(

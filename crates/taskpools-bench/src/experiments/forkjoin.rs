@@ -56,7 +56,7 @@ pub struct Record {
     pub experiment: String,
     /// Kernel name.
     pub kernel: String,
-    /// Our runtime's pool (`private-public`, `chase-lev`), or `rayon`, or `sequential`, or
+    /// Our runtime's pool (`private-deque`, `chase-lev`), or `rayon`, or `sequential`, or
     /// `ceiling`: `threads` copies of the sequential kernel run at once on plain threads, whose
     /// `speedup_vs_seq` (= threads × Tseq / T) is the speedup the machine allowed in this run;
     /// or `calls` (1 thread, when 1 is among the thread counts): the kernel whose joins only

@@ -1,4 +1,4 @@
-//! A worker's frame stack: the private deque of the `private-public` pool, kept as an
+//! A worker's frame stack: the private deque of the `private-deque` pool, kept as an
 //! intrusive doubly linked list through the jobs themselves (their [`JobHeader`]s), so that a
 //! fork costs a few stores into memory that is already in cache and a join's check afterwards
 //! is one load.

@@ -1,4 +1,4 @@
-//! Progress on the `private-public` pool: [`yield_now`], and the diagnostic a thief prints
+//! Progress on the `private-deque` pool: [`yield_now`], and the diagnostic a thief prints
 //! when an owner leaves its requests unanswered.
 //!
 //! # The guarantee
@@ -44,7 +44,7 @@ pub enum Yield {
 ///
 /// A job that waits for another job by any means other than `join` or the end of a `scope` (a
 /// spin on a flag, a channel polled in a loop) should call this in its wait loop. On the default
-/// [`Pool::PrivatePublic`](super::Pool::PrivatePublic) it is *required*: there, jobs that this
+/// [`Pool::PrivateDeque`](super::Pool::PrivateDeque) it is *required*: there, jobs that this
 /// worker queued reach other workers only when it answers their requests, and the job being
 /// waited for may be one of them (see the [`forkjoin`](super) module docs, "Progress").
 ///
@@ -121,7 +121,7 @@ impl StallWatch {
 fn report(thief: usize, victim: usize, waited: Duration) {
     super::eprintln_best_effort(&format!(
         "taskpools: fork-join worker {thief} has waited {:.1} s for worker {victim} to answer a \
-         steal request (pool private-public). Worker {victim} has queued jobs but has not \
+         steal request (pool private-deque). Worker {victim} has queued jobs but has not \
          reached a fork, join, scope end or yield_now since. Either a job there runs for a long \
          time without forking (harmless, only less parallel), or it waits for another job by \
          other means (e.g. one half of a join spinning on a flag that the other half sets), \

@@ -59,7 +59,7 @@
 //! fork-join programs never block a worker. What the pools differ in is a job that waits for
 //! another job *by other means* (a spin on a flag, a channel polled in a loop): on
 //! [`Pool::ChaseLev`] every queued job can be stolen without its owner's help, so such a wait
-//! finishes when another worker is free. On the default [`Pool::PrivatePublic`] a worker's
+//! finishes when another worker is free. On the default [`Pool::PrivateDeque`] a worker's
 //! queued jobs reach other workers only when the owner answers their requests — at a fork, a
 //! join, a scope's end, an `install`, or [`yield_now`] — so such a wait must call
 //! [`yield_now`] in its loop, or it may wait forever for a job queued behind it. The runtime
@@ -104,41 +104,73 @@ use job::{JobRef, LockJob, StackJob};
 /// The work-stealing pool that a runtime's workers share: which deque each worker owns and
 /// how thieves take from it. Chosen when the runtime is built, so that one fork-join program
 /// can be compared across pools.
+///
+/// Names are unique across the crate: `private-public`/`dq8` is the task-pool family's
+/// [`PoolKind::PrivatePublic`](crate::PoolKind::PrivatePublic), a different structure, and is
+/// refused here with [`Error::RenamedPool`](crate::Error::RenamedPool) naming
+/// `private-deque` (what this front end called `private-public` before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pool {
-    /// Private deques with steal requests (`private-public`, alias `dq8`): the owner pushes and
-    /// pops without atomics or fences; a thief asks the owner, who hands over its oldest job at
-    /// its next fork or wait (Acar, Charguéraud & Rainey 2013; the seed's private/public queues
-    /// with the public part filled on demand). See [`crate::queue::private_deque`].
-    PrivatePublic,
+    /// Private deques with steal requests (`private-deque`, alias `acr13`): each worker's
+    /// frame stack is private, the owner pushes and pops without atomics or fences; a thief
+    /// sends a steal request, which the owner answers with its oldest job at its next fork or
+    /// wait (Acar, Charguéraud & Rainey, "Scheduling parallel programs by work stealing with
+    /// private deques", PPoPP 2013). See [`crate::queue::private_deque`].
+    PrivateDeque,
     /// One Chase–Lev deque per worker (`chase-lev`, alias `dcwq`): thieves take the oldest job
-    /// directly; the owner's pop pays a store-load fence (seed 002 §3.2).
+    /// directly; the owner's pop pays a store-load fence (seed 002 §3.2). The same deque as
+    /// [`PoolKind::ChaseLev`](crate::PoolKind::ChaseLev).
     ChaseLev,
 }
 
 impl Pool {
     /// Every pool, the default first.
-    pub const ALL: [Pool; 2] = [Pool::PrivatePublic, Pool::ChaseLev];
+    pub const ALL: [Pool; 2] = [Pool::PrivateDeque, Pool::ChaseLev];
 
-    /// The pool's name.
+    /// Names this front end used before that now mean something else, with the pool they
+    /// meant: refused by [`Pool::from_name`] with a message naming the new name.
+    pub const RENAMED: [(&'static str, Pool); 2] = [
+        ("private-public", Pool::PrivateDeque),
+        ("dq8", Pool::PrivateDeque),
+    ];
+
+    /// The descriptive name.
     pub fn name(self) -> &'static str {
         match self {
-            Pool::PrivatePublic => "private-public",
+            Pool::PrivateDeque => "private-deque",
             Pool::ChaseLev => "chase-lev",
         }
     }
 
-    /// The seed-style alias.
+    /// The paper-style alias (`acr13`: Acar, Charguéraud & Rainey 2013; `dcwq`: seed 002).
     pub fn alias(self) -> &'static str {
         match self {
-            Pool::PrivatePublic => "dq8",
+            Pool::PrivateDeque => "acr13",
             Pool::ChaseLev => "dcwq",
         }
     }
 
+    /// One line for `taskpools list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Pool::PrivateDeque => {
+                "private frame stack per worker; thieves send steal requests (default)"
+            }
+            Pool::ChaseLev => "lock-free Chase-Lev deque per worker; thieves take the oldest job",
+        }
+    }
+
     /// The pool with this name or alias. The other members of the task-pool family are not
-    /// work-stealing deques and are refused with a list of the ones that are.
+    /// work-stealing deques and are refused with a list of the ones that are; the old names
+    /// `private-public`/`dq8` are refused with [`Error::RenamedPool`](crate::Error::RenamedPool).
     pub fn from_name(name: &str) -> Result<Pool, crate::Error> {
+        if let Some(&(old, pool)) = Pool::RENAMED.iter().find(|(old, _)| *old == name) {
+            return Err(crate::Error::RenamedPool {
+                old: old.to_string(),
+                new: pool.name(),
+                alias: pool.alias(),
+            });
+        }
         Pool::ALL
             .into_iter()
             .find(|p| p.name() == name || p.alias() == name)
@@ -179,7 +211,7 @@ enum LocalDeque {
     Private(PrivateFrames),
 }
 
-/// The `private-public` pool's side of a worker: its frame stack (owner only) and its end of
+/// The `private-deque` pool's side of a worker: its frame stack (owner only) and its end of
 /// the steal-request protocol.
 struct PrivateFrames {
     frames: FrameStack,
@@ -544,6 +576,13 @@ impl WorkerThread {
                 }
             }
         }
+        // Shutdown: run what is still injected (fire-and-forget `spawn`s; nothing else can be
+        // there, since installs and scopes borrow the runtime that is being dropped). A job
+        // that spawns more while this runs is seen here too, by this worker's next look.
+        while let Some(j) = self.registry.take_injected() {
+            // SAFETY: as in `wait_until`.
+            unsafe { j.execute() };
+        }
         self.block_requests();
     }
 }
@@ -561,7 +600,7 @@ impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            pool: Pool::PrivatePublic,
+            pool: Pool::PrivateDeque,
             pin: false,
             stack_size: None,
         }
@@ -576,13 +615,13 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The work-stealing pool (default [`Pool::PrivatePublic`]).
+    /// The work-stealing pool (default [`Pool::PrivateDeque`]).
     pub fn pool(mut self, pool: Pool) -> Self {
         self.pool = pool;
         self
     }
 
-    /// The pool by name or alias (`private-public`/`dq8`, `chase-lev`/`dcwq`).
+    /// The pool by name or alias (`private-deque`/`acr13`, `chase-lev`/`dcwq`).
     pub fn pool_name(self, name: &str) -> Result<Self, crate::Error> {
         Ok(self.pool(Pool::from_name(name)?))
     }
@@ -603,6 +642,20 @@ impl RuntimeBuilder {
     /// Starts the workers.
     pub fn build(self) -> Result<Runtime, crate::Error> {
         Runtime::start(self)
+    }
+
+    /// Builds the global runtime, the one that [`join`], [`scope`], [`spawn`] and
+    /// [`current_num_threads`] use outside a worker. Fails with
+    /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
+    /// exists (built here before, or created on first use); call it early in `main`.
+    pub fn build_global(self) -> Result<(), crate::Error> {
+        if GLOBAL.get().is_some() {
+            return Err(crate::Error::GlobalExists);
+        }
+        let rt = self.build()?;
+        // Another thread may have won the race meanwhile: then `rt` is dropped (its workers
+        // stop) and the caller learns that the global runtime was not this one.
+        GLOBAL.set(rt).map_err(|_| crate::Error::GlobalExists)
     }
 }
 
@@ -645,7 +698,7 @@ impl Runtime {
                     Stealers::ChaseLev(s.into()),
                 )
             }
-            Pool::PrivatePublic => {
+            Pool::PrivateDeque => {
                 let r = StealRequests::<JobRef>::set(threads);
                 let table = Arc::clone(r[0].table());
                 (
@@ -752,6 +805,16 @@ impl Runtime {
         }
     }
 
+    /// Runs `f` on one of this runtime's workers without waiting for it (fire and forget).
+    ///
+    /// A panic in `f` does not reach the caller and does not stop the worker: it is caught and
+    /// reported with one line on stderr. Dropping the runtime runs every spawned job that has
+    /// not run yet (including jobs those jobs spawn) before the workers stop, so none is lost
+    /// or leaked; a job that keeps spawning itself keeps the drop waiting.
+    pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
+        spawn_in(&self.registry, f);
+    }
+
     /// `join` on this runtime.
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
@@ -786,12 +849,89 @@ impl Drop for Runtime {
     }
 }
 
+/// The global runtime, created on first use or by [`RuntimeBuilder::build_global`].
+static GLOBAL: OnceLock<Runtime> = OnceLock::new();
+
+/// The environment variable that sizes the global runtime when it is created on first use.
+pub const NUM_THREADS_ENV: &str = "TASKPOOLS_NUM_THREADS";
+
+/// Parses a value of [`NUM_THREADS_ENV`]: `Ok(None)` when unset or empty (use one worker per
+/// CPU), the thread count, or why the value is refused.
+fn threads_from_env(v: Option<&str>) -> Result<Option<usize>, String> {
+    let v = match v.map(str::trim) {
+        None | Some("") => return Ok(None),
+        Some(v) => v,
+    };
+    match v.parse::<usize>() {
+        Ok(n) if (1..=crate::MAX_THREADS).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "{NUM_THREADS_ENV}={v:?} is not a thread count from 1 to {}",
+            crate::MAX_THREADS
+        )),
+    }
+}
+
 fn global() -> &'static Runtime {
-    static GLOBAL: OnceLock<Runtime> = OnceLock::new();
     GLOBAL.get_or_init(|| {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let env = std::env::var(NUM_THREADS_ENV).ok();
+        let n = match threads_from_env(env.as_deref()) {
+            Ok(n) => n.unwrap_or(cpus),
+            Err(why) => {
+                eprintln_best_effort(&format!(
+                    "taskpools: {why}; the global runtime uses {cpus} threads (one per CPU)"
+                ));
+                cpus
+            }
+        };
         Runtime::new(n).expect("could not start the global fork-join runtime")
     })
+}
+
+/// Number of worker threads of the current worker's runtime, or, on a thread that is not a
+/// worker, of the global runtime (which this creates if it does not exist yet, like `join`
+/// would). Rayon's `current_num_threads`.
+pub fn current_num_threads() -> usize {
+    match WorkerThread::current() {
+        Some(w) => w.registry.threads,
+        None => global().threads(),
+    }
+}
+
+/// The index (`0..threads`) of the worker running this code in its runtime, or `None` on a
+/// thread that is not a worker. Rayon's `current_thread_index`.
+pub fn current_thread_index() -> Option<usize> {
+    WorkerThread::current().map(|w| w.index)
+}
+
+/// Runs `f` without waiting for it on the current worker's runtime, or, on a thread that is
+/// not a worker, on the global runtime; see [`Runtime::spawn`] (a panic in `f` is caught and
+/// reported on stderr).
+pub fn spawn(f: impl FnOnce() + Send + 'static) {
+    match WorkerThread::current() {
+        Some(w) => spawn_in(&w.registry, f),
+        None => global().spawn(f),
+    }
+}
+
+/// A fire-and-forget job: always injected (never onto a worker's own deque), so that the
+/// shutdown drain in `main_loop` finds every one that has not run.
+fn spawn_in(registry: &Registry, f: impl FnOnce() + Send + 'static) {
+    let job = move || {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
+            let msg = p
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(a non-string payload)");
+            eprintln_best_effort(&format!("taskpools: a spawned job panicked: {msg}"));
+        }
+    };
+    // SAFETY: `f` is `'static`, so it borrows nothing that can go away; the job is injected,
+    // and every injected job is executed exactly once: by a worker, or by the shutdown drain
+    // of `main_loop` before the workers stop.
+    let job = unsafe { job::SpawnJob::into_job_ref(job) };
+    registry.inject(job);
 }
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker it forks
@@ -799,7 +939,7 @@ fn global() -> &'static Runtime {
 /// A panic in either closure is resumed here after both have finished.
 ///
 /// `a` and `b` must not wait for each other except through fork-join itself: on the default
-/// [`Pool::PrivatePublic`], `b` waits in this worker's private deque until the worker reaches a
+/// [`Pool::PrivateDeque`], `b` waits in this worker's private deque until the worker reaches a
 /// fork or wait, so an `a` that spins until `b` has run must call [`yield_now`] in its loop
 /// (which runs `b` here or hands it to a thief). See the module docs, "Progress".
 #[inline]
@@ -1043,4 +1183,23 @@ mod loom_tests {
 pub(crate) fn eprintln_best_effort(msg: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{msg}");
+}
+
+#[cfg(all(test, not(loom)))]
+mod env_tests {
+    use super::threads_from_env;
+
+    #[test]
+    fn num_threads_env_values() {
+        assert_eq!(threads_from_env(None), Ok(None));
+        assert_eq!(threads_from_env(Some("")), Ok(None));
+        assert_eq!(threads_from_env(Some(" 3 ")), Ok(Some(3)));
+        for bad in ["0", "-1", "two", "99999999"] {
+            let e = threads_from_env(Some(bad)).unwrap_err();
+            assert!(
+                e.contains("TASKPOOLS_NUM_THREADS") && e.contains(bad),
+                "{e}"
+            );
+        }
+    }
 }

@@ -96,6 +96,13 @@ impl MemKind {
     }
 }
 
+impl std::str::FromStr for MemKind {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MemKind::from_name(s)
+    }
+}
+
 impl fmt::Display for MemKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -301,6 +301,13 @@ impl PoolKind {
     }
 }
 
+impl std::str::FromStr for PoolKind {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PoolKind::from_name(s)
+    }
+}
+
 impl fmt::Display for PoolKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -1,5 +1,5 @@
 //! Idle workers: termination of the working phase, sleeping and waking (seed 004 §4.1, and the
-//! wake-up policies of the seed's Java pools `dq2`/`dq9`/`dq10`).
+//! wake-up policies of the seed's Java pools `dq2`/`dq9`/`dq10`, aliases `java-dq2`, …).
 //!
 //! # Termination
 //!
@@ -37,15 +37,23 @@ use crate::pool::TaskPool;
 use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex, Ordering};
 
 /// When a put wakes a sleeping worker.
+///
+/// The aliases name the seed's Java pools (seed 004 §6.3, Table 2) that introduced each
+/// policy, prefixed `java-` because the bare names `dq2`, `dq9`, `dq10` denote whole pools
+/// there (and `dq2` is the pool [`PoolKind::StealWorkingEnd`](crate::PoolKind::StealWorkingEnd)
+/// here): `java-dq2` is the Java `dq2` (`notify()` in every `put()`), `java-dq9` is `dq9`
+/// (`notify()` only when a task is inserted into an empty queue), `java-dq10` is `dq10`
+/// (a flag with busy waiting instead of `wait()`/`notify()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WakePolicy {
-    /// Every put into a shared queue checks for sleepers and wakes one (`dq2`: the seed's C
-    /// pools signal in every put). Costs a `SeqCst` fence per shared put.
+    /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: the
+    /// seed's C pools and its Java `dq2` signal in every put). Costs a `SeqCst` fence per
+    /// shared put.
     EveryPut,
-    /// Only a put that makes a shared queue non-empty wakes a sleeper (`dq9`).
+    /// Only a put that makes a shared queue non-empty wakes a sleeper (`java-dq9`).
     OnEmpty,
     /// Idle workers never sleep; they spin (with backoff and yielding) and puts never signal
-    /// (`dq10`).
+    /// (`java-dq10`).
     Spin,
 }
 
@@ -62,12 +70,21 @@ impl WakePolicy {
         }
     }
 
-    /// The seed's name for the Java pool that introduced the policy.
+    /// The seed's name for the Java pool that introduced the policy, prefixed `java-`.
     pub fn alias(self) -> &'static str {
         match self {
-            WakePolicy::EveryPut => "dq2",
-            WakePolicy::OnEmpty => "dq9",
-            WakePolicy::Spin => "dq10",
+            WakePolicy::EveryPut => "java-dq2",
+            WakePolicy::OnEmpty => "java-dq9",
+            WakePolicy::Spin => "java-dq10",
+        }
+    }
+
+    /// One line for `taskpools list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            WakePolicy::EveryPut => "every put into a shared queue wakes a sleeping worker",
+            WakePolicy::OnEmpty => "only a put into an empty shared queue wakes a sleeping worker",
+            WakePolicy::Spin => "idle workers spin and yield, never sleep; puts never signal",
         }
     }
 
@@ -79,6 +96,13 @@ impl WakePolicy {
             .ok_or_else(|| crate::Error::UnknownWake {
                 name: s.to_string(),
             })
+    }
+}
+
+impl std::str::FromStr for WakePolicy {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        WakePolicy::from_name(s)
     }
 }
 

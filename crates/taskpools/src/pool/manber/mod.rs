@@ -62,14 +62,39 @@ impl Search {
         }
     }
 
-    /// Parses a name.
+    /// The seed's name for the algorithm (seed 003, Figures 2–4).
+    pub fn alias(self) -> &'static str {
+        match self {
+            Search::Tree => "tree-search",
+            Search::Linear => "linear-search",
+            Search::Random => "random-search",
+        }
+    }
+
+    /// One line for `taskpools list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Search::Tree => "Manber's tree of round counters leads to a non-empty segment",
+            Search::Linear => "around the ring from the segment that last had elements",
+            Search::Random => "random segments until a non-empty one",
+        }
+    }
+
+    /// Parses a name or alias.
     pub fn from_name(s: &str) -> Result<Search, crate::Error> {
         Search::ALL
             .into_iter()
-            .find(|x| x.name() == s)
+            .find(|x| x.name() == s || x.alias() == s)
             .ok_or_else(|| crate::Error::UnknownSearch {
                 name: s.to_string(),
             })
+    }
+}
+
+impl std::str::FromStr for Search {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Search::from_name(s)
     }
 }
 
