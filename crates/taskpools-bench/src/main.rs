@@ -436,7 +436,7 @@ fn list() {
     println!("pools (--pool NAME or ALIAS):");
     for p in PoolKind::ALL {
         println!(
-            "  {:<24} {:<5} {}{}",
+            "  {:<24} {:<13} {}{}",
             p.name(),
             p.alias(),
             p.description(),
@@ -445,19 +445,19 @@ fn list() {
     }
     println!("\nmemory managers (--mem NAME or ALIAS):");
     for m in MemKind::ALL {
-        println!("  {:<24} {:<5} {}", m.name(), m.alias(), m.description());
+        println!("  {:<24} {:<13} {}", m.name(), m.alias(), m.description());
     }
     println!("\nwake-up policies (--wake NAME or ALIAS):");
     for w in WakePolicy::ALL {
-        println!("  {:<24} {:<5} {}", w.name(), w.alias(), w.description());
+        println!("  {:<24} {:<13} {}", w.name(), w.alias(), w.description());
     }
     println!("\nsteal-half searches (--search NAME or ALIAS):");
     for s in taskpools::Search::ALL {
-        println!("  {:<24} {:<5} {}", s.name(), s.alias(), s.description());
+        println!("  {:<24} {:<13} {}", s.name(), s.alias(), s.description());
     }
     println!("\nfork-join pools (forkjoin --pool NAME or ALIAS; library: forkjoin::Pool):");
     for p in taskpools::forkjoin::Pool::ALL {
-        println!("  {:<24} {:<5} {}", p.name(), p.alias(), p.description());
+        println!("  {:<24} {:<13} {}", p.name(), p.alias(), p.description());
     }
 }
 
