@@ -62,7 +62,7 @@ pub use builder::Builder;
 pub struct ReadmeDoctests;
 pub use mem::MemKind;
 pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
-pub use runtime::{run_pool, RunOptions, RunReport, WakePolicy, WorkerStats};
+pub use runtime::{run_pool, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats};
 pub use task::{BoxedTask, Ctx, Task};
 
 /// The most worker threads a pool ([`Builder`]) or a fork-join runtime
