@@ -30,6 +30,10 @@
 //! # Ok::<(), taskpools::Error>(())
 //! ```
 //!
+//! Each worker can also keep a state of your type, reached by its tasks with
+//! [`Ctx::local`] and returned by [`Builder::run_with`] (or folded by [`Builder::run_reduce`]),
+//! so counting and reducing need no atomics.
+//!
 //! Nested fork-join (`join`, `scope`, on a persistent runtime whose stealing pool is chosen at
 //! construction) is in [`forkjoin`]:
 //!
