@@ -2,7 +2,7 @@
 
 use crate::mem::MemKind;
 use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
-use crate::runtime::{run_pool, RunOptions, RunReport, WakePolicy};
+use crate::runtime::{run_pool_with, RunOptions, RunReport, WakePolicy};
 use crate::task::Task;
 use crate::Error;
 
@@ -95,6 +95,40 @@ impl Builder {
     /// Runs a working phase: builds the pool, distributes `initial` round-robin over the
     /// workers, runs until every task has run, and reports the counters.
     pub fn run<T: Task>(&self, initial: impl IntoIterator<Item = T>) -> Result<RunReport, Error> {
+        self.run_with(|_| (), initial).map(|(report, _)| report)
+    }
+
+    /// [`run`](Self::run) with per-worker state of a user type `L`: worker `i` creates its
+    /// state with `init(i)` (on its own thread, before its first task), every task that worker
+    /// runs reaches it with [`Ctx::local`](crate::Ctx::local), and the states are returned in
+    /// worker order (`states[i]` was made by `init(i)`). Counting and reducing need no atomics.
+    ///
+    /// If a task panics, the states are dropped and the panic is resumed in the caller.
+    ///
+    /// ```
+    /// use taskpools::{Builder, Ctx, Task};
+    ///
+    /// struct Node(u32);
+    /// impl Task<u64> for Node {
+    ///     fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+    ///         *ctx.local() += 1;
+    ///         if self.0 > 0 {
+    ///             ctx.put(Node(self.0 - 1));
+    ///             ctx.put(Node(self.0 - 1));
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let (report, counts) = Builder::new().threads(2).run_with(|_| 0u64, [Node(10)])?;
+    /// assert_eq!(counts.len(), 2);
+    /// assert_eq!(counts.iter().sum::<u64>(), report.tasks_run());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn run_with<L: Send, T: Task<L>>(
+        &self,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error> {
         if self.threads == 0 {
             return Err(Error::ZeroThreads);
         }
@@ -104,14 +138,21 @@ impl Builder {
                 max: crate::MAX_THREADS,
             });
         }
-        struct Go<I> {
+        struct Go<F, I> {
+            init: F,
             initial: I,
             opts: RunOptions,
         }
-        impl<T: Task, I: IntoIterator<Item = T>> PoolVisitor<T> for Go<I> {
-            type Output = Result<RunReport, Error>;
+        impl<L, T, F, I> PoolVisitor<T> for Go<F, I>
+        where
+            L: Send,
+            T: Task<L>,
+            F: Fn(usize) -> L + Sync,
+            I: IntoIterator<Item = T>,
+        {
+            type Output = Result<(RunReport, Vec<L>), Error>;
             fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
-                run_pool(&pool, &self.opts, self.initial)
+                run_pool_with(&pool, &self.opts, self.init, self.initial)
             }
         }
         let cfg = PoolConfig {
@@ -122,9 +163,26 @@ impl Builder {
         self.pool.with_pool(
             &cfg,
             Go {
+                init,
                 initial,
                 opts: self.opts,
             },
         )
+    }
+
+    /// [`run_with`](Self::run_with), folding the per-worker states in worker order with
+    /// `reduce` (there is always at least one worker, so there is always a result).
+    pub fn run_reduce<L: Send, T: Task<L>>(
+        &self,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+        reduce: impl FnMut(L, L) -> L,
+    ) -> Result<(RunReport, L), Error> {
+        let (report, states) = self.run_with(init, initial)?;
+        let total = states
+            .into_iter()
+            .reduce(reduce)
+            .expect("a working phase has at least one worker");
+        Ok((report, total))
     }
 }

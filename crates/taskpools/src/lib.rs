@@ -30,6 +30,10 @@
 //! # Ok::<(), taskpools::Error>(())
 //! ```
 //!
+//! Each worker can also keep a state of your type, reached by its tasks with
+//! [`Ctx::local`] and returned by [`Builder::run_with`] (or folded by [`Builder::run_reduce`]),
+//! so counting and reducing need no atomics.
+//!
 //! Nested fork-join (`join`, `scope`, on a persistent runtime whose stealing pool is chosen at
 //! construction) is in [`forkjoin`]:
 //!
@@ -62,7 +66,7 @@ pub use builder::Builder;
 pub struct ReadmeDoctests;
 pub use mem::MemKind;
 pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
-pub use runtime::{run_pool, RunOptions, RunReport, WakePolicy, WorkerStats};
+pub use runtime::{run_pool, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats};
 pub use task::{BoxedTask, Ctx, Task};
 
 /// The most worker threads a pool ([`Builder`]) or a fork-join runtime

@@ -6,9 +6,15 @@
 ///
 /// `run` consumes the task; children are created with [`Ctx::put`] and become visible to other
 /// workers at once (not only when the parent returns).
-pub trait Task: Send + Sized {
+///
+/// `L` is the type of the per-worker state the task reaches with [`Ctx::local`]; it defaults
+/// to `()`, which is what [`Builder::run`](crate::Builder::run) provides. A task type with a
+/// state of its own implements `Task<MyState>` and is run with
+/// [`Builder::run_with`](crate::Builder::run_with) or
+/// [`Builder::run_reduce`](crate::Builder::run_reduce).
+pub trait Task<L = ()>: Send + Sized {
     /// Executes the task on the calling worker.
-    fn run(self, ctx: &mut Ctx<'_, Self>);
+    fn run(self, ctx: &mut Ctx<'_, Self, L>);
 }
 
 /// Where a running task puts its children. Implemented by the runtime for each pool.
@@ -16,20 +22,37 @@ pub(crate) trait PutSink<T> {
     fn put(&mut self, task: T);
 }
 
-/// The context a running task sees: its worker's identity and the `put` operation.
-pub struct Ctx<'a, T> {
+/// The context a running task sees: its worker's identity, its worker's state (`L`, see
+/// [`Ctx::local`]) and the `put` operation.
+pub struct Ctx<'a, T, L = ()> {
     sink: &'a mut dyn PutSink<T>,
+    local: &'a mut L,
     worker: usize,
     workers: usize,
 }
 
-impl<'a, T> Ctx<'a, T> {
-    pub(crate) fn new(sink: &'a mut dyn PutSink<T>, worker: usize, workers: usize) -> Self {
+impl<'a, T, L> Ctx<'a, T, L> {
+    pub(crate) fn new(
+        sink: &'a mut dyn PutSink<T>,
+        local: &'a mut L,
+        worker: usize,
+        workers: usize,
+    ) -> Self {
         Ctx {
             sink,
+            local,
             worker,
             workers,
         }
+    }
+
+    /// The state of the worker running this task: created by the `init` of
+    /// [`Builder::run_with`](crate::Builder::run_with) on that worker's thread before its first
+    /// task, reached by every task that worker runs, and returned when the phase ends. Only
+    /// this worker touches it, so counting or reducing into it needs no atomics.
+    #[inline]
+    pub fn local(&mut self) -> &mut L {
+        self.local
     }
 
     /// Creates a child task (the seed's `tpool_put`). The task is moved into the pool.

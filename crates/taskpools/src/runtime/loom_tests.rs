@@ -71,8 +71,8 @@ where
         pool.init(&mut l1, T::Producer(Arc::clone(&flag)));
         let l0 = pool.local(0);
         let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
-        let h = thread::spawn(move || worker(0, &*p0, l0, &c0));
-        let s1 = worker(1, &*pool, l1, &coord);
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &mut ()));
+        let s1 = worker(1, &*pool, l1, &coord, &mut ());
         let s0 = h.join().unwrap();
         assert!(flag.load(Ordering::Acquire));
         assert_eq!(s0.tasks_run + s1.tasks_run, 2);
@@ -162,8 +162,8 @@ where
         pool.init(&mut l1, Late(1, Arc::clone(&ran)));
         let l0 = pool.local(0);
         let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
-        let h = thread::spawn(move || worker(0, &*p0, l0, &c0));
-        let s1 = worker(1, &*pool, l1, &coord);
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &mut ()));
+        let s1 = worker(1, &*pool, l1, &coord, &mut ());
         let s0 = h.join().unwrap();
         assert_eq!(ran.load(Ordering::Relaxed), 3, "a task was lost");
         assert_eq!(s0.tasks_run + s1.tasks_run, 3);

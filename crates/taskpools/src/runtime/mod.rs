@@ -55,11 +55,12 @@ impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
     }
 }
 
-fn worker<T: Task, P: TaskPool<T>>(
+fn worker<L, T: Task<L>, P: TaskPool<T>>(
     me: usize,
     pool: &P,
     mut local: P::Local,
     coord: &Coordinator,
+    state: &mut L,
 ) -> WorkerStats {
     let n = pool.workers();
     let mut stats = WorkerStats::default();
@@ -76,7 +77,7 @@ fn worker<T: Task, P: TaskPool<T>>(
                 coord,
                 puts: 0,
             };
-            task.run(&mut Ctx::new(&mut sink, me, n));
+            task.run(&mut Ctx::new(&mut sink, state, me, n));
             stats.puts += sink.puts;
         }
         if !coord.idle(pool, &mut stats) {
@@ -109,6 +110,20 @@ pub fn run_pool<T: Task, P: TaskPool<T>>(
     opts: &RunOptions,
     initial: impl IntoIterator<Item = T>,
 ) -> Result<RunReport, Error> {
+    run_pool_with(pool, opts, |_| (), initial).map(|(report, _)| report)
+}
+
+/// [`run_pool`] with per-worker state: worker `i` creates its state with `init(i)` on its own
+/// thread before its first task, every task it runs reaches the state with
+/// [`Ctx::local`], and the states are returned in worker order when the phase ends.
+///
+/// If a task (or `init`) panics, every state is dropped and the panic is resumed in the caller.
+pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
+    pool: &P,
+    opts: &RunOptions,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<(RunReport, Vec<L>), Error> {
     let n = pool.workers();
     if n == 0 {
         return Err(Error::ZeroThreads);
@@ -119,9 +134,10 @@ pub fn run_pool<T: Task, P: TaskPool<T>>(
     }
     let coord = Coordinator::new(n, opts.wake);
     let cores = worker_cores(opts.pin, n);
+    let init = &init;
     let start = Instant::now();
     let mut spawn_error = None;
-    let workers = thread::scope(|s| {
+    let results = thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         for (i, local) in locals.into_iter().enumerate() {
             let core = cores[i];
@@ -132,11 +148,17 @@ pub fn run_pool<T: Task, P: TaskPool<T>>(
                     if let Some(c) = core {
                         core_affinity::set_for_current(c);
                     }
-                    match catch_unwind(AssertUnwindSafe(|| worker(i, pool, local, coord))) {
-                        Ok(stats) => stats,
+                    let body = || {
+                        let mut state = init(i);
+                        let stats = worker(i, pool, local, coord, &mut state);
+                        (stats, state)
+                    };
+                    match catch_unwind(AssertUnwindSafe(body)) {
+                        Ok(done) => Some(done),
                         Err(payload) => {
+                            // The state was dropped while unwinding out of `body`.
                             coord.abort(Some(payload));
-                            WorkerStats::default()
+                            None
                         }
                     }
                 });
@@ -151,15 +173,26 @@ pub fn run_pool<T: Task, P: TaskPool<T>>(
         }
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|h| {
+                h.join().unwrap_or_else(|payload| {
+                    coord.abort(Some(payload));
+                    None
+                })
+            })
             .collect::<Vec<_>>()
     });
     let elapsed = start.elapsed();
     if let Some(p) = coord.take_panic() {
+        drop(results);
         resume_unwind(p);
     }
     if let Some(e) = spawn_error {
         return Err(Error::Spawn(e));
     }
-    Ok(RunReport { workers, elapsed })
+    // No panic was recorded and every worker was spawned, so every worker returned its state.
+    let (workers, states) = results
+        .into_iter()
+        .map(|r| r.expect("a worker without a recorded panic returned its state"))
+        .unzip();
+    Ok((RunReport { workers, elapsed }, states))
 }
