@@ -743,14 +743,27 @@ fn check_output(opt: &str, path: Option<&Path>, stdout: bool) -> Result<()> {
             dir.display()
         );
     }
-    let existed = path.exists();
-    fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .with_context(|| format!("{opt} {}: cannot write", path.display()))?;
-    if !existed {
-        let _ = fs::remove_file(path);
+    // Only a path that is absent or a regular file is test-opened: opening a FIFO would look
+    // like a finished writer to its reader, and `exists()` on a dangling symlink says no, so
+    // the test file would be made at its target and the link removed. Others (a FIFO, a
+    // device, a symlink) are left for the real write to report.
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => bail!("{opt} {}: is a folder, not a file", path.display()),
+        Ok(m) if m.is_file() => {
+            fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .with_context(|| format!("{opt} {}: cannot write", path.display()))?;
+        }
+        Ok(_) => {}
+        Err(_) => {
+            fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .with_context(|| format!("{opt} {}: cannot write", path.display()))?;
+            let _ = fs::remove_file(path);
+        }
     }
     Ok(())
 }
@@ -845,17 +858,24 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::List => list(),
         Cmd::Synthetic(a) => {
+            // Names first, then sizes and outputs (which may touch the file system).
+            let (pools, mems, wakes) = (
+                parse_pools(&a.pool)?,
+                parse_mems(&a.mem)?,
+                parse_wakes(&a.wake)?,
+            );
+            let search = Search::from_name(&a.search)?;
             check_synthetic(&a)?;
             let p = synthetic::Params {
                 k: a.k,
                 f: a.f,
                 threads: a.threads,
-                pools: parse_pools(&a.pool)?,
-                mems: parse_mems(&a.mem)?,
-                wakes: parse_wakes(&a.wake)?,
+                pools,
+                mems,
+                wakes,
                 reps: a.reps,
                 pin: a.pin,
-                search: Search::from_name(&a.search)?,
+                search,
             };
             synthetic_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
@@ -870,6 +890,8 @@ fn run(cli: Cli) -> Result<()> {
             deque_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Forkjoin(a) => {
+            let pools = fj_pools(&a.pool)?;
+            let kernels = names_or_all(&a.kernels, &forkjoin::KERNELS, forkjoin::kernel)?;
             check_forkjoin(&a)?;
             let p = forkjoin::Params {
                 threads: a.threads,
@@ -878,22 +900,20 @@ fn run(cli: Cli) -> Result<()> {
                 tree_depth: a.tree_depth,
                 sort_len: a.sort_len,
                 matrix: a.matrix,
-                pools: fj_pools(&a.pool)?,
+                pools,
                 pin: a.pin,
-                kernels: names_or_all(&a.kernels, &forkjoin::KERNELS, forkjoin::kernel)?
-                    .into_iter()
-                    .map(String::from)
-                    .collect(),
+                kernels: kernels.into_iter().map(String::from).collect(),
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Manber(a) => {
+            let searches = parse_searches(&a.search)?;
             check_manber(&a)?;
             let p = manber::Params {
                 participants: a.participants,
                 ops: a.ops,
                 fill_per_participant: a.fill,
-                searches: parse_searches(&a.search)?,
+                searches,
                 mixes: a.mixes,
                 producer_step: a.producer_step,
                 waiting: a.waiting,

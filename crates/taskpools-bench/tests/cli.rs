@@ -502,9 +502,41 @@ fn unwritable_outputs_are_refused_before_the_run() {
     let tmp = std::env::temp_dir();
     refused(
         &["synthetic", "--csv", tmp.to_str().unwrap()],
-        "cannot write",
+        "is a folder",
     );
     assert!(!dir.exists());
+    // Names are checked before anything touches the file system: a refused run creates no
+    // plot folder and leaves an existing output file as it was.
+    let plots = std::env::temp_dir().join(format!("taskpools-cli-plots-{}", std::process::id()));
+    refused(
+        &[
+            "manber",
+            "--search",
+            "nope",
+            "--plot-dir",
+            plots.to_str().unwrap(),
+        ],
+        "unknown search",
+    );
+    assert!(!plots.exists(), "no plot folder for a refused run");
+    let kept = std::env::temp_dir().join(format!("taskpools-cli-kept-{}.json", std::process::id()));
+    std::fs::write(&kept, "keep me").unwrap();
+    refused(
+        &[
+            "synthetic",
+            "--pool",
+            "nope",
+            "--json",
+            kept.to_str().unwrap(),
+        ],
+        "unknown pool",
+    );
+    refused(
+        &["synthetic", "--k", "0", "--json", kept.to_str().unwrap()],
+        "at least 1",
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "keep me");
+    std::fs::remove_file(&kept).unwrap();
 }
 
 #[test]

@@ -76,7 +76,10 @@ pub const MAX_THREADS: usize = 4096;
 
 /// Everything that can go wrong before or around a working phase. (A panicking task is not an
 /// error value: its panic is resumed in the caller of `run`.)
+///
+/// New variants may be added (it is `#[non_exhaustive]`): match with a `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A pool needs at least one worker.
     #[error("the number of threads must be at least 1")]

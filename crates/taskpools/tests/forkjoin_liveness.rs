@@ -280,3 +280,27 @@ fn a_blocked_owner_on_the_private_pool_is_reported_on_stderr() {
         "reported once per runtime: {lines:?}"
     );
 }
+
+/// The last handle on a runtime dropped inside one of its own spawned jobs: the drop cannot
+/// wait for its own thread, so it signals the shutdown and returns; the job finishes.
+#[test]
+fn dropping_the_last_runtime_handle_on_its_own_worker_returns() {
+    within("drop on own worker", || {
+        for pool in Pool::ALL {
+            let rt = std::sync::Arc::new(rt(pool, 2));
+            let inner = std::sync::Arc::clone(&rt);
+            let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+            let (done_tx, done_rx) = std::sync::mpsc::channel();
+            rt.spawn(move || {
+                go_rx.recv().unwrap();
+                drop(inner); // the last handle: main dropped its own below
+                done_tx.send(()).unwrap();
+            });
+            drop(rt);
+            go_tx.send(()).unwrap();
+            done_rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the job that dropped its runtime finished");
+        }
+    });
+}

@@ -124,6 +124,13 @@ pub enum Pool {
 }
 
 impl Pool {
+    /// The old name of [`Pool::PrivateDeque`]: `private-public` (`dq8`) names the pool
+    /// family's private/public blocks ([`PoolKind::PrivatePublic`](crate::PoolKind)), a
+    /// different structure.
+    #[deprecated(note = "renamed to Pool::PrivateDeque (`private-deque`, alias `acr13`)")]
+    #[allow(non_upper_case_globals)]
+    pub const PrivatePublic: Pool = Pool::PrivateDeque;
+
     /// Every pool, the default first.
     pub const ALL: [Pool; 2] = [Pool::PrivateDeque, Pool::ChaseLev];
 
@@ -599,7 +606,9 @@ pub struct RuntimeBuilder {
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(crate::MAX_THREADS),
             pool: Pool::PrivateDeque,
             pin: false,
             stack_size: None,
@@ -837,11 +846,23 @@ impl Runtime {
 }
 
 impl Drop for Runtime {
+    /// Stops the workers: each runs what is left in the injector (spawned jobs) and exits.
+    /// From a thread outside the runtime, the drop waits for them. Dropped on one of its own
+    /// workers (the last `Arc<Runtime>` moved into a spawned job, say), it cannot wait for
+    /// itself or for a worker that may be waiting on this one: it then only signals the
+    /// shutdown and returns; the workers finish and exit on their own (each holds the shared
+    /// state it needs).
     fn drop(&mut self) {
         self.registry.shutdown.store(true, Ordering::Release);
         {
             let _g = lock(&self.registry.sleep);
             self.registry.wake.notify_all();
+        }
+        let on_own_worker =
+            WorkerThread::current().is_some_and(|w| Arc::ptr_eq(&w.registry, &self.registry));
+        if on_own_worker {
+            self.threads.clear();
+            return;
         }
         for h in self.threads.drain(..) {
             let _ = h.join();
@@ -873,7 +894,9 @@ fn threads_from_env(v: Option<&str>) -> Result<Option<usize>, String> {
 
 fn global() -> &'static Runtime {
     GLOBAL.get_or_init(|| {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(crate::MAX_THREADS);
         let env = std::env::var(NUM_THREADS_ENV).ok();
         let n = match threads_from_env(env.as_deref()) {
             Ok(n) => n.unwrap_or(cpus),
@@ -906,7 +929,8 @@ pub fn current_thread_index() -> Option<usize> {
 
 /// Runs `f` without waiting for it on the current worker's runtime, or, on a thread that is
 /// not a worker, on the global runtime; see [`Runtime::spawn`] (a panic in `f` is caught and
-/// reported on stderr).
+/// reported on stderr). The global runtime is never dropped: a job still queued there when
+/// the process exits does not run, so wait for what must finish (a channel, a counter).
 pub fn spawn(f: impl FnOnce() + Send + 'static) {
     match WorkerThread::current() {
         Some(w) => spawn_in(&w.registry, f),
@@ -925,6 +949,8 @@ fn spawn_in(registry: &Registry, f: impl FnOnce() + Send + 'static) {
                 .or_else(|| p.downcast_ref::<String>().map(String::as_str))
                 .unwrap_or("(a non-string payload)");
             eprintln_best_effort(&format!("taskpools: a spawned job panicked: {msg}"));
+            // The payload's own destructor could panic in turn, outside any guard: leak it.
+            std::mem::forget(p);
         }
     };
     // SAFETY: `f` is `'static`, so it borrows nothing that can go away; the job is injected,
