@@ -548,6 +548,9 @@ fn private_deque_stampede() {
                     }
                 }
             }
+            // A thief may still ask after the last element went (the hint is withdrawn lazily):
+            // decline it and refuse new requests, or it would wait for an answer forever.
+            o.block();
         });
         assert_all_once(&seen);
     });
@@ -587,6 +590,9 @@ fn private_deque_stress_exactly_once() {
                     taken.fetch_add(1, Ordering::Relaxed);
                 }
             }
+            // A thief may still ask after the last element went (the hint is withdrawn lazily):
+            // decline it and refuse new requests, or it would wait for an answer forever.
+            o.block();
         });
         assert_all_once(&seen);
     });
