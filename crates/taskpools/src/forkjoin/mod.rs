@@ -949,8 +949,11 @@ fn spawn_in(registry: &Registry, f: impl FnOnce() + Send + 'static) {
                 .or_else(|| p.downcast_ref::<String>().map(String::as_str))
                 .unwrap_or("(a non-string payload)");
             eprintln_best_effort(&format!("taskpools: a spawned job panicked: {msg}"));
-            // The payload's own destructor could panic in turn, outside any guard: leak it.
-            std::mem::forget(p);
+            // The payload's own destructor could panic in turn: drop it under a guard, and
+            // leak only such a second payload.
+            if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
+                std::mem::forget(again);
+            }
         }
     };
     // SAFETY: `f` is `'static`, so it borrows nothing that can go away; the job is injected,
