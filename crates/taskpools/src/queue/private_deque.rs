@@ -387,29 +387,37 @@ impl<T> StealRequests<T> {
         #[cfg(not(loom))]
         let order = Ordering::Acquire;
         loop {
-            match me.state.load(order) {
-                // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
-                // have seen; nobody writes it again until our next request.
-                FILLED => {
-                    g.outstanding = false;
-                    let item = me.item.with_mut(|p| unsafe { (*p).take() });
-                    return Steal::Success(item.expect("a filled answer holds an item"));
-                }
-                DECLINED => {
-                    g.outstanding = false;
-                    return Steal::Empty;
-                }
-                _ => {
-                    #[cfg(loom)]
-                    let poll = !self.broken_no_poll_while_waiting.get();
-                    #[cfg(not(loom))]
-                    let poll = true;
-                    if poll {
-                        serve_own();
-                    }
-                    backoff.snooze();
-                }
+            if let Some(answer) = self.answer_received(order) {
+                g.outstanding = false;
+                return answer.map_or(Steal::Empty, Steal::Success);
             }
+            #[cfg(loom)]
+            let poll = !self.broken_no_poll_while_waiting.get();
+            #[cfg(not(loom))]
+            let poll = true;
+            if poll {
+                serve_own();
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// The answer to our outstanding request, once a victim has given it: `Some(Some(v))`
+    /// filled, `Some(None)` declined, `None` not yet. `order` is Acquire (Relaxed only in a
+    /// loom planted-bug model).
+    #[inline]
+    fn answer_received(&self, order: Ordering) -> Option<Option<T>> {
+        let me = &self.slot().answer;
+        match me.state.load(order) {
+            // SAFETY: the victim wrote `item` before its Release store of FILLED, which we
+            // have seen; nobody writes it again until our next request.
+            FILLED => Some(Some(
+                me.item
+                    .with_mut(|p| unsafe { (*p).take() })
+                    .expect("a filled answer holds an item"),
+            )),
+            DECLINED => Some(None),
+            _ => None,
         }
     }
 }
@@ -431,24 +439,13 @@ impl<T> Drop for Stealing<'_, T> {
         #[cfg(not(loom))]
         let outstanding = self.outstanding;
         if outstanding {
-            let me = &self.req.slot().answer;
             let backoff = Backoff::new();
-            loop {
-                match me.state.load(Ordering::Acquire) {
-                    FILLED => {
-                        // SAFETY: as in `steal_from`: the victim's Release store of FILLED,
-                        // seen above, orders its write of `item` before this read.
-                        drop(me.item.with_mut(|p| unsafe { (*p).take() }));
-                        break;
-                    }
-                    DECLINED => break,
-                    _ => {
-                        if !self.req.serving.get() {
-                            self.req.poll(|| None);
-                        }
-                        backoff.snooze();
-                    }
+            // The element, if any, is dropped with the answer.
+            while self.req.answer_received(Ordering::Acquire).is_none() {
+                if !self.req.serving.get() {
+                    self.req.poll(|| None);
                 }
+                backoff.snooze();
             }
         }
         self.req.stealing.set(false);
