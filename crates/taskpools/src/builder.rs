@@ -1,14 +1,24 @@
 //! The front door: choose threads, pool, memory manager and wake-up policy, then run.
 
 use crate::mem::MemKind;
+use crate::phase::{run_on_registry, with_runtime, RunOptions, RunReport, WakePolicy};
 use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
-use crate::runtime::{run_pool_with, RunOptions, RunReport, WakePolicy};
+use crate::runtime::Runtime;
 use crate::task::Task;
 use crate::Error;
 
 /// Configures and runs a working phase.
+///
+/// Where it runs: on the runtime given with [`runtime`](Self::runtime); otherwise, called on a
+/// worker (inside a fork-join task, say), on that worker's runtime when it has enough workers;
+/// otherwise on the global runtime (the one [`forkjoin::join`](crate::forkjoin::join) uses,
+/// one worker per CPU or `TASKPOOLS_NUM_THREADS`) when it has enough workers and pinning is
+/// off; otherwise on a runtime started for this call and stopped when it returns. Phase
+/// worker `i` is runtime worker `i`. For repeated phases with other thread counts, build a
+/// [`Runtime`] once and pass it: then no thread is started per phase.
 #[derive(Clone, Copy, Debug)]
-pub struct Builder {
+pub struct Builder<'rt> {
+    runtime: Option<&'rt Runtime>,
     threads: usize,
     pool: PoolKind,
     mem: MemKind,
@@ -16,17 +26,18 @@ pub struct Builder {
     opts: RunOptions,
 }
 
-impl Default for Builder {
+impl Default for Builder<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Builder {
+impl<'rt> Builder<'rt> {
     /// Defaults: one thread per available CPU, the private/public pool (`dq8`), per-worker block
     /// allocation (`dgbko`), wake on empty→non-empty (`on-empty`, alias `java-dq9`), no pinning.
     pub fn new() -> Self {
         Builder {
+            runtime: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pool: PoolKind::PrivatePublic,
             mem: MemKind::PerWorkerBlocks,
@@ -40,6 +51,20 @@ impl Builder {
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self
+    }
+
+    /// Runs the phase on `rt`'s workers (at most [`Runtime::threads`] of them: a wider phase
+    /// fails with [`Error::PhaseWider`]). Pinning is then `rt`'s, and [`pin`](Self::pin) has
+    /// no effect.
+    pub fn runtime<'a>(self, rt: &'a Runtime) -> Builder<'a> {
+        Builder {
+            runtime: Some(rt),
+            threads: self.threads,
+            pool: self.pool,
+            mem: self.mem,
+            search: self.search,
+            opts: self.opts,
+        }
     }
 
     /// The pool.
@@ -76,7 +101,8 @@ impl Builder {
         self
     }
 
-    /// Pin worker i to CPU i mod (number of CPUs).
+    /// Pin worker i to CPU i mod (number of CPUs): the phase then runs on a pinned runtime
+    /// (one it starts, unless [`runtime`](Self::runtime) gives one).
     pub fn pin(mut self, yes: bool) -> Self {
         self.opts.pin = yes;
         self
@@ -138,12 +164,18 @@ impl Builder {
                 max: crate::MAX_THREADS,
             });
         }
-        struct Go<F, I> {
+        struct Go<'rt, F, I> {
+            runtime: Option<&'rt Runtime>,
             init: F,
             initial: I,
-            opts: RunOptions,
+            opts: Opts,
         }
-        impl<L, T, F, I> PoolVisitor<T> for Go<F, I>
+        struct Opts {
+            workers: usize,
+            pin: bool,
+            wake: WakePolicy,
+        }
+        impl<L, T, F, I> PoolVisitor<T> for Go<'_, F, I>
         where
             L: Send,
             T: Task<L>,
@@ -152,7 +184,9 @@ impl Builder {
         {
             type Output = Result<(RunReport, Vec<L>), Error>;
             fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
-                run_pool_with(&pool, &self.opts, self.init, self.initial)
+                with_runtime(self.runtime, self.opts.workers, self.opts.pin, |reg| {
+                    run_on_registry(reg, &pool, self.opts.wake, self.init, self.initial)
+                })
             }
         }
         let cfg = PoolConfig {
@@ -163,9 +197,14 @@ impl Builder {
         self.pool.with_pool(
             &cfg,
             Go {
+                runtime: self.runtime,
                 init,
                 initial,
-                opts: self.opts,
+                opts: Opts {
+                    workers: self.threads,
+                    pin: self.opts.pin,
+                    wake: self.opts.wake,
+                },
             },
         )
     }

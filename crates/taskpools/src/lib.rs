@@ -34,26 +34,32 @@
 //! [`Ctx::local`] and returned by [`Builder::run_with`] (or folded by [`Builder::run_reduce`]),
 //! so counting and reducing need no atomics.
 //!
-//! Nested fork-join (`join`, `scope`, on a persistent runtime whose stealing pool is chosen at
-//! construction) is in [`forkjoin`]:
+//! Every front end runs on one [`Runtime`]: persistent workers, started once. `Builder::run`
+//! uses the calling worker's runtime, the global one, or (for a wider or pinned phase) one it
+//! starts; [`Builder::runtime`] names one, so repeated phases reuse the same threads. Nested
+//! fork-join (`join`, `scope`, `spawn`) is in [`forkjoin`], and a `join` inside a task runs on
+//! that task's worker:
 //!
 //! ```
 //! let (a, b) = taskpools::forkjoin::join(|| 1 + 1, || 2 * 2);
 //! assert_eq!((a, b), (2, 4));
 //! ```
 //!
-//! Layers (see DESIGN.md): [`queue`] and [`mem`] at the bottom, [`pool`] (the family behind
-//! [`TaskPool`]), [`runtime`] (the working phase), [`forkjoin`] (with its own persistent
-//! workers), and the synthetic algorithm of the seed in [`synthetic`].
+//! Layers, bottom to top: [`queue`] and [`mem`] (queues, deques, node memory managers),
+//! [`pool`] (the family behind [`TaskPool`]), [`runtime`] (the persistent workers), and the
+//! front ends on it: [`phase`] (the working phase, driven by [`Builder`]) and [`forkjoin`];
+//! the synthetic algorithm of the seed is in [`synthetic`].
 
 #![warn(missing_docs)]
 
 mod builder;
 pub mod forkjoin;
 pub mod mem;
+pub mod phase;
 pub mod pool;
 pub mod queue;
 pub mod runtime;
+mod stats;
 pub(crate) mod sync;
 pub mod synthetic;
 mod task;
@@ -65,8 +71,13 @@ pub use builder::Builder;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 pub use mem::MemKind;
+pub use phase::{
+    run_pool, run_pool_on, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats,
+};
 pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
-pub use runtime::{run_pool, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats};
+pub use runtime::{
+    current_num_threads, current_thread_index, spawn, Runtime, RuntimeBuilder, NUM_THREADS_ENV,
+};
 pub use task::{BoxedTask, Ctx, Task};
 
 /// The most worker threads a pool ([`Builder`]) or a fork-join runtime
@@ -140,6 +151,23 @@ pub enum Error {
         requested: usize,
         /// [`MAX_THREADS`].
         max: usize,
+    },
+    /// A working phase or broadcast was started on a worker (inside a fork-join task, or
+    /// inside a task of a running phase) while another one held the same runtime. A worker
+    /// cannot wait for it (the running one may need this very worker), so it is refused.
+    #[error(
+        "a working phase (or broadcast) is already running on this runtime; one started from \
+         inside a task of that runtime cannot wait for it: start phases one after another, \
+         or on another Runtime"
+    )]
+    PhaseBusy,
+    /// A working phase asked for more workers than its runtime has.
+    #[error("a working phase of {workers} workers cannot run on a runtime of {threads} threads")]
+    PhaseWider {
+        /// The phase's workers (the builder's `threads`).
+        workers: usize,
+        /// The runtime's worker threads.
+        threads: usize,
     },
     /// The operating system refused a worker thread.
     #[error("could not start a worker thread: {0}")]

@@ -12,7 +12,7 @@ use taskpools::pool::{
     StealHalfPool, StealingPool,
 };
 use taskpools::queue::{ArrayStack, DList, ListStack, SeqQueue, TwoLockQueue};
-use taskpools::runtime::WorkerStats;
+use taskpools::WorkerStats;
 use taskpools::{PoolConfig, TaskPool};
 
 fn panic_message(r: Box<dyn std::any::Any + Send>) -> String {

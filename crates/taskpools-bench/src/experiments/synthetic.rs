@@ -127,6 +127,19 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let mut times = vec![Vec::new(); cfgs.len()];
     let mut steals = vec![Vec::new(); cfgs.len()];
     let mut attempts = vec![Vec::new(); cfgs.len()];
+    // One runtime per thread count, started before any measurement and reused by every
+    // repetition: a phase measures the pool, not thread start-up.
+    let mut runtimes: std::collections::BTreeMap<usize, taskpools::Runtime> = Default::default();
+    for &(_, _, _, t) in &cfgs {
+        if let std::collections::btree_map::Entry::Vacant(e) = runtimes.entry(t) {
+            e.insert(
+                taskpools::Runtime::builder()
+                    .threads(t)
+                    .pin(p.pin)
+                    .build()?,
+            );
+        }
+    }
     // Warm up caches, frequency and the allocator once, unmeasured.
     synthetic::sequential(p.k.min(18), p.f);
     for _ in 0..p.reps {
@@ -152,6 +165,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 t
             ));
             let b = Builder::new()
+                .runtime(&runtimes[&t])
                 .threads(t)
                 .pool(pool)
                 .mem(mem)

@@ -3,8 +3,11 @@
 //! run under loom, so each model plays the worker by hand with the calls the runtime makes.
 //! Every model has a planted-bug twin that must fail.
 
-use super::job::{JobRef, Outcome, StackJob};
 use super::*;
+use crate::queue::private_deque::StealRequests;
+use crate::runtime::frames::FrameStack;
+use crate::runtime::job::{JobRef, Outcome, StackJob};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
 use loom::thread;
 
 /// A bounded exploration: three preemptions are enough for these two-thread races (each

@@ -16,8 +16,9 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use super::job::SpawnJob;
-use super::{global, Registry, WorkerThread};
+use crate::runtime::job::SpawnJob;
+use crate::runtime::worker::WorkerThread;
+use crate::runtime::{global, Registry};
 use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
 
 /// A scope for spawning jobs that may borrow anything outliving the scope.

@@ -8,7 +8,7 @@ use crossbeam_utils::CachePadded;
 
 use super::{PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{Locked, SeqQueue, TwoLockQueue};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 /// One locked LIFO queue for everybody (`sq1` with a list, `sq2` with an array).
 pub struct CentralPool<T, Q: SeqQueue<T>> {

@@ -10,7 +10,7 @@ use crossbeam_utils::CachePadded;
 
 use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{BlockQueue, PrivateBlocks};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 /// Full blocks a worker keeps before sending its oldest to the central queue (the seed's
 /// threshold).

@@ -11,7 +11,7 @@ use crossbeam_utils::CachePadded;
 use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::chase_lev::{self, Steal, Stealer, Worker};
 use crate::queue::Fcdq;
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 use crate::sync::{lock, Arc, AtomicBool, Mutex, Ordering};
 
 /// How often a thief retries a victim whose deque answered `Retry` (contention) before moving

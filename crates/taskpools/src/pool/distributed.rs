@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::SeqQueue;
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 /// A private queue per worker, no stealing.
 pub struct DistributedPool<T, Q: SeqQueue<T>> {

@@ -43,7 +43,7 @@ use std::fmt;
 
 use crate::mem::MemKind;
 use crate::queue::{ArrayStack, DList, ListStack};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 /// Where a `put` left the task: whether other workers can take it, and whether it made a
 /// shared queue non-empty (what the `on-empty` wake-up policy signals on).

@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 
 use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{BlockQueue, PrivateBlocks, BLOCK_LEN};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 /// `dq8` (`GREEDY = false`) and `dq8g` (`GREEDY = true`).
 pub struct PrivatePublicPool<T, const GREEDY: bool> {

@@ -7,7 +7,7 @@ use crossbeam_utils::CachePadded;
 
 use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{ListStack, Locked, SeqQueue};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 type Q<T> = ListStack<T>;
 

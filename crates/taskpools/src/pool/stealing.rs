@@ -9,7 +9,7 @@ use crossbeam_utils::CachePadded;
 
 use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{Locked, SeqQueue};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 
 /// A locked queue per worker with stealing; the queue type decides the thief's end.
 pub struct StealingPool<T, Q: SeqQueue<T>> {

@@ -7,7 +7,7 @@
 
 use super::{ConcurrentConfig, ConcurrentPool, Participant};
 use crate::pool::{PoolConfig, PutOutcome, TaskPool};
-use crate::runtime::WorkerStats;
+use crate::stats::WorkerStats;
 use crate::sync::Arc;
 
 /// `steal-half` / `manber`.

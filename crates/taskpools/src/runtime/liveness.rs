@@ -26,7 +26,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Registry, WorkerThread};
+use super::registry::Registry;
+use super::worker::WorkerThread;
 use crate::sync::Ordering;
 
 /// What [`yield_now`] did.
@@ -46,7 +47,7 @@ pub enum Yield {
 /// spin on a flag, a channel polled in a loop) should call this in its wait loop. On the default
 /// [`Pool::PrivateDeque`](super::Pool::PrivateDeque) it is *required*: there, jobs that this
 /// worker queued reach other workers only when it answers their requests, and the job being
-/// waited for may be one of them (see the [`forkjoin`](super) module docs, "Progress").
+/// waited for may be one of them (see the [`forkjoin`](crate::forkjoin) module docs, "Progress").
 ///
 /// It may run an unrelated job (one this worker queued, or one it steals), on this stack: do
 /// not call it while holding a lock or a `RefCell` borrow that such a job could need, and

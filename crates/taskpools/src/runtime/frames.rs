@@ -147,7 +147,7 @@ impl FrameStack {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::forkjoin::job::StackJob;
+    use crate::runtime::job::StackJob;
 
     #[test]
     fn lifo_for_the_owner_oldest_for_thieves() {

@@ -1,0 +1,243 @@
+//! The working phase (seed 004 §2, `tpool_run`): one loop for every pool — get a task, run it,
+//! repeat — with per-worker counters, wake-up policies, correct termination (the `idle`
+//! module's docs) and panic propagation. A phase runs on the workers of a [`Runtime`]: worker
+//! `i` of the runtime is worker `i` of the phase, so no thread is started per phase.
+
+mod idle;
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+pub use crate::stats::{RunReport, WorkerStats};
+pub use idle::WakePolicy;
+
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use idle::Coordinator;
+
+use crate::pool::{PutOutcome, TaskPool};
+use crate::runtime::broadcast::broadcast_in;
+use crate::runtime::worker::WorkerThread;
+use crate::runtime::{global, Registry, Runtime};
+use crate::sync::Arc;
+use crate::task::{Ctx, PutSink, Task};
+use crate::Error;
+
+/// How the working phase runs, independent of the pool.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Which puts wake sleeping workers.
+    pub wake: WakePolicy,
+    /// Pin worker i to CPU i mod (number of CPUs). Pinning is a property of a runtime's
+    /// workers: this applies when the phase starts a runtime of its own (see [`run_pool`]),
+    /// and a pinned phase never runs on the unpinned global runtime.
+    pub pin: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            wake: WakePolicy::OnEmpty,
+            pin: false,
+        }
+    }
+}
+
+struct Sink<'a, T: Send, P: TaskPool<T>> {
+    pool: &'a P,
+    local: &'a mut P::Local,
+    coord: &'a Coordinator,
+    puts: u64,
+}
+
+impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
+    #[inline]
+    fn put(&mut self, task: T) {
+        self.puts += 1;
+        if let PutOutcome::Shared { was_empty } = self.pool.put(self.local, task) {
+            self.coord.on_shared_put(was_empty);
+        }
+    }
+}
+
+fn worker<L, T: Task<L>, P: TaskPool<T>>(
+    me: usize,
+    pool: &P,
+    mut local: P::Local,
+    coord: &Coordinator,
+    state: &mut L,
+) -> WorkerStats {
+    let n = pool.workers();
+    let mut stats = WorkerStats::default();
+    loop {
+        while let Some(task) = pool.get(&mut local, &mut stats) {
+            if coord.is_done() {
+                // Only an abort ends the phase while a task exists (module docs of `idle`).
+                return stats;
+            }
+            stats.tasks_run += 1;
+            let mut sink = Sink {
+                pool,
+                local: &mut local,
+                coord,
+                puts: 0,
+            };
+            task.run(&mut Ctx::new(&mut sink, state, me, n));
+            stats.puts += sink.puts;
+        }
+        if !coord.idle(pool, &mut stats) {
+            return stats;
+        }
+    }
+}
+
+/// Runs a working phase on `pool` with one worker per pool slot, on a runtime chosen as
+/// [`Builder::run`](crate::Builder::run) chooses one (the calling worker's runtime, the global
+/// runtime, or a runtime started for this phase).
+///
+/// The initial tasks are distributed round-robin over the workers' `init` (the sequential
+/// initialization phase). Returns when every task, initial or created, has run. If a task
+/// panics, the phase ends, every worker leaves it, and the panic is resumed in the caller;
+/// tasks that did not run are dropped.
+pub fn run_pool<T: Task, P: TaskPool<T>>(
+    pool: &P,
+    opts: &RunOptions,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<RunReport, Error> {
+    run_pool_with(pool, opts, |_| (), initial).map(|(report, _)| report)
+}
+
+/// [`run_pool`] with per-worker state: worker `i` creates its state with `init(i)` on its own
+/// thread before its first task, every task it runs reaches the state with
+/// [`Ctx::local`], and the states are returned in worker order when the phase ends.
+///
+/// If a task (or `init`) panics, every state is dropped and the panic is resumed in the caller.
+pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
+    pool: &P,
+    opts: &RunOptions,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<(RunReport, Vec<L>), Error> {
+    let n = pool.workers();
+    check_workers(n)?;
+    with_runtime(None, n, opts.pin, |reg| {
+        run_on_registry(reg, pool, opts.wake, init, initial)
+    })
+}
+
+/// [`run_pool_with`] on the workers of `rt`: worker `i` of the phase is worker `i` of the
+/// runtime (the pool's worker count must not exceed the runtime's, or
+/// [`Error::PhaseWider`]). No thread is started. Fails with [`Error::PhaseBusy`] when called
+/// on a worker while another phase or broadcast holds `rt`.
+pub fn run_pool_on<L: Send, T: Task<L>, P: TaskPool<T>>(
+    rt: &Runtime,
+    pool: &P,
+    wake: WakePolicy,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<(RunReport, Vec<L>), Error> {
+    check_workers(pool.workers())?;
+    run_on_registry(&rt.registry, pool, wake, init, initial)
+}
+
+fn check_workers(n: usize) -> Result<(), Error> {
+    if n == 0 {
+        return Err(Error::ZeroThreads);
+    }
+    if n > crate::MAX_THREADS {
+        return Err(Error::TooManyThreads {
+            requested: n,
+            max: crate::MAX_THREADS,
+        });
+    }
+    Ok(())
+}
+
+/// Calls `f` with the runtime a phase of `n` workers runs on: `explicit` if given (it must
+/// have `n` workers or more); else the runtime of the calling worker, if it has enough; else
+/// the global runtime, if it has enough and `pin` is off; else a runtime started for this call
+/// with `n` workers (and `pin`), stopped when `f` returns.
+pub(crate) fn with_runtime<R>(
+    explicit: Option<&Runtime>,
+    n: usize,
+    pin: bool,
+    f: impl FnOnce(&Arc<Registry>) -> Result<R, Error>,
+) -> Result<R, Error> {
+    if let Some(rt) = explicit {
+        return f(&rt.registry);
+    }
+    if let Some(w) = WorkerThread::current() {
+        if w.registry.threads >= n {
+            let reg = Arc::clone(&w.registry);
+            return f(&reg);
+        }
+    }
+    if !pin {
+        let g = global();
+        if g.threads() >= n {
+            return f(&g.registry);
+        }
+    }
+    let rt = Runtime::builder().threads(n).pin(pin).build()?;
+    f(&rt.registry)
+}
+
+/// The phase itself, as a broadcast over workers `0..n` of the runtime of `registry`.
+pub(crate) fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
+    registry: &Arc<Registry>,
+    pool: &P,
+    wake: WakePolicy,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<(RunReport, Vec<L>), Error> {
+    let n = pool.workers();
+    if n > registry.threads {
+        return Err(Error::PhaseWider {
+            workers: n,
+            threads: registry.threads,
+        });
+    }
+    let mut locals: Vec<P::Local> = (0..n).map(|i| pool.local(i)).collect();
+    for (i, t) in initial.into_iter().enumerate() {
+        pool.init(&mut locals[i % n], t);
+    }
+    // Each share takes its worker's local once; a lock is the simplest safe hand-over.
+    let locals: Vec<std::sync::Mutex<Option<P::Local>>> = locals
+        .into_iter()
+        .map(|l| std::sync::Mutex::new(Some(l)))
+        .collect();
+    let coord = Coordinator::new(n, wake);
+    let share = |i: usize| {
+        let local = locals[i]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("each worker takes its local once");
+        let body = || {
+            let mut state = init(i);
+            let stats = worker(i, pool, local, &coord, &mut state);
+            (stats, state)
+        };
+        match catch_unwind(AssertUnwindSafe(body)) {
+            Ok(done) => Some(done),
+            Err(payload) => {
+                // The state was dropped while unwinding out of `body`.
+                coord.abort(Some(payload));
+                None
+            }
+        }
+    };
+    let start = Instant::now();
+    let results = broadcast_in(registry, n, &share)?;
+    let elapsed = start.elapsed();
+    if let Some(p) = coord.take_panic() {
+        drop(results);
+        resume_unwind(p);
+    }
+    // No panic was recorded, so every worker returned its state.
+    let (workers, states) = results
+        .into_iter()
+        .map(|r| r.expect("a worker without a recorded panic returned its state"))
+        .unzip();
+    Ok((RunReport { workers, elapsed }, states))
+}

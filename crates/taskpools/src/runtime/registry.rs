@@ -1,0 +1,267 @@
+//! State shared by a runtime's workers: how thieves reach the deques, the injector for work
+//! from outside, one mailbox per worker for work addressed to that worker (a working phase's
+//! share, a broadcast), and sleeping and waking.
+//!
+//! # Sleeping without lost wake-ups
+//!
+//! A worker that found nothing for a while announces itself in `sleepers` (under the `sleep`
+//! lock), issues a `SeqCst` fence and looks once more for work it could take: injected jobs,
+//! advertised deques, and its own mailbox. Only if there is none does it wait on the condition
+//! variable, which releases the lock atomically. Whoever makes work available first makes it
+//! visible (the injector's length mirror, a deque's advertisement, a mailbox's `pending`
+//! flag), issues a `SeqCst` fence and then reads `sleepers`; if non-zero it takes the lock and
+//! notifies. By the two fences either the sleeper sees the work or the waker sees the sleeper,
+//! and since the sleeper holds the lock from its look to its wait, the notification cannot
+//! fall in between. A mailbox post wakes *every* sleeper (`notify_all`), because only its
+//! addressee may take it. The loom models at the end check both paths, each with a planted-bug
+//! twin that skips the second look.
+
+use std::collections::VecDeque;
+
+use crossbeam_utils::CachePadded;
+
+use super::job::JobRef;
+use crate::queue::chase_lev::Stealer;
+use crate::queue::private_deque::StealTable;
+use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+
+/// How thieves reach the workers' deques.
+pub(crate) enum Stealers {
+    ChaseLev(Box<[Stealer<JobRef>]>),
+    Private(Arc<StealTable<JobRef>>),
+}
+
+/// Work addressed to one worker: at most one job at a time (a broadcast posts one per worker
+/// and waits for all before the next can start).
+pub(crate) struct Mailbox {
+    /// Whether `job` holds a job: the lock-free check on the worker's search path.
+    pending: AtomicBool,
+    job: Mutex<Option<JobRef>>,
+}
+
+impl Mailbox {
+    fn new() -> Mailbox {
+        Mailbox {
+            pending: AtomicBool::new(false),
+            job: Mutex::new(None),
+        }
+    }
+}
+
+/// State shared by a runtime's workers.
+pub(crate) struct Registry {
+    pub(crate) threads: usize,
+    pub(crate) stealers: Stealers,
+    mailboxes: Box<[CachePadded<Mailbox>]>,
+    /// Whether a broadcast (a working phase) holds the workers, and its waiters.
+    pub(crate) broadcast_busy: Mutex<bool>,
+    pub(crate) broadcast_free: Condvar,
+    injector: Mutex<VecDeque<JobRef>>,
+    injected: CachePadded<AtomicUsize>,
+    sleepers: CachePadded<AtomicUsize>,
+    pub(crate) sleep: Mutex<()>,
+    pub(crate) wake: Condvar,
+    pub(crate) shutdown: AtomicBool,
+    /// Whether a thief has reported an owner that does not answer steal requests (the
+    /// diagnostic is printed once per runtime; see [`StallWatch`]).
+    pub(crate) stall_reported: AtomicBool,
+    /// Loom-only switch for a test of the tests: a would-be sleeper that does not look for
+    /// work again after announcing itself, so an injection can slip in between.
+    #[cfg(loom)]
+    pub(crate) broken_no_recheck: bool,
+}
+
+impl Registry {
+    pub(crate) fn new(threads: usize, stealers: Stealers) -> Registry {
+        Registry {
+            threads,
+            stealers,
+            mailboxes: (0..threads)
+                .map(|_| CachePadded::new(Mailbox::new()))
+                .collect(),
+            broadcast_busy: Mutex::new(false),
+            broadcast_free: Condvar::new(),
+            injector: Mutex::new(VecDeque::new()),
+            injected: CachePadded::new(AtomicUsize::new(0)),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            sleep: Mutex::new(()),
+            wake: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            stall_reported: AtomicBool::new(false),
+            #[cfg(loom)]
+            broken_no_recheck: false,
+        }
+    }
+
+    pub(crate) fn has_work(&self) -> bool {
+        self.injected.load(Ordering::Relaxed) > 0
+            || match &self.stealers {
+                Stealers::ChaseLev(s) => s.iter().any(|s| !s.is_empty()),
+                Stealers::Private(t) => t.any_work(),
+            }
+    }
+
+    /// Wakes one sleeping worker, if any (Dekker pair with `sleep_until_work`).
+    pub(crate) fn notify_one(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) > 0 {
+            let _g = lock(&self.sleep);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Wakes every sleeping worker, if any (Dekker pair with `sleep_until_work`).
+    pub(crate) fn notify_all(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) > 0 {
+            let _g = lock(&self.sleep);
+            self.wake.notify_all();
+        }
+    }
+
+    /// Addresses `job` to worker `to`, which takes it at its next look for work (in its loop,
+    /// or in any wait of a join, scope or install), and wakes it if it sleeps.
+    ///
+    /// # Panics
+    /// If the mailbox already holds a job (one broadcast at a time holds the workers).
+    pub(crate) fn post(&self, to: usize, job: JobRef) {
+        let mb = &self.mailboxes[to];
+        let mut slot = lock(&mb.job);
+        assert!(
+            slot.is_none(),
+            "worker {to} already has a job addressed to it"
+        );
+        *slot = Some(job);
+        mb.pending.store(true, Ordering::Release);
+        drop(slot);
+        self.notify_all();
+    }
+
+    /// Whether a job is addressed to worker `me` (one load).
+    #[inline]
+    pub(crate) fn has_mail(&self, me: usize) -> bool {
+        self.mailboxes[me].pending.load(Ordering::Relaxed)
+    }
+
+    /// The job addressed to worker `me`, if any.
+    #[inline]
+    pub(crate) fn take_mail(&self, me: usize) -> Option<JobRef> {
+        let mb = &self.mailboxes[me];
+        if !mb.pending.load(Ordering::Acquire) {
+            return None;
+        }
+        let j = lock(&mb.job).take();
+        mb.pending.store(false, Ordering::Relaxed);
+        j
+    }
+
+    pub(crate) fn inject(&self, job: JobRef) {
+        let mut q = lock(&self.injector);
+        q.push_back(job);
+        self.injected.store(q.len(), Ordering::Relaxed);
+        drop(q);
+        self.notify_one();
+    }
+
+    pub(crate) fn take_injected(&self) -> Option<JobRef> {
+        if self.injected.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut q = lock(&self.injector);
+        let j = q.pop_front();
+        self.injected.store(q.len(), Ordering::Relaxed);
+        j
+    }
+
+    pub(crate) fn sleep_until_work(&self, me: usize) {
+        let g = lock(&self.sleep);
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        #[cfg(loom)]
+        let recheck = !self.broken_no_recheck;
+        #[cfg(not(loom))]
+        let recheck = true;
+        let work = recheck && (self.has_work() || self.has_mail(me));
+        if !work && !self.shutdown.load(Ordering::Acquire) {
+            drop(self.wake.wait(g).unwrap_or_else(|e| e.into_inner()));
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::queue::private_deque::StealRequests;
+    use crate::runtime::job::JobHeader;
+    use loom::thread;
+
+    /// A worker that finds nothing and goes to sleep while `install` injects a job: whatever
+    /// the interleaving, the worker wakes and takes the job.
+    fn inject_vs_sleep(broken: bool, via_mailbox: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(move || {
+            let table = Arc::clone(StealRequests::<JobRef>::set(1)[0].table());
+            #[allow(unused_mut)]
+            let mut reg = Registry::new(1, Stealers::Private(table));
+            reg.broken_no_recheck = broken;
+            let reg = Arc::new(reg);
+            let header = Box::leak(Box::new(JobHeader::root()));
+            // SAFETY: the header is leaked, so it lives for the whole model; it is only taken
+            // from the injector, never run.
+            let job = unsafe { JobRef::from_header(header) };
+            let taken = Arc::new(AtomicBool::new(false));
+            let (r2, t2) = (Arc::clone(&reg), Arc::clone(&taken));
+            let worker = thread::spawn(move || loop {
+                let got = if via_mailbox {
+                    r2.take_mail(0)
+                } else {
+                    r2.take_injected()
+                };
+                if let Some(j) = got {
+                    t2.store(true, Ordering::Release);
+                    return j;
+                }
+                r2.sleep_until_work(0);
+            });
+            if via_mailbox {
+                reg.post(0, job);
+            } else {
+                reg.inject(job);
+            }
+            // Wait by spinning, not by joining: with a lost wake-up the model then reports an
+            // endless spin instead of a deadlock of two blocked threads.
+            while !taken.load(Ordering::Acquire) {
+                thread::yield_now();
+            }
+            assert_eq!(worker.join().unwrap(), job);
+        });
+    }
+
+    #[test]
+    fn loom_an_injected_job_wakes_a_sleeping_worker() {
+        inject_vs_sleep(false, false);
+    }
+
+    /// Test of the test above: without the sleeper's second look for work, loom finds the
+    /// lost wake-up.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_lost_wakeup_without_the_recheck() {
+        inject_vs_sleep(true, false);
+    }
+
+    /// A job posted to a sleeping worker's mailbox wakes it (a working phase's share).
+    #[test]
+    fn loom_a_posted_job_wakes_its_sleeping_addressee() {
+        inject_vs_sleep(false, true);
+    }
+
+    /// Test of the test above: without the second look, the post's wake-up is lost.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_lost_mailbox_wakeup_without_the_recheck() {
+        inject_vs_sleep(true, true);
+    }
+}

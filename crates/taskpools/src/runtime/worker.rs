@@ -1,0 +1,357 @@
+//! A worker thread of the runtime: its deque, how it finds work (its mailbox, its own deque,
+//! a random victim, the injector), how it waits without blocking (`wait_until`), and its loop.
+
+use std::cell::Cell;
+
+use super::frames::FrameStack;
+use super::job::{self, JobRef};
+use super::liveness::StallWatch;
+use super::registry::{Registry, Stealers};
+use crate::queue::chase_lev::{self, Steal};
+use crate::queue::private_deque::StealRequests;
+use crate::sync::{Arc, Ordering};
+
+/// A worker's own deque.
+pub(crate) enum LocalDeque {
+    ChaseLev(chase_lev::Worker<JobRef>),
+    Private(PrivateFrames),
+}
+
+/// The `private-deque` pool's side of a worker: its frame stack (owner only) and its end of
+/// the steal-request protocol.
+pub(crate) struct PrivateFrames {
+    pub(crate) frames: FrameStack,
+    pub(crate) req: StealRequests<JobRef>,
+}
+
+impl PrivateFrames {
+    /// Queues a job; returns whether work is newly advertised (then a sleeper may be woken).
+    #[inline(always)]
+    pub(crate) fn push(&self, job: JobRef) -> bool {
+        // SAFETY: every job pushed is live until it is popped, taken back, or run by a thief
+        // (stack jobs are waited for; spawned jobs own their storage).
+        let was_empty = unsafe { self.frames.push(job.header()) };
+        if was_empty && !self.req.advertised() {
+            self.req.advertise(true);
+            return true;
+        }
+        false
+    }
+
+    /// A join takes its own job back (see [`FrameStack::take_back`]); when that empties the
+    /// stack, the work hint is withdrawn, so that thieves stop asking and idle workers may
+    /// sleep while this worker runs the job.
+    #[inline(always)]
+    pub(crate) fn take_back(&self, h: &job::JobHeader) -> bool {
+        if self.frames.take_back(h) {
+            if self.frames.is_empty() {
+                self.req.advertise(false);
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Pops the newest job; when the stack is (or becomes) empty, withdraws the work hint. The
+    /// hint is therefore set exactly while the stack holds a job, which is what idle workers
+    /// check before they sleep.
+    #[inline]
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        let j = self.frames.pop();
+        if self.frames.is_empty() {
+            self.req.advertise(false);
+        }
+        j
+    }
+
+    /// The oldest job, for a thief.
+    pub(crate) fn give_oldest(&self) -> Option<JobRef> {
+        let j = self.frames.take_oldest();
+        if self.frames.is_empty() {
+            self.req.advertise(false);
+        }
+        j
+    }
+
+    /// Answers a pending steal request: one load when there is none.
+    #[inline(always)]
+    pub(crate) fn poll(&self) {
+        self.req.poll(|| self.give_oldest());
+    }
+}
+
+/// How deeply a worker nests waits that run stolen jobs. Beyond this, a waiting worker runs
+/// only jobs from its own deque (which a sequential run would have run on the same stack), so
+/// stealing while waiting cannot grow the stack without bound.
+pub(crate) const MAX_STEALING_WAITS: u32 = 32;
+
+/// A worker thread's private state, reachable through a thread-local pointer while it runs.
+pub(crate) struct WorkerThread {
+    pub(crate) index: usize,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) deque: LocalDeque,
+    pub(crate) rng: Cell<u64>,
+    /// Waits (`wait_until`) currently on this thread's stack.
+    pub(crate) waits: Cell<u32>,
+    /// Steal attempts (rounds over the victims) this worker has made; only tests read it.
+    pub(crate) steal_rounds: Cell<u64>,
+}
+
+thread_local! {
+    pub(crate) static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+}
+
+impl WorkerThread {
+    /// The worker running on this thread, if any.
+    #[inline]
+    pub(crate) fn current() -> Option<&'static WorkerThread> {
+        let p = CURRENT.with(Cell::get);
+        // SAFETY: the pointer is set by the worker's thread for as long as its `WorkerThread`
+        // lives (on that thread's stack) and cleared before it is dropped.
+        unsafe { p.as_ref() }
+    }
+
+    fn next_victim(&self) -> usize {
+        // xorshift
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        (x as usize) % self.registry.threads
+    }
+
+    /// Pushes a job onto this worker's deque (and, on private deques, answers a pending steal
+    /// request: the fork is a poll point).
+    #[inline(always)]
+    pub(crate) fn push(&self, job: JobRef) {
+        let was_empty = match &self.deque {
+            LocalDeque::ChaseLev(d) => d.push(job),
+            LocalDeque::Private(p) => {
+                let e = p.push(job);
+                p.poll();
+                e
+            }
+        };
+        if was_empty && self.registry.threads > 1 {
+            self.registry.notify_one();
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        match &self.deque {
+            LocalDeque::ChaseLev(d) => d.pop(),
+            LocalDeque::Private(p) => p.pop(),
+        }
+    }
+
+    /// Answers a pending steal request (private deques).
+    #[inline]
+    pub(crate) fn poll(&self) {
+        if let LocalDeque::Private(p) = &self.deque {
+            p.poll();
+        }
+    }
+
+    /// Refuses steal requests while this worker cannot answer them (it sleeps or exits); a
+    /// pending one is answered now.
+    pub(crate) fn block_requests(&self) {
+        if let LocalDeque::Private(p) = &self.deque {
+            p.req.block(|| p.give_oldest());
+        }
+    }
+
+    pub(crate) fn unblock_requests(&self) {
+        if let LocalDeque::Private(p) = &self.deque {
+            p.req.unblock();
+        }
+    }
+
+    /// One attempt to find work elsewhere: a random victim first, then around; then the
+    /// injector.
+    pub(crate) fn steal(&self) -> Option<JobRef> {
+        self.steal_rounds.set(self.steal_rounds.get() + 1);
+        let n = self.registry.threads;
+        let start = self.next_victim();
+        for k in 0..n {
+            let v = (start + k) % n;
+            if v == self.index {
+                continue;
+            }
+            match (&self.deque, &self.registry.stealers) {
+                (LocalDeque::ChaseLev(_), Stealers::ChaseLev(s)) => loop {
+                    match s[v].steal() {
+                        Steal::Success(j) => return Some(j),
+                        Steal::Empty => break,
+                        Steal::Retry => {}
+                    }
+                },
+                (LocalDeque::Private(p), _) => {
+                    let mut watch = StallWatch::default();
+                    let serve_own = || {
+                        p.poll();
+                        watch.tick(&self.registry, self.index, v);
+                    };
+                    // A busy request cell (`Retry`) means another thief is being served
+                    // there: try the next victim instead of queueing up.
+                    if let Steal::Success(j) = p.req.steal_from(v, serve_own) {
+                        return Some(j);
+                    }
+                }
+                (LocalDeque::ChaseLev(_), Stealers::Private(_)) => {
+                    unreachable!("a runtime's workers all use its pool")
+                }
+            }
+        }
+        self.registry.take_injected()
+    }
+
+    /// The next job for this worker: one addressed to it (a broadcast's share, which other
+    /// workers wait for), then its own deque, then stolen or injected work.
+    pub(crate) fn find_work(&self) -> Option<JobRef> {
+        self.registry
+            .take_mail(self.index)
+            .or_else(|| self.pop())
+            .or_else(|| self.steal())
+    }
+
+    /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
+    ///
+    /// Every caller waits for a job that other threads can reach (a stolen join half on the
+    /// caller's stack, an injected install, a scope's spawns), so this must not unwind before
+    /// `done()`: jobs catch their own panics, and a panic from the runtime's own code here
+    /// aborts the process instead of freeing a frame that another thread still uses.
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        struct AbortOnUnwind;
+        impl Drop for AbortOnUnwind {
+            fn drop(&mut self) {
+                super::eprintln_best_effort(
+                    "taskpools: a fork-join wait unwound while other threads could still use \
+                     the job it waits for; aborting",
+                );
+                std::process::abort();
+            }
+        }
+        let guard = AbortOnUnwind;
+        let mut idle = 0u32;
+        while !done() {
+            if self.run_one() {
+                idle = 0;
+            } else {
+                idle += 1;
+                if idle < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        std::mem::forget(guard);
+    }
+
+    /// One step of a wait: answers a pending steal request, then runs one job if there is one
+    /// (a job addressed to this worker first, at any depth: a broadcast waits for it; then its
+    /// own deque; then, below `MAX_STEALING_WAITS` nested waits, stolen work; then
+    /// work injected into this runtime). Injected work is taken at any depth: it may be what
+    /// another runtime's worker, itself waiting on us, needs to finish (installs that cross
+    /// back and forth between one-thread runtimes), and it grows the stack no more than a pop.
+    /// Returns whether it ran a job.
+    pub(crate) fn run_one(&self) -> bool {
+        self.poll();
+        let depth = self.waits.get();
+        let job = if depth < MAX_STEALING_WAITS {
+            self.find_work()
+        } else {
+            self.registry
+                .take_mail(self.index)
+                .or_else(|| self.pop())
+                .or_else(|| self.registry.take_injected())
+        };
+        match job {
+            Some(j) => {
+                self.waits.set(depth + 1);
+                // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
+                // panics, so the depth is restored.
+                unsafe { j.execute() };
+                self.waits.set(depth);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn main_loop(&self) {
+        let mut idle = 0u32;
+        while !self.registry.shutdown.load(Ordering::Acquire) {
+            self.poll();
+            match self.find_work() {
+                // SAFETY: as in `wait_until`.
+                Some(j) => unsafe {
+                    idle = 0;
+                    j.execute()
+                },
+                None if idle < 200 => {
+                    idle += 1;
+                    std::thread::yield_now();
+                }
+                None => {
+                    idle = 0;
+                    self.block_requests();
+                    self.registry.sleep_until_work(self.index);
+                    self.unblock_requests();
+                }
+            }
+        }
+        // Shutdown: run what is still injected (fire-and-forget `spawn`s; nothing else can be
+        // there, since installs and scopes borrow the runtime that is being dropped). A job
+        // that spawns more while this runs is seen here too, by this worker's next look.
+        while let Some(j) = self.registry.take_injected() {
+            // SAFETY: as in `wait_until`.
+            unsafe { j.execute() };
+        }
+        self.block_requests();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::runtime::{Pool, Runtime};
+    use std::sync::atomic::AtomicBool as StdBool;
+
+    /// Waits past `MAX_STEALING_WAITS` nested levels do not steal (which bounds the stack);
+    /// waits below it do. White-box: the depth is set directly, and the worker's steal rounds
+    /// are counted while it waits for a flag that another thread sets.
+    #[test]
+    fn deep_waits_do_not_steal() {
+        for pool in Pool::ALL {
+            let rt = Runtime::builder().threads(2).pool(pool).build().unwrap();
+            let rounds = |depth: u32| {
+                rt.install(|| {
+                    let w = WorkerThread::current().expect("on a worker");
+                    let flag = StdBool::new(false);
+                    let before = w.steal_rounds.get();
+                    w.waits.set(depth);
+                    std::thread::scope(|s| {
+                        s.spawn(|| {
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            flag.store(true, std::sync::atomic::Ordering::Release);
+                        });
+                        w.wait_until(|| flag.load(std::sync::atomic::Ordering::Acquire));
+                    });
+                    assert_eq!(w.waits.get(), depth, "the wait restores the depth");
+                    w.waits.set(0);
+                    w.steal_rounds.get() - before
+                })
+            };
+            assert!(rounds(0) > 0, "{pool}: a shallow wait steals");
+            assert_eq!(
+                rounds(MAX_STEALING_WAITS),
+                0,
+                "{pool}: a deep wait must not steal"
+            );
+        }
+    }
+}
