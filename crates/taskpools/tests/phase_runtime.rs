@@ -1,0 +1,368 @@
+//! Working phases on a persistent runtime, and front ends nested in each other: a phase runs on
+//! the runtime's own threads (no thread per phase), `join`/`scope` inside a task run on the
+//! task's worker, a phase inside a fork-join task runs or is refused with a clear error, and
+//! nothing hangs. Every test builds its own runtime (tests of one binary run in parallel).
+#![cfg(not(loom))]
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::{self, ThreadId};
+
+use taskpools::forkjoin::{self, Pool};
+use taskpools::{Builder, Ctx, Error, PoolKind, Runtime, Task, WakePolicy};
+
+fn fib(n: u32) -> u64 {
+    if n < 2 {
+        n as u64
+    } else {
+        let (a, b) = forkjoin::join(|| fib(n - 1), || fib(n - 2));
+        a + b
+    }
+}
+
+fn fib_seq(n: u32) -> u64 {
+    if n < 2 {
+        n as u64
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+/// A binary tree of tasks; each records the thread it ran on in its worker's state.
+struct Where(u32);
+
+impl Task<HashSet<ThreadId>> for Where {
+    fn run(self, ctx: &mut Ctx<'_, Self, HashSet<ThreadId>>) {
+        ctx.local().insert(thread::current().id());
+        if self.0 > 0 {
+            ctx.put(Where(self.0 - 1));
+            ctx.put(Where(self.0 - 1));
+        }
+    }
+}
+
+/// A binary tree of tasks with no per-worker state.
+struct Plain(u32);
+
+impl Task for Plain {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        if self.0 > 0 {
+            ctx.put(Plain(self.0 - 1));
+            ctx.put(Plain(self.0 - 1));
+        }
+    }
+}
+
+#[test]
+fn every_phase_runs_on_the_runtime_s_own_threads() {
+    let rt = Runtime::new(2).unwrap();
+    let workers: Vec<ThreadId> = rt.broadcast(|_| thread::current().id()).unwrap();
+    let workers_set: HashSet<ThreadId> = workers.iter().copied().collect();
+    assert_eq!(workers_set.len(), 2);
+    for pool in PoolKind::ALL {
+        for _ in 0..5 {
+            let (report, seen) = Builder::new()
+                .threads(2)
+                .pool(pool)
+                .runtime(&rt)
+                .run_with(|_| HashSet::new(), [Where(12)])
+                .unwrap_or_else(|e| panic!("{pool}: {e}"));
+            assert_eq!(report.tasks_run(), (1 << 13) - 1, "{pool}");
+            for (i, s) in seen.iter().enumerate() {
+                // Worker i of the phase is worker i of the runtime, whichever tasks it ran.
+                assert!(
+                    s.iter().all(|t| *t == workers[i]),
+                    "{pool}: phase worker {i} ran tasks on a thread that is not runtime worker {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_phase_narrower_than_the_runtime_uses_its_first_workers_and_a_wider_one_is_refused() {
+    let rt = Runtime::new(2).unwrap();
+    let report = Builder::new()
+        .threads(1)
+        .runtime(&rt)
+        .run([Plain(8)])
+        .unwrap();
+    assert_eq!(report.workers.len(), 1);
+    assert_eq!(report.tasks_run(), (1 << 9) - 1);
+    let err = Builder::new()
+        .threads(3)
+        .runtime(&rt)
+        .run([Plain(3)])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::PhaseWider {
+                workers: 3,
+                threads: 2
+            }
+        ),
+        "{err}"
+    );
+    // The runtime is still usable.
+    assert_eq!(rt.join(|| 1, || 2), (1, 2));
+}
+
+/// A task that computes `fib(n)` with fork-join, or with a scope of spawns.
+struct FibTask {
+    n: u32,
+    scoped: bool,
+}
+
+impl Task<u64> for FibTask {
+    fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+        let v = if self.scoped {
+            let (mut a, mut b) = (0, 0);
+            forkjoin::scope(|s| {
+                s.spawn(|_| a = fib(self.n - 1));
+                s.spawn(|_| b = fib(self.n - 2));
+            });
+            a + b
+        } else {
+            fib(self.n)
+        };
+        *ctx.local() += v;
+        // The task runs on a worker of the runtime the phase runs on.
+        assert!(forkjoin::current_thread_index().is_some());
+    }
+}
+
+#[test]
+fn join_and_scope_inside_a_task_run_on_the_task_s_worker() {
+    for fj in Pool::ALL {
+        let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
+        for pool in PoolKind::ALL {
+            for scoped in [false, true] {
+                let tasks = (10..20).map(|n| FibTask { n, scoped });
+                let (_, sum) = Builder::new()
+                    .threads(2)
+                    .pool(pool)
+                    .runtime(&rt)
+                    .run_reduce(|_| 0u64, tasks, |a, b| a + b)
+                    .unwrap_or_else(|e| panic!("{fj}/{pool}: {e}"));
+                let expected: u64 = (10..20).map(fib_seq).sum();
+                assert_eq!(sum, expected, "{fj}/{pool}, scoped {scoped}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_join_inside_a_task_works_on_a_phase_narrower_than_the_runtime() {
+    // Worker 1 is not in the phase: it may steal the joins' halves.
+    for fj in Pool::ALL {
+        let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
+        let (_, sum) = Builder::new()
+            .threads(1)
+            .runtime(&rt)
+            .run_reduce(
+                |_| 0u64,
+                (15..22).map(|n| FibTask { n, scoped: false }),
+                |a, b| a + b,
+            )
+            .unwrap();
+        assert_eq!(sum, (15..22).map(fib_seq).sum::<u64>(), "{fj}");
+    }
+}
+
+#[test]
+fn a_phase_inside_a_fork_join_task_runs_on_that_runtime() {
+    for fj in Pool::ALL {
+        let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
+        let workers: HashSet<ThreadId> = rt
+            .broadcast(|_| thread::current().id())
+            .unwrap()
+            .into_iter()
+            .collect();
+        let (r, seen) = rt.install(|| {
+            // No runtime named: the calling worker's runtime is used.
+            Builder::new()
+                .threads(2)
+                .run_with(|_| HashSet::new(), [Where(10)])
+                .unwrap()
+        });
+        assert_eq!(r.tasks_run(), (1 << 11) - 1, "{fj}");
+        assert!(seen.iter().flatten().all(|t| workers.contains(t)), "{fj}");
+        // Also from inside a join half, with the other half busy meanwhile.
+        let (a, b) = rt.join(
+            || {
+                Builder::new()
+                    .threads(2)
+                    .run_reduce(
+                        |_| 0u64,
+                        [FibTask {
+                            n: 15,
+                            scoped: false,
+                        }],
+                        |a, b| a + b,
+                    )
+                    .map(|(_, s)| s)
+            },
+            || fib(18),
+        );
+        assert_eq!(a.unwrap(), fib_seq(15), "{fj}");
+        assert_eq!(b, fib_seq(18), "{fj}");
+    }
+}
+
+/// A task that starts a phase on the runtime it runs on.
+struct Nested;
+
+impl Task<Option<Result<u64, String>>> for Nested {
+    fn run(self, ctx: &mut Ctx<'_, Self, Option<Result<u64, String>>>) {
+        let r = Builder::new()
+            .threads(2)
+            .run_with(
+                |_| 0u64,
+                [FibTask {
+                    n: 8,
+                    scoped: false,
+                }],
+            )
+            .map(|(r, _)| r.tasks_run())
+            .map_err(|e| e.to_string());
+        *ctx.local() = Some(r);
+    }
+}
+
+#[test]
+fn a_phase_inside_a_phase_task_is_a_clear_error_not_a_hang() {
+    let rt = Runtime::new(2).unwrap();
+    let (_, results) = Builder::new()
+        .threads(2)
+        .runtime(&rt)
+        .run_with(|_| None, [Nested])
+        .unwrap();
+    let r = results.into_iter().flatten().next().expect("the task ran");
+    let e = r.expect_err("a nested phase on the same runtime is refused");
+    assert!(e.contains("already running on this runtime"), "{e}");
+    // The same with an explicit runtime, and the runtime works afterwards.
+    let report = Builder::new()
+        .threads(2)
+        .runtime(&rt)
+        .run([Plain(4)])
+        .unwrap();
+    assert_eq!(report.tasks_run(), 31);
+}
+
+#[test]
+fn two_phases_in_the_halves_of_a_join_each_finish_or_are_refused() {
+    for fj in Pool::ALL {
+        let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
+        for _ in 0..20 {
+            let phase = || {
+                Builder::new()
+                    .threads(2)
+                    .run([Plain(9)])
+                    .map(|r| r.tasks_run())
+            };
+            let (a, b) = rt.join(phase, phase);
+            let mut ok = 0;
+            for r in [a, b] {
+                match r {
+                    Ok(n) => {
+                        assert_eq!(n, (1 << 10) - 1);
+                        ok += 1;
+                    }
+                    Err(Error::PhaseBusy) => {}
+                    Err(e) => panic!("{fj}: unexpected error {e}"),
+                }
+            }
+            assert!(ok >= 1, "{fj}: at least the first phase runs");
+        }
+    }
+}
+
+#[test]
+fn phases_from_several_outside_threads_wait_for_each_other() {
+    let rt = Runtime::new(2).unwrap();
+    let total = AtomicU64::new(0);
+    thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..5 {
+                    let r = Builder::new()
+                        .threads(2)
+                        .runtime(&rt)
+                        .wake(WakePolicy::EveryPut)
+                        .run([Plain(8)])
+                        .expect("outside threads wait for the runtime");
+                    total.fetch_add(r.tasks_run(), Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    assert_eq!(total.load(Ordering::Relaxed), 20 * ((1 << 9) - 1));
+}
+
+#[test]
+fn a_phase_from_a_worker_of_another_runtime_finishes() {
+    let a = Runtime::new(1).unwrap();
+    let b = Runtime::new(2).unwrap();
+    let n = a.install(|| {
+        Builder::new()
+            .threads(2)
+            .runtime(&b)
+            .run([Plain(8)])
+            .unwrap()
+            .tasks_run()
+    });
+    assert_eq!(n, (1 << 9) - 1);
+}
+
+struct Boom(u32);
+
+impl Task for Boom {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        if self.0 == 0 {
+            panic!("boom in a phase task");
+        }
+        ctx.put(Boom(self.0 - 1));
+        ctx.put(Boom(self.0 - 1));
+    }
+}
+
+#[test]
+fn a_panic_in_a_phase_reaches_the_caller_and_the_runtime_stays_usable() {
+    let rt = Runtime::new(2).unwrap();
+    for pool in PoolKind::ALL {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Builder::new()
+                .threads(2)
+                .pool(pool)
+                .runtime(&rt)
+                .run([Boom(6)])
+        }));
+        let p = r.expect_err("the panic propagates");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"boom in a phase task"));
+        let report = Builder::new()
+            .threads(2)
+            .pool(pool)
+            .runtime(&rt)
+            .run([Plain(5)])
+            .unwrap();
+        assert_eq!(report.tasks_run(), 63, "{pool}");
+    }
+    assert_eq!(rt.join(|| fib(10), || 7), (55, 7));
+}
+
+#[test]
+fn broadcast_runs_once_per_worker_and_propagates_panics() {
+    let rt = Runtime::new(2).unwrap();
+    assert_eq!(rt.broadcast(|i| i + 100).unwrap(), [100, 101]);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.broadcast(|i| {
+            if i == 1 {
+                panic!("share 1");
+            }
+            i
+        })
+    }));
+    assert!(r.is_err());
+    assert_eq!(rt.broadcast(|i| i).unwrap(), [0, 1]);
+}
