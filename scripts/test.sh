@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace --release
-cargo test -p taskpools --lib --test forkjoin --test deques
+cargo test -p taskpools --lib --test forkjoin --test deques --test phase_runtime
 # loom explores every interleaving up to LOOM_MAX_PREEMPTIONS preemptions per execution;
 # a separate target dir keeps the --cfg loom build from invalidating the normal one.
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
@@ -25,7 +25,8 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
   echo "== AddressSanitizer (nightly, $host)"
   RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
     cargo +nightly test -p taskpools --target "$host" --lib --test ownership --test deques \
-    --test deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness
+    --test deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
+    --test phase_runtime
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
     "(rustup toolchain install nightly)"

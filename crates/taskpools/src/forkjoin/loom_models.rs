@@ -4,10 +4,12 @@
 //! Every model has a planted-bug twin that must fail.
 
 use super::*;
+use crate::queue::chase_lev::Steal;
 use crate::queue::private_deque::StealRequests;
 use crate::runtime::frames::FrameStack;
 use crate::runtime::job::{JobRef, Outcome, StackJob};
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
+use crate::runtime::{Registry, Stealers};
+use crate::sync::{Arc, AtomicBool, Ordering};
 use loom::thread;
 
 /// A bounded exploration: three preemptions are enough for these two-thread races (each

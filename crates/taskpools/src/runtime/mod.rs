@@ -69,7 +69,7 @@ use crate::sync::{lock, Arc, Ordering};
 use frames::FrameStack;
 use job::{JobRef, LockJob, StackJob};
 pub(crate) use registry::Registry;
-use registry::Stealers;
+pub(crate) use registry::Stealers;
 use worker::{LocalDeque, PrivateFrames, WorkerThread, CURRENT};
 
 /// The work-stealing pool that a runtime's workers share for fork-join jobs: which deque each worker owns and
