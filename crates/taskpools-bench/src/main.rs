@@ -52,7 +52,8 @@ struct SyntheticArgs {
     /// about 1.6× more per step of k: P(40) = 866,988,830 tasks, the limit of 2^30.
     #[arg(long, default_value_t = 24)]
     k: u32,
-    /// Work factor f.
+    /// Work factor f: a task does 100·f to 160·f units of work (about 0.8 ns each). The run's
+    /// work, at most 160·f·P(k) units, must be at most 2^42 (about an hour sequentially).
     #[arg(long, default_value_t = 40)]
     f: u32,
     /// Thread counts, comma-separated; each 1 to 4096, none given twice.
@@ -70,8 +71,9 @@ struct SyntheticArgs {
     /// Repetitions per configuration (the median is reported); at least 1.
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// Pin worker i to CPU i mod cores.
-    #[arg(long)]
+    /// Pin worker i to CPU i mod cores: `--pin`, `--pin true` or `--pin false` (the default).
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
     pin: bool,
     /// Search strategy of the steal-half pool (`manber`): tree, linear or random.
     #[arg(long, default_value = "tree")]
@@ -85,10 +87,11 @@ struct DequeArgs {
     /// Thread counts P (owner + P-1 thieves), comma-separated; each 2 to 4096, none given twice.
     #[arg(long, default_value = "2,4", value_delimiter = ',')]
     threads: Vec<usize>,
-    /// Pushes by the owner.
+    /// Pushes by the owner; 1 to 2^28 (268,435,456).
     #[arg(long, default_value_t = 128_000)]
     ops: usize,
-    /// Deque capacity (fixed-size rows reject pushes when full; growable rows start there).
+    /// Deque capacity (fixed-size rows reject pushes when full; growable rows start there);
+    /// 2 to 2^24 (16,777,216).
     #[arg(long, default_value_t = 16)]
     capacity: usize,
     /// Repetitions (the median is reported); at least 1.
@@ -130,7 +133,9 @@ struct ForkjoinArgs {
     /// and the sequential and `calls` runs to core 0, where every runtime's worker 0 runs.
     /// Without pinning, a worker woken by another is often placed on the waker's core, and the
     /// two share it for milliseconds: 2-thread runs then measure the OS, not the runtime.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    /// `--pin`, `--pin true` (the default) or `--pin false`.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
     pin: bool,
     #[command(flatten)]
     out: OutputArgs,
@@ -219,10 +224,11 @@ struct ManberArgs {
     /// Participant counts, comma-separated (the seed: 16); each 1 to 4096, none given twice.
     #[arg(long, default_value = "16,2", value_delimiter = ',')]
     participants: Vec<usize>,
-    /// Total operations per trial (the seed: 5000).
+    /// Total operations per trial (the seed: 5000); 1 to 10^8.
     #[arg(long, default_value_t = 5000)]
     ops: usize,
-    /// Initial elements per participant (the seed: 320 for 16 participants, i.e. 20).
+    /// Initial elements per participant (the seed: 320 for 16 participants, i.e. 20); the
+    /// largest participant count times this must be at most 2^26 (67,108,864) elements.
     #[arg(long, default_value_t = 20)]
     fill: usize,
     /// Search strategies: tree, linear, random, or `all`.
@@ -241,7 +247,8 @@ struct ManberArgs {
     /// Waiting mode: removers that find nothing are handed the next added element.
     #[arg(long)]
     waiting: bool,
-    /// Remote-access delays in ns (busy-wait per non-local segment or tree node), comma-separated.
+    /// Remote-access delays in ns (busy-wait per non-local segment or tree node),
+    /// comma-separated; each at most 10^6 (1 ms).
     #[arg(long, default_value = "0", value_delimiter = ',')]
     delay_ns: Vec<u64>,
     /// Trials per point (the seed: 10); at least 1.
@@ -688,6 +695,18 @@ const MAX_THREADS: usize = taskpools::MAX_THREADS;
 const MAX_SYNTHETIC_TASKS: u64 = 1 << 30;
 /// The largest `--fib`: a run makes about fib(n) joins (fib(45) ≈ 1.1e9).
 const MAX_FIB: u64 = 45;
+/// Work units of one synthetic run (about an hour sequentially at 0.8 ns per unit).
+const MAX_SYNTHETIC_UNITS: u64 = 1 << 42;
+/// Owner pushes of the deque benchmark (a growable deque may hold them all: 2 GiB).
+const MAX_DEQUE_OPS: usize = 1 << 28;
+/// Capacity of the deque benchmark's deques.
+const MAX_DEQUE_CAPACITY: usize = 1 << 24;
+/// Operations per Manber trial.
+const MAX_MANBER_OPS: usize = 100_000_000;
+/// Initial elements over all Manber participants (8 bytes each: 512 MiB).
+const MAX_MANBER_ELEMENTS: usize = 1 << 26;
+/// A Manber remote-access delay.
+const MAX_DELAY_NS: u64 = 1_000_000;
 /// The memory the `--tree-depth` tree may take.
 const TREE_BUDGET: u64 = 1 << 30;
 /// The most `--sort-len` elements.
@@ -779,6 +798,16 @@ fn check_synthetic(a: &SyntheticArgs) -> Result<()> {
             a.k
         ),
     }
+    let tasks = taskpools::synthetic::checked_task_count(a.k).unwrap_or(u64::MAX);
+    let units = tasks.saturating_mul(160).saturating_mul(u64::from(a.f));
+    if units > MAX_SYNTHETIC_UNITS {
+        bail!(
+            "--k {} --f {}: the run's work, up to 160·f·P(k) = {units} units, exceeds 2^42 \
+             (about an hour sequentially); lower f or k",
+            a.k,
+            a.f
+        );
+    }
     check_threads("--threads", &a.threads, 1)?;
     check_positive("--reps", a.reps)?;
     a.out.check()
@@ -786,6 +815,15 @@ fn check_synthetic(a: &SyntheticArgs) -> Result<()> {
 
 fn check_deque(a: &DequeArgs) -> Result<()> {
     check_threads("--threads", &a.threads, 2)?;
+    if !(1..=MAX_DEQUE_OPS).contains(&a.ops) {
+        bail!("--ops {}: must be 1 to 2^28 = {MAX_DEQUE_OPS}", a.ops);
+    }
+    if !(2..=MAX_DEQUE_CAPACITY).contains(&a.capacity) {
+        bail!(
+            "--capacity {}: must be 2 to 2^24 = {MAX_DEQUE_CAPACITY}",
+            a.capacity
+        );
+    }
     check_positive("--reps", a.reps)?;
     a.out.check()
 }
@@ -829,6 +867,21 @@ fn check_manber(a: &ManberArgs) -> Result<()> {
     check_threads("--participants", &a.participants, 1)?;
     check_positive("--trials", a.trials)?;
     check_positive("--ops", a.ops)?;
+    if a.ops > MAX_MANBER_OPS {
+        bail!("--ops {}: at most 10^8 operations per trial", a.ops);
+    }
+    let most = a.participants.iter().copied().max().unwrap_or(1);
+    if most.saturating_mul(a.fill) > MAX_MANBER_ELEMENTS {
+        bail!(
+            "--fill {}: {most} participants × {} initial elements exceed 2^26 = \
+             {MAX_MANBER_ELEMENTS}",
+            a.fill,
+            a.fill
+        );
+    }
+    if let Some(&d) = a.delay_ns.iter().find(|&&d| d > MAX_DELAY_NS) {
+        bail!("--delay-ns {d}: each delay must be at most 10^6 ns (1 ms)");
+    }
     check_positive("--producer-step", a.producer_step)?;
     if let Some(&m) = a.mixes.iter().find(|&&m| m > 100) {
         bail!("--mixes {m}: a job mix is a percentage, at most 100");

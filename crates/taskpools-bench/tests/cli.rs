@@ -452,6 +452,67 @@ fn sizes_that_cannot_finish_or_fit_are_refused_at_once() {
     refused(&["forkjoin", "--matrix", "100"], "power of two");
     refused(&["forkjoin", "--matrix", "0"], "power of two");
     refused(&["forkjoin", "--matrix", "4096"], "at most 2048");
+    refused(
+        &["synthetic", "--k", "30", "--f", "4000000000"],
+        "exceeds 2^42",
+    );
+    refused(&["synthetic", "--k", "40", "--f", "40"], "exceeds 2^42");
+    refused(&["deque", "--ops", "0"], "1 to 2^28");
+    refused(&["deque", "--ops", "999999999999"], "1 to 2^28");
+    refused(&["deque", "--capacity", "1"], "2 to 2^24");
+    refused(&["deque", "--capacity", "99999999999"], "2 to 2^24");
+    refused(&["manber", "--ops", "1000000000"], "at most 10^8");
+    refused(&["manber", "--fill", "99999999"], "exceed 2^26");
+    refused(&["manber", "--delay-ns", "5,9999999"], "at most 10^6 ns");
+}
+
+#[test]
+fn pin_has_one_form_everywhere() {
+    for args in [
+        &[
+            "synthetic",
+            "--k",
+            "3",
+            "--reps",
+            "1",
+            "--pool",
+            "dq8",
+            "--threads",
+            "1",
+        ][..],
+        &[
+            "forkjoin",
+            "--fib",
+            "5",
+            "--tree-depth",
+            "3",
+            "--sort-len",
+            "64",
+            "--matrix",
+            "16",
+            "--reps",
+            "1",
+            "--threads",
+            "1",
+            "--kernels",
+            "fib",
+        ][..],
+    ] {
+        for pin in [
+            &["--pin"][..],
+            &["--pin", "true"][..],
+            &["--pin", "false"][..],
+        ] {
+            let mut a = args.to_vec();
+            a.extend_from_slice(pin);
+            let out = taskpools(&a);
+            assert!(
+                out.status.success(),
+                "{a:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
 }
 
 #[test]
@@ -561,9 +622,20 @@ fn every_limit_is_in_the_help() {
         assert!(s.contains(want), "forkjoin --help lacks `{want}`");
     }
     let s = help("deque");
-    assert!(s.contains("2 to 4096"));
+    for want in ["2 to 4096", "1 to 2^28", "2 to 2^24"] {
+        assert!(s.contains(want), "deque --help lacks `{want}`");
+    }
+    let s = help("synthetic");
+    assert!(s.contains("2^42"), "synthetic --help lacks the work limit");
     let s = help("manber");
-    for want in ["0 to 100", "1 to 4096", "at least 1"] {
+    for want in [
+        "0 to 100",
+        "1 to 4096",
+        "at least 1",
+        "1 to 10^8",
+        "2^26",
+        "10^6",
+    ] {
         assert!(s.contains(want), "manber --help lacks `{want}`");
     }
 }
