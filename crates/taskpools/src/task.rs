@@ -87,19 +87,34 @@ impl<'a, T, L> Ctx<'a, T, L> {
 /// assert_eq!(report.tasks_run(), 11);
 /// assert_eq!(HITS.load(Ordering::Relaxed), 10);
 /// ```
-pub struct BoxedTask(Box<BoxedFn>);
+///
+/// With a per-worker state `L`, the closures reach it with [`Ctx::local`]:
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder};
+///
+/// let root = BoxedTask::<u64>::new(|ctx| {
+///     for i in 1..=10 {
+///         ctx.put(BoxedTask::new(move |ctx| *ctx.local() += i));
+///     }
+/// });
+/// let (_, sum) = Builder::new().threads(2).run_reduce(|_| 0u64, [root], |a, b| a + b)?;
+/// assert_eq!(sum, 55);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+pub struct BoxedTask<L = ()>(Box<BoxedFn<L>>);
 
-type BoxedFn = dyn for<'c> FnOnce(&mut Ctx<'c, BoxedTask>) + Send;
+type BoxedFn<L> = dyn for<'c> FnOnce(&mut Ctx<'c, BoxedTask<L>, L>) + Send;
 
-impl BoxedTask {
+impl<L> BoxedTask<L> {
     /// Wraps a closure as a task.
-    pub fn new(f: impl for<'c> FnOnce(&mut Ctx<'c, BoxedTask>) + Send + 'static) -> Self {
+    pub fn new(f: impl for<'c> FnOnce(&mut Ctx<'c, BoxedTask<L>, L>) + Send + 'static) -> Self {
         BoxedTask(Box::new(f))
     }
 }
 
-impl Task for BoxedTask {
-    fn run(self, ctx: &mut Ctx<'_, Self>) {
+impl<L> Task<L> for BoxedTask<L> {
+    fn run(self, ctx: &mut Ctx<'_, Self, L>) {
         (self.0)(ctx)
     }
 }

@@ -5,7 +5,7 @@
 //! random number generators) lives in [`TaskPool::Local`], which the runtime moves into the
 //! worker's thread, so no pool needs thread-local storage.
 //!
-//! **Contract for correct termination** (seed §4.1; the proof is in `runtime::worker`):
+//! **Contract for correct termination** (seed §4.1; the proof is in the working phase's idle protocol, `phase::idle`):
 //! `get` may return `None` only after it has looked, under the queues' synchronization, at
 //! every queue in which a task put by *this* worker could still be (its own queues and every
 //! shared queue it puts into). Pools whose `get` looks at all shared queues satisfy this.
@@ -264,11 +264,11 @@ impl PoolKind {
     }
 
     /// Parses a descriptive name or an alias.
-    pub fn from_name(s: &str) -> Result<PoolKind, crate::Error> {
+    pub fn from_name(s: &str) -> Result<PoolKind, crate::error::Error> {
         PoolKind::ALL
             .into_iter()
             .find(|p| p.name() == s || p.alias() == s)
-            .ok_or_else(|| crate::Error::UnknownPool {
+            .ok_or_else(|| crate::error::Error::UnknownPool {
                 name: s.to_string(),
                 known: PoolKind::ALL
                     .iter()
@@ -302,7 +302,7 @@ impl PoolKind {
 }
 
 impl std::str::FromStr for PoolKind {
-    type Err = crate::Error;
+    type Err = crate::error::Error;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         PoolKind::from_name(s)
     }

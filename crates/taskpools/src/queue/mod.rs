@@ -69,7 +69,7 @@ pub trait SeqQueue<T>: Send {
 ///
 /// The mirror is written under the lock after every operation; a reader that sees 0 after a
 /// `SeqCst` fence has seen the result of every push that precedes the pusher's own fence
-/// (the sleep/wake protocol in `runtime::idle` relies on this).
+/// (the sleep/wake protocol in `phase::idle` relies on this).
 pub struct Locked<Q> {
     q: Mutex<Q>,
     len: AtomicUsize,

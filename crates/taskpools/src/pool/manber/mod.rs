@@ -81,18 +81,18 @@ impl Search {
     }
 
     /// Parses a name or alias.
-    pub fn from_name(s: &str) -> Result<Search, crate::Error> {
+    pub fn from_name(s: &str) -> Result<Search, crate::error::Error> {
         Search::ALL
             .into_iter()
             .find(|x| x.name() == s || x.alias() == s)
-            .ok_or_else(|| crate::Error::UnknownSearch {
+            .ok_or_else(|| crate::error::Error::UnknownSearch {
                 name: s.to_string(),
             })
     }
 }
 
 impl std::str::FromStr for Search {
-    type Err = crate::Error;
+    type Err = crate::error::Error;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Search::from_name(s)
     }
@@ -218,9 +218,9 @@ enum Pass<T> {
 
 impl<T: Send> ConcurrentPool<T> {
     /// A pool with one empty segment per participant.
-    pub fn new(cfg: ConcurrentConfig) -> Result<Self, crate::Error> {
+    pub fn new(cfg: ConcurrentConfig) -> Result<Self, crate::error::Error> {
         if cfg.participants == 0 {
-            return Err(crate::Error::ZeroThreads);
+            return Err(crate::error::Error::ZeroThreads);
         }
         let n = cfg.participants;
         Ok(ConcurrentPool {

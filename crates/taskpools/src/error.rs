@@ -1,0 +1,98 @@
+//! The crate's error type, at the bottom of the layers so that every module can name it.
+
+/// Everything that can go wrong before or around a working phase. (A panicking task is not an
+/// error value: its panic is resumed in the caller of `run`.)
+///
+/// New variants may be added (it is `#[non_exhaustive]`): match with a `_` arm.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A pool needs at least one worker.
+    #[error("the number of threads must be at least 1")]
+    ZeroThreads,
+    /// `--pool` named no pool of the family.
+    #[error("unknown pool `{name}`; known pools: {known}")]
+    UnknownPool {
+        /// What was asked for.
+        name: String,
+        /// Every known name with its alias.
+        known: String,
+    },
+    /// A fork-join pool was asked for by a name it had before a rename.
+    #[error(
+        "fork-join pool `{old}` is now called `{new}` (alias `{alias}`); \
+         `private-public`/`dq8` name the task-pool family's private/public pool, a different structure"
+    )]
+    RenamedPool {
+        /// The old name that was asked for.
+        old: String,
+        /// The pool's name now.
+        new: &'static str,
+        /// The pool's alias now.
+        alias: &'static str,
+    },
+    /// [`RuntimeBuilder::build_global`](crate::RuntimeBuilder::build_global) was called when the global runtime already
+    /// existed.
+    #[error(
+        "the global fork-join runtime already exists (build_global must come before its first use)"
+    )]
+    GlobalExists,
+    /// `--mem` named no memory manager.
+    #[error("unknown memory manager `{name}`; known: {known}")]
+    UnknownMem {
+        /// What was asked for.
+        name: String,
+        /// Every known name with its alias.
+        known: String,
+    },
+    /// `--wake` named no wake-up policy.
+    #[error(
+        "unknown wake-up policy `{name}`; known: every-put (java-dq2), on-empty (java-dq9), spin (java-dq10)"
+    )]
+    UnknownWake {
+        /// What was asked for.
+        name: String,
+    },
+    /// `--search` named no search strategy.
+    #[error("unknown search strategy `{name}`; known: tree (tree-search), linear (linear-search), random (random-search)")]
+    UnknownSearch {
+        /// What was asked for.
+        name: String,
+    },
+    /// More worker threads than [`MAX_THREADS`](crate::MAX_THREADS) were asked for.
+    #[error("{requested} threads asked for; at most {max} are allowed")]
+    TooManyThreads {
+        /// What was asked for.
+        requested: usize,
+        /// [`MAX_THREADS`](crate::MAX_THREADS).
+        max: usize,
+    },
+    /// A working phase or broadcast was started on a worker (inside a fork-join task, or
+    /// inside a task of a running phase) while another one held the same runtime. A worker
+    /// cannot wait for it (the running one may need this very worker), so it is refused.
+    #[error(
+        "a working phase (or broadcast) is already running on this runtime; one started from \
+         inside a task of that runtime cannot wait for it: start phases one after another, \
+         or on another Runtime"
+    )]
+    PhaseBusy,
+    /// A working phase asked for more workers than its runtime has.
+    #[error("a working phase of {workers} workers cannot run on a runtime of {threads} threads")]
+    PhaseWider {
+        /// The phase's workers (the builder's `threads`).
+        workers: usize,
+        /// The runtime's worker threads.
+        threads: usize,
+    },
+    /// The operating system refused a worker thread.
+    #[error("could not start a worker thread: {0}")]
+    Spawn(#[from] std::io::Error),
+    /// A run executed a different number of tasks than the algorithm defines.
+    #[error("task count mismatch: expected {expected} tasks, {actual} ran")]
+    TaskCount {
+        /// Tasks the algorithm creates.
+        expected: u64,
+        /// Tasks that ran.
+        actual: u64,
+    },
+}
