@@ -1,11 +1,12 @@
 //! The task-pool family of Korch and Rauber (seed 004 §3, §6.3) behind one trait.
 //!
-//! A pool stores tasks; the runtime ([`crate::runtime`]) drives it with N workers through
+//! A pool stores tasks; the working phase ([`crate::phase`]) drives it with N workers through
 //! [`TaskPool::put`] and [`TaskPool::get`]. Per-worker state (private queues, memory caches,
 //! random number generators) lives in [`TaskPool::Local`], which the runtime moves into the
 //! worker's thread, so no pool needs thread-local storage.
 //!
-//! **Contract for correct termination** (seed §4.1; the proof is in the working phase's idle protocol, `phase::idle`):
+//! **Contract for correct termination** (seed §4.1; the proof is in the docs of the working
+//! phase's idle protocol, `phase::idle`):
 //! `get` may return `None` only after it has looked, under the queues' synchronization, at
 //! every queue in which a task put by *this* worker could still be (its own queues and every
 //! shared queue it puts into). Pools whose `get` looks at all shared queues satisfy this.
