@@ -119,7 +119,21 @@ impl<'rt> Builder<'rt> {
     }
 
     /// Runs a working phase: builds the pool, distributes `initial` round-robin over the
-    /// workers, runs until every task has run, and reports the counters.
+    /// workers, runs until every task has run, and reports the counters. Where it runs: see
+    /// the type's docs.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::new(2)?;
+    /// let b = Builder::new().threads(2).pool_name("chase-lev")?.runtime(&rt);
+    /// for _ in 0..3 {
+    ///     // Every phase reuses `rt`'s two workers.
+    ///     let report = b.run((0..100).map(|_| BoxedTask::new(|_| {})))?;
+    ///     assert_eq!(report.tasks_run(), 100);
+    /// }
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run<T: Task>(&self, initial: impl IntoIterator<Item = T>) -> Result<RunReport, Error> {
         self.run_with(|_| (), initial).map(|(report, _)| report)
     }

@@ -12,6 +12,30 @@
 /// state of its own implements `Task<MyState>` and is run with
 /// [`Builder::run_with`](crate::Builder::run_with) or
 /// [`Builder::run_reduce`](crate::Builder::run_reduce).
+///
+/// ```
+/// use taskpools::{Builder, Ctx, Task};
+///
+/// /// Sums 0..n by splitting the range until it is short.
+/// struct Range(u64, u64);
+///
+/// impl Task<u64> for Range {
+///     fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+///         let Range(lo, hi) = self;
+///         if hi - lo <= 64 {
+///             *ctx.local() += (lo..hi).sum::<u64>();
+///         } else {
+///             let mid = lo + (hi - lo) / 2;
+///             ctx.put(Range(lo, mid)); // children are visible to other workers at once
+///             ctx.put(Range(mid, hi));
+///         }
+///     }
+/// }
+///
+/// let (_, sum) = Builder::new().threads(2).run_reduce(|_| 0, [Range(0, 10_000)], |a, b| a + b)?;
+/// assert_eq!(sum, 49_995_000);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub trait Task<L = ()>: Send + Sized {
     /// Executes the task on the calling worker.
     fn run(self, ctx: &mut Ctx<'_, Self, L>);

@@ -98,6 +98,22 @@ use crate::runtime::worker::{LocalDeque, PrivateFrames, WorkerThread};
 /// onto that worker's runtime; elsewhere it runs on the global runtime (one worker per CPU).
 /// A panic in either closure is resumed here after both have finished.
 ///
+/// ```
+/// use taskpools::forkjoin::join;
+///
+/// fn sum(v: &[u64]) -> u64 {
+///     if v.len() <= 1024 {
+///         return v.iter().sum();
+///     }
+///     let (l, r) = v.split_at(v.len() / 2);
+///     let (a, b) = join(|| sum(l), || sum(r));
+///     a + b
+/// }
+///
+/// let v: Vec<u64> = (0..100_000).collect();
+/// assert_eq!(sum(&v), 4_999_950_000);
+/// ```
+///
 /// `a` and `b` must not wait for each other except through fork-join itself: on the default
 /// [`Pool::PrivateDeque`], `b` waits in this worker's private deque until the worker reaches a
 /// fork or wait, so an `a` that spins until `b` has run must call [`yield_now`] in its loop

@@ -37,7 +37,24 @@ pub struct Scope<'scope> {
 }
 
 /// Runs `op` with a scope and waits for every job spawned in it (also if `op` or a job
-/// panics; the first panic is then resumed here).
+/// panics; the first panic is then resumed here). Spawns may borrow anything that outlives
+/// the scope, and may spawn more in turn:
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// let data: Vec<u64> = (1..=1000).collect();
+/// let total = AtomicU64::new(0);
+/// taskpools::forkjoin::scope(|s| {
+///     for chunk in data.chunks(100) {
+///         let total = &total;
+///         s.spawn(move |_| {
+///             total.fetch_add(chunk.iter().sum::<u64>(), Ordering::Relaxed);
+///         });
+///     }
+/// });
+/// assert_eq!(total.into_inner(), 500_500);
+/// ```
 pub fn scope<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R + Send,

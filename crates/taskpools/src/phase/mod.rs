@@ -129,6 +129,31 @@ pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
 /// runtime (the pool's worker count must not exceed the runtime's, or
 /// [`Error::PhaseWider`]). No thread is started. Fails with [`Error::PhaseBusy`] when called
 /// on a worker while another phase or broadcast holds `rt`.
+///
+/// This is the layer under [`Builder`](crate::Builder), for a pool built by hand:
+///
+/// ```
+/// use taskpools::pool::{ChaseLevPool, PoolConfig};
+/// use taskpools::{run_pool_on, Ctx, Runtime, Task, TaskPool, WakePolicy};
+///
+/// struct Count(u32);
+/// impl Task<u64> for Count {
+///     fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+///         *ctx.local() += 1;
+///         if self.0 > 0 {
+///             ctx.put(Count(self.0 - 1));
+///             ctx.put(Count(self.0 - 1));
+///         }
+///     }
+/// }
+///
+/// let rt = Runtime::new(2)?;
+/// let pool: ChaseLevPool<Count> = TaskPool::new(&PoolConfig::new(2));
+/// let (report, counts) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| 0u64, [Count(9)])?;
+/// assert_eq!(counts.iter().sum::<u64>(), 1023);
+/// assert_eq!(report.tasks_run(), 1023);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn run_pool_on<L: Send, T: Task<L>, P: TaskPool<T>>(
     rt: &Runtime,
     pool: &P,
