@@ -76,6 +76,10 @@ pub enum Error {
          or on another Runtime"
     )]
     PhaseBusy,
+    /// A working phase or broadcast was started on a runtime that is being dropped (from a
+    /// job that runs during its shutdown).
+    #[error("the runtime is shutting down: no working phase or broadcast can start on it")]
+    ShuttingDown,
     /// A working phase asked for more workers than its runtime has.
     #[error("a working phase of {workers} workers cannot run on a runtime of {threads} threads")]
     PhaseWider {

@@ -366,3 +366,60 @@ fn broadcast_runs_once_per_worker_and_propagates_panics() {
     assert!(r.is_err());
     assert_eq!(rt.broadcast(|i| i).unwrap(), [0, 1]);
 }
+
+#[test]
+fn a_phase_started_by_a_spawn_while_the_runtime_drops_runs_or_is_refused() {
+    let mut ran = 0;
+    for i in 0..50u64 {
+        let rt = Runtime::new(2).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        rt.spawn(move || {
+            // No runtime named: the phase runs on the runtime this job runs on.
+            let r = Builder::new()
+                .threads(2)
+                .run([Plain(6)])
+                .map(|r| r.tasks_run());
+            tx.send(r).unwrap();
+        });
+        // Drop at different moments: before the spawn has run, while its phase runs, after.
+        thread::sleep(std::time::Duration::from_micros((i % 10) * 40));
+        drop(rt); // runs the queued spawn; must not hang on the phase it starts
+        match rx.recv().unwrap() {
+            Ok(n) => {
+                assert_eq!(n, 127);
+                ran += 1;
+            }
+            Err(Error::ShuttingDown) => {}
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    eprintln!("{ran} of 50 phases ran before the shutdown refused them");
+}
+
+#[test]
+fn worker_counters_count_shares_injections_steals_and_sleeps() {
+    let rt = Runtime::builder()
+        .threads(2)
+        .pool(Pool::ChaseLev)
+        .build()
+        .unwrap();
+    let before: u64 = rt.worker_counters().iter().map(|c| c.shares).sum();
+    for _ in 0..3 {
+        rt.broadcast(|_| ()).unwrap();
+    }
+    let c = rt.worker_counters();
+    // Each broadcast's caller runs its own share inline; the other worker takes one by mail.
+    assert_eq!(c.iter().map(|c| c.shares).sum::<u64>() - before, 3);
+    assert!(c.iter().map(|c| c.injected).sum::<u64>() >= 3, "{c:?}");
+    // `b` is pushed while `a` sleeps: on Chase–Lev the other worker takes it directly.
+    rt.join(
+        || thread::sleep(std::time::Duration::from_millis(100)),
+        || (),
+    );
+    let c = rt.worker_counters();
+    assert!(c.iter().map(|c| c.steals).sum::<u64>() >= 1, "{c:?}");
+    assert!(c.iter().map(|c| c.steal_rounds).sum::<u64>() >= 1, "{c:?}");
+    thread::sleep(std::time::Duration::from_millis(100));
+    let c = rt.worker_counters();
+    assert!(c.iter().all(|c| c.sleeps >= 1), "idle workers sleep: {c:?}");
+}

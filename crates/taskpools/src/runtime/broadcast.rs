@@ -24,7 +24,7 @@ use super::job::StackJob;
 use super::registry::Registry;
 use super::worker::WorkerThread;
 use super::{install_in, Runtime};
-use crate::sync::{lock, Arc};
+use crate::sync::{lock, Arc, Ordering};
 use crate::Error;
 
 impl Runtime {
@@ -53,6 +53,12 @@ impl Drop for Claim<'_> {
 /// and fails at once on a worker (module docs).
 fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
     let mut busy = lock(&registry.broadcast_busy);
+    // Checked under the lock: a worker that leaves at shutdown looks at the claim under the
+    // same lock, so either it sees this claim (and stays for its share) or this sees the
+    // shutdown.
+    if registry.shutdown.load(Ordering::Acquire) {
+        return Err(Error::ShuttingDown);
+    }
     if WorkerThread::current().is_some() {
         if *busy {
             return Err(Error::PhaseBusy);
@@ -63,6 +69,9 @@ fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
                 .broadcast_free
                 .wait(busy)
                 .unwrap_or_else(|e| e.into_inner());
+            if registry.shutdown.load(Ordering::Acquire) {
+                return Err(Error::ShuttingDown);
+            }
         }
     }
     *busy = true;

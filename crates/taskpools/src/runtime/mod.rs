@@ -50,12 +50,14 @@
 //! returns [`Error::PhaseBusy`](crate::Error::PhaseBusy) instead.
 
 pub(crate) mod broadcast;
+mod counters;
 pub(crate) mod frames;
 pub(crate) mod job;
 pub(crate) mod liveness;
 mod registry;
 pub(crate) mod worker;
 
+pub use counters::WorkerCounters;
 pub use liveness::{yield_now, Yield, STALL_REPORT};
 
 use std::cell::Cell;
@@ -361,7 +363,6 @@ impl Runtime {
                     deque,
                     rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
                     waits: Cell::new(0),
-                    steal_rounds: Cell::new(0),
                 };
                 CURRENT.with(|c| c.set(&w));
                 w.main_loop();
@@ -379,6 +380,15 @@ impl Runtime {
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
         self.registry.threads
+    }
+
+    /// Each worker's counters so far, in worker order (see [`WorkerCounters`]).
+    pub fn worker_counters(&self) -> Vec<WorkerCounters> {
+        self.registry
+            .counters
+            .iter()
+            .map(|c| c.snapshot())
+            .collect()
     }
 
     /// The pool the workers share.

@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 
 use crossbeam_utils::CachePadded;
 
+use super::counters::Counters;
 use super::job::JobRef;
 use crate::queue::chase_lev::Stealer;
 use crate::queue::private_deque::StealTable;
@@ -53,6 +54,8 @@ pub(crate) struct Registry {
     pub(crate) threads: usize,
     pub(crate) stealers: Stealers,
     mailboxes: Box<[CachePadded<Mailbox>]>,
+    /// Per-worker counters (one writer each).
+    pub(crate) counters: Box<[CachePadded<Counters>]>,
     /// Whether a broadcast (a working phase) holds the workers, and its waiters.
     pub(crate) broadcast_busy: Mutex<bool>,
     pub(crate) broadcast_free: Condvar,
@@ -78,6 +81,9 @@ impl Registry {
             stealers,
             mailboxes: (0..threads)
                 .map(|_| CachePadded::new(Mailbox::new()))
+                .collect(),
+            counters: (0..threads)
+                .map(|_| CachePadded::new(Counters::default()))
                 .collect(),
             broadcast_busy: Mutex::new(false),
             broadcast_free: Condvar::new(),

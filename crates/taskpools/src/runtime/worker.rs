@@ -9,7 +9,7 @@ use super::liveness::StallWatch;
 use super::registry::{Registry, Stealers};
 use crate::queue::chase_lev::{self, Steal};
 use crate::queue::private_deque::StealRequests;
-use crate::sync::{Arc, Ordering};
+use crate::sync::{lock, Arc, Ordering};
 
 /// A worker's own deque.
 pub(crate) enum LocalDeque {
@@ -94,8 +94,6 @@ pub(crate) struct WorkerThread {
     pub(crate) rng: Cell<u64>,
     /// Waits (`wait_until`) currently on this thread's stack.
     pub(crate) waits: Cell<u32>,
-    /// Steal attempts (rounds over the victims) this worker has made; only tests read it.
-    pub(crate) steal_rounds: Cell<u64>,
 }
 
 thread_local! {
@@ -172,7 +170,8 @@ impl WorkerThread {
     /// One attempt to find work elsewhere: a random victim first, then around; then the
     /// injector.
     pub(crate) fn steal(&self) -> Option<JobRef> {
-        self.steal_rounds.set(self.steal_rounds.get() + 1);
+        let counters = &self.registry.counters[self.index];
+        counters.steal_round();
         let n = self.registry.threads;
         let start = self.next_victim();
         for k in 0..n {
@@ -183,7 +182,10 @@ impl WorkerThread {
             match (&self.deque, &self.registry.stealers) {
                 (LocalDeque::ChaseLev(_), Stealers::ChaseLev(s)) => loop {
                     match s[v].steal() {
-                        Steal::Success(j) => return Some(j),
+                        Steal::Success(j) => {
+                            counters.steal();
+                            return Some(j);
+                        }
                         Steal::Empty => break,
                         Steal::Retry => {}
                     }
@@ -197,6 +199,7 @@ impl WorkerThread {
                     // A busy request cell (`Retry`) means another thief is being served
                     // there: try the next victim instead of queueing up.
                     if let Steal::Success(j) = p.req.steal_from(v, serve_own) {
+                        counters.steal();
                         return Some(j);
                     }
                 }
@@ -205,14 +208,33 @@ impl WorkerThread {
                 }
             }
         }
-        self.registry.take_injected()
+        self.take_injected()
+    }
+
+    /// A job addressed to this worker (a broadcast's share), counted.
+    #[inline]
+    fn take_mail(&self) -> Option<JobRef> {
+        let j = self.registry.take_mail(self.index);
+        if j.is_some() {
+            self.registry.counters[self.index].share();
+        }
+        j
+    }
+
+    /// A job from the injector, counted.
+    #[inline]
+    fn take_injected(&self) -> Option<JobRef> {
+        let j = self.registry.take_injected();
+        if j.is_some() {
+            self.registry.counters[self.index].injected();
+        }
+        j
     }
 
     /// The next job for this worker: one addressed to it (a broadcast's share, which other
     /// workers wait for), then its own deque, then stolen or injected work.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
-        self.registry
-            .take_mail(self.index)
+        self.take_mail()
             .or_else(|| self.pop())
             .or_else(|| self.steal())
     }
@@ -264,10 +286,9 @@ impl WorkerThread {
         let job = if depth < MAX_STEALING_WAITS {
             self.find_work()
         } else {
-            self.registry
-                .take_mail(self.index)
+            self.take_mail()
                 .or_else(|| self.pop())
-                .or_else(|| self.registry.take_injected())
+                .or_else(|| self.take_injected())
         };
         match job {
             Some(j) => {
@@ -299,6 +320,7 @@ impl WorkerThread {
                 None => {
                     idle = 0;
                     self.block_requests();
+                    self.registry.counters[self.index].sleep();
                     self.registry.sleep_until_work(self.index);
                     self.unblock_requests();
                 }
@@ -306,10 +328,19 @@ impl WorkerThread {
         }
         // Shutdown: run what is still injected (fire-and-forget `spawn`s; nothing else can be
         // there, since installs and scopes borrow the runtime that is being dropped). A job
-        // that spawns more while this runs is seen here too, by this worker's next look.
-        while let Some(j) = self.registry.take_injected() {
-            // SAFETY: as in `wait_until`.
-            unsafe { j.execute() };
+        // that spawns more while this runs is seen here too, by this worker's next look. Such
+        // a job may also have started a broadcast (a working phase) just before the shutdown
+        // (`broadcast::claim` refuses one after it): while one holds the runtime, this worker
+        // stays to run its share, which the broadcaster waits for.
+        loop {
+            while let Some(j) = self.take_mail().or_else(|| self.take_injected()) {
+                // SAFETY: as in `wait_until`.
+                unsafe { j.execute() };
+            }
+            if !*lock(&self.registry.broadcast_busy) {
+                break;
+            }
+            std::thread::yield_now();
         }
         self.block_requests();
     }
@@ -332,7 +363,7 @@ mod tests {
                 rt.install(|| {
                     let w = WorkerThread::current().expect("on a worker");
                     let flag = StdBool::new(false);
-                    let before = w.steal_rounds.get();
+                    let before = w.registry.counters[w.index].snapshot().steal_rounds;
                     w.waits.set(depth);
                     std::thread::scope(|s| {
                         s.spawn(|| {
@@ -343,7 +374,7 @@ mod tests {
                     });
                     assert_eq!(w.waits.get(), depth, "the wait restores the depth");
                     w.waits.set(0);
-                    w.steal_rounds.get() - before
+                    w.registry.counters[w.index].snapshot().steal_rounds - before
                 })
             };
             assert!(rounds(0) > 0, "{pool}: a shallow wait steals");

@@ -1,0 +1,74 @@
+//! Per-worker counters of a runtime: what each worker did for fork-join and broadcasts since
+//! the runtime started. Each counter has one writer (its worker), which bumps it with a plain
+//! load and store (no read-modify-write), only on the paths that look for work elsewhere —
+//! never on a join's fast path. Readers on other threads see a recent value.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// What one worker of a [`Runtime`](super::Runtime) has done since the runtime started
+/// ([`Runtime::worker_counters`](super::Runtime::worker_counters)). A working phase's own
+/// counters (tasks, puts, steals between its queues) are in its
+/// [`RunReport`](crate::RunReport).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerCounters {
+    /// Rounds over the other workers' deques in search of a fork-join job.
+    pub steal_rounds: u64,
+    /// Fork-join jobs taken from another worker's deque.
+    pub steals: u64,
+    /// Jobs taken from the injector: installs, joins and spawns from outside the runtime.
+    pub injected: u64,
+    /// Broadcast shares run on this worker other than the broadcaster's own (one per working
+    /// phase this worker joined at another's request).
+    pub shares: u64,
+    /// Times the worker went to sleep for lack of work.
+    pub sleeps: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    steal_rounds: AtomicU64,
+    steals: AtomicU64,
+    injected: AtomicU64,
+    shares: AtomicU64,
+    sleeps: AtomicU64,
+}
+
+/// One writer: a load and a store, not an atomic add.
+#[inline]
+fn bump(c: &AtomicU64) {
+    c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+impl Counters {
+    #[inline]
+    pub(crate) fn steal_round(&self) {
+        bump(&self.steal_rounds);
+    }
+    #[inline]
+    pub(crate) fn steal(&self) {
+        bump(&self.steals);
+    }
+    #[inline]
+    pub(crate) fn injected(&self) {
+        bump(&self.injected);
+    }
+    #[inline]
+    pub(crate) fn share(&self) {
+        bump(&self.shares);
+    }
+    #[inline]
+    pub(crate) fn sleep(&self) {
+        bump(&self.sleeps);
+    }
+
+    pub(crate) fn snapshot(&self) -> WorkerCounters {
+        WorkerCounters {
+            steal_rounds: self.steal_rounds.load(Ordering::Relaxed),
+            steals: self.steals.load(Ordering::Relaxed),
+            injected: self.injected.load(Ordering::Relaxed),
+            shares: self.shares.load(Ordering::Relaxed),
+            sleeps: self.sleeps.load(Ordering::Relaxed),
+        }
+    }
+}
