@@ -3,6 +3,11 @@
 //! runtime; prints the tasks each worker ran in each run and how many runs used every worker.
 //!
 //! `cargo run --release -p taskpools --example queens_spread [-- RUNS [N [POOL]]]`
+//!
+//! A phase of n = 10 lasts about 0.4 ms on 2 cores. The second worker takes part only if the
+//! OS runs it within that time: on a quiet machine it does in nearly every run; when another
+//! process keeps a core busy (a build, say), the OS may not schedule the woken worker before
+//! the first one has finished alone, and then no run uses both.
 
 use taskpools::{Builder, Ctx, Runtime, Task};
 

@@ -10,16 +10,32 @@ use crate::Error;
 /// Configures and runs a working phase.
 ///
 /// Where it runs: on the runtime given with [`runtime`](Self::runtime); otherwise, called on a
-/// worker (inside a fork-join task, say), on that worker's runtime when it has enough workers;
-/// otherwise on the global runtime (the one [`forkjoin::join`](crate::forkjoin::join) uses,
-/// one worker per CPU or `TASKPOOLS_NUM_THREADS`) when it has enough workers and pinning is
-/// off; otherwise on a runtime started for this call and stopped when it returns. Phase
-/// worker `i` is runtime worker `i`. For repeated phases with other thread counts, build a
-/// [`Runtime`] once and pass it: then no thread is started per phase.
+/// worker (inside a fork-join task, say), on that worker's runtime when it has enough workers
+/// (and is pinned, if [`pin`](Self::pin) asks for it); otherwise on the global runtime (the
+/// one [`forkjoin::join`](crate::forkjoin::join) uses, one worker per CPU or
+/// `TASKPOOLS_NUM_THREADS`) when it has enough workers and pinning is off; otherwise on a
+/// runtime started for this call and stopped when it returns. Phase worker `i` is runtime
+/// worker `i`. For repeated phases with other thread counts, build a [`Runtime`] once and
+/// pass it: then no thread is started per phase.
+///
+/// One phase holds a runtime at a time. When the chosen runtime is held by another phase, a
+/// call from a thread outside every runtime waits for it; a call on a worker cannot wait (the
+/// running phase may need that very worker) and moves on to the next choice above, so a phase
+/// inside a phase's task runs on a runtime of its own. Only with an explicit
+/// [`runtime`](Self::runtime) does such a call fail, with [`Error::PhaseBusy`].
+///
+/// A task must not block its worker on something that needs the same runtime's workers to
+/// happen — a join submitted to that runtime from another OS thread, a channel fed by one of
+/// its fork-join jobs: while a phase runs, its workers run only the phase and what the task
+/// itself forks. Fork inside the task with [`forkjoin::join`](crate::forkjoin::join) or
+/// [`forkjoin::scope`](crate::forkjoin::scope) instead (they run on the task's worker), or
+/// run the phase on a runtime of its own.
 #[derive(Clone, Copy, Debug)]
 pub struct Builder<'rt> {
     runtime: Option<&'rt Runtime>,
     threads: usize,
+    /// Whether `threads` was set (else `runtime` sets it to the runtime's thread count).
+    threads_set: bool,
     pool: PoolKind,
     mem: MemKind,
     search: Search,
@@ -39,6 +55,7 @@ impl<'rt> Builder<'rt> {
         Builder {
             runtime: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads_set: false,
             pool: PoolKind::PrivatePublic,
             mem: MemKind::PerWorkerBlocks,
             search: Search::Tree,
@@ -50,16 +67,23 @@ impl<'rt> Builder<'rt> {
     /// [`MAX_THREADS`](crate::MAX_THREADS), is an error).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
+        self.threads_set = true;
         self
     }
 
-    /// Runs the phase on `rt`'s workers (at most [`Runtime::threads`] of them: a wider phase
-    /// fails with [`Error::PhaseWider`]). Pinning is then `rt`'s, and [`pin`](Self::pin) has
-    /// no effect.
+    /// Runs the phase on `rt`'s workers: all of them unless [`threads`](Self::threads) asks
+    /// for fewer (more fails with [`Error::PhaseWider`]). Pinning is then `rt`'s, and
+    /// [`pin`](Self::pin) has no effect. Called on a worker while another phase holds `rt`,
+    /// `run` fails with [`Error::PhaseBusy`] (see the type's docs).
     pub fn runtime<'a>(self, rt: &'a Runtime) -> Builder<'a> {
         Builder {
             runtime: Some(rt),
-            threads: self.threads,
+            threads: if self.threads_set {
+                self.threads
+            } else {
+                rt.threads()
+            },
+            threads_set: self.threads_set,
             pool: self.pool,
             mem: self.mem,
             search: self.search,
@@ -198,8 +222,8 @@ impl<'rt> Builder<'rt> {
         {
             type Output = Result<(RunReport, Vec<L>), Error>;
             fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
-                with_runtime(self.runtime, self.opts.workers, self.opts.pin, |reg| {
-                    run_on_registry(reg, &pool, self.opts.wake, self.init, self.initial)
+                with_runtime(self.runtime, self.opts.workers, self.opts.pin, |reg, c| {
+                    run_on_registry(reg, c, &pool, self.opts.wake, self.init, self.initial)
                 })
             }
         }

@@ -210,51 +210,66 @@ fn a_phase_inside_a_fork_join_task_runs_on_that_runtime() {
     }
 }
 
-/// A task that starts a phase on the runtime it runs on.
-struct Nested;
+/// A task that starts a phase: on the runtime it runs on if `on` is given, else wherever
+/// `Builder` chooses.
+struct Nested<'r> {
+    on: Option<&'r Runtime>,
+}
 
-impl Task<Option<Result<u64, String>>> for Nested {
-    fn run(self, ctx: &mut Ctx<'_, Self, Option<Result<u64, String>>>) {
-        let r = Builder::new()
-            .threads(2)
-            .run_with(
-                |_| 0u64,
-                [FibTask {
-                    n: 8,
-                    scoped: false,
-                }],
-            )
-            .map(|(r, _)| r.tasks_run())
-            .map_err(|e| e.to_string());
-        *ctx.local() = Some(r);
+type Outcome = Option<Result<(u64, HashSet<ThreadId>), String>>;
+
+impl Task<Outcome> for Nested<'_> {
+    fn run(self, ctx: &mut Ctx<'_, Self, Outcome>) {
+        let b = Builder::new().threads(2);
+        let r = match self.on {
+            Some(rt) => b.runtime(rt).run_with(|_| HashSet::new(), [Where(6)]),
+            None => b.run_with(|_| HashSet::new(), [Where(6)]),
+        };
+        *ctx.local() = Some(
+            r.map(|(r, seen)| (r.tasks_run(), seen.into_iter().flatten().collect()))
+                .map_err(|e| e.to_string()),
+        );
     }
 }
 
 #[test]
-fn a_phase_inside_a_phase_task_is_a_clear_error_not_a_hang() {
+fn a_phase_inside_a_phase_task_runs_elsewhere_or_is_a_clear_error() {
     let rt = Runtime::new(2).unwrap();
+    let workers: HashSet<ThreadId> = rt
+        .broadcast(|_| thread::current().id())
+        .unwrap()
+        .into_iter()
+        .collect();
+    // Named runtime: it is held by the outer phase, so the inner one is refused.
     let (_, results) = Builder::new()
-        .threads(2)
         .runtime(&rt)
-        .run_with(|_| None, [Nested])
+        .run_with(|_| None, [Nested { on: Some(&rt) }])
         .unwrap();
     let r = results.into_iter().flatten().next().expect("the task ran");
-    let e = r.expect_err("a nested phase on the same runtime is refused");
+    let e = r.expect_err("a nested phase on the same named runtime is refused");
     assert!(e.contains("already running on this runtime"), "{e}");
-    // The same with an explicit runtime, and the runtime works afterwards.
-    let report = Builder::new()
-        .threads(2)
+    // No runtime named: the inner phase runs on another runtime, and completes.
+    let (_, results) = Builder::new()
         .runtime(&rt)
-        .run([Plain(4)])
+        .run_with(|_| None, [Nested { on: None }])
         .unwrap();
+    let (n, seen) = results.into_iter().flatten().next().unwrap().unwrap();
+    assert_eq!(n, 127);
+    assert!(
+        seen.is_disjoint(&workers),
+        "the inner phase ran on other threads"
+    );
+    // The runtime works afterwards.
+    let report = Builder::new().runtime(&rt).run([Plain(4)]).unwrap();
     assert_eq!(report.tasks_run(), 31);
 }
 
 #[test]
-fn two_phases_in_the_halves_of_a_join_each_finish_or_are_refused() {
+fn two_phases_in_the_halves_of_a_join_both_finish() {
     for fj in Pool::ALL {
         let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
         for _ in 0..20 {
+            // No runtime named: a phase that finds the runtime held runs elsewhere.
             let phase = || {
                 Builder::new()
                     .threads(2)
@@ -262,6 +277,16 @@ fn two_phases_in_the_halves_of_a_join_each_finish_or_are_refused() {
                     .map(|r| r.tasks_run())
             };
             let (a, b) = rt.join(phase, phase);
+            assert_eq!(a.unwrap(), (1 << 10) - 1, "{fj}");
+            assert_eq!(b.unwrap(), (1 << 10) - 1, "{fj}");
+            // Named: each finishes or is refused with PhaseBusy, never hangs.
+            let named = || {
+                Builder::new()
+                    .runtime(&rt)
+                    .run([Plain(9)])
+                    .map(|r| r.tasks_run())
+            };
+            let (a, b) = rt.join(named, named);
             let mut ok = 0;
             for r in [a, b] {
                 match r {
@@ -276,6 +301,34 @@ fn two_phases_in_the_halves_of_a_join_each_finish_or_are_refused() {
             assert!(ok >= 1, "{fj}: at least the first phase runs");
         }
     }
+}
+
+#[test]
+fn a_pinned_phase_inside_an_unpinned_runtime_s_task_gets_a_pinned_runtime() {
+    let rt = Runtime::new(2).unwrap();
+    assert!(!rt.pinned());
+    let workers: HashSet<ThreadId> = rt
+        .broadcast(|_| thread::current().id())
+        .unwrap()
+        .into_iter()
+        .collect();
+    let seen = rt.install(|| {
+        Builder::new()
+            .threads(2)
+            .pin(true)
+            .run_with(|_| HashSet::new(), [Where(6)])
+            .unwrap()
+            .1
+    });
+    assert!(seen.into_iter().flatten().all(|t| !workers.contains(&t)));
+}
+
+#[test]
+fn a_named_runtime_sets_the_default_thread_count() {
+    let rt = Runtime::new(1).unwrap();
+    // Without .threads(..), the phase takes the runtime's width, whatever the CPU count.
+    let report = Builder::new().runtime(&rt).run([Plain(5)]).unwrap();
+    assert_eq!(report.workers.len(), 1);
 }
 
 #[test]

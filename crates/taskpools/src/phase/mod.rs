@@ -11,12 +11,11 @@ pub use crate::stats::{RunReport, WorkerStats};
 pub use idle::WakePolicy;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::time::Instant;
 
 use idle::Coordinator;
 
 use crate::pool::{PutOutcome, TaskPool};
-use crate::runtime::broadcast::broadcast_in;
+use crate::runtime::broadcast::{broadcast_claimed, claim, Claim};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry, Runtime};
 use crate::sync::Arc;
@@ -120,8 +119,8 @@ pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
 ) -> Result<(RunReport, Vec<L>), Error> {
     let n = pool.workers();
     check_workers(n)?;
-    with_runtime(None, n, opts.pin, |reg| {
-        run_on_registry(reg, pool, opts.wake, init, initial)
+    with_runtime(None, n, opts.pin, |reg, c| {
+        run_on_registry(reg, c, pool, opts.wake, init, initial)
     })
 }
 
@@ -161,8 +160,11 @@ pub fn run_pool_on<L: Send, T: Task<L>, P: TaskPool<T>>(
     init: impl Fn(usize) -> L + Sync,
     initial: impl IntoIterator<Item = T>,
 ) -> Result<(RunReport, Vec<L>), Error> {
-    check_workers(pool.workers())?;
-    run_on_registry(&rt.registry, pool, wake, init, initial)
+    let n = pool.workers();
+    check_workers(n)?;
+    with_runtime(Some(rt), n, false, |reg, c| {
+        run_on_registry(reg, c, pool, wake, init, initial)
+    })
 }
 
 fn check_workers(n: usize) -> Result<(), Error> {
@@ -178,38 +180,54 @@ fn check_workers(n: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Calls `f` with the runtime a phase of `n` workers runs on: `explicit` if given (it must
-/// have `n` workers or more); else the runtime of the calling worker, if it has enough; else
-/// the global runtime, if it has enough and `pin` is off; else a runtime started for this call
-/// with `n` workers (and `pin`), stopped when `f` returns.
+/// Calls `f` with the runtime a phase of `n` workers runs on, claimed for it: `explicit` if
+/// given (a worker that finds it claimed gets [`Error::PhaseBusy`]); else the runtime of the
+/// calling worker, if it has enough workers, is pinned if `pin` asks for it, and is not
+/// claimed by another phase; else the global runtime, if it has enough workers, `pin` is off
+/// and (on a worker) it is not claimed; else a runtime started for this call with `n` workers
+/// (and `pin`), stopped when `f` returns.
 pub(crate) fn with_runtime<R>(
     explicit: Option<&Runtime>,
     n: usize,
     pin: bool,
-    f: impl FnOnce(&Arc<Registry>) -> Result<R, Error>,
+    f: impl FnOnce(&Arc<Registry>, Claim<'_>) -> Result<R, Error>,
 ) -> Result<R, Error> {
     if let Some(rt) = explicit {
-        return f(&rt.registry);
+        if n > rt.threads() {
+            return Err(Error::PhaseWider {
+                workers: n,
+                threads: rt.threads(),
+            });
+        }
+        let c = claim(&rt.registry)?;
+        return f(&rt.registry, c);
     }
     if let Some(w) = WorkerThread::current() {
-        if w.registry.threads >= n {
-            let reg = Arc::clone(&w.registry);
-            return f(&reg);
+        let reg = Arc::clone(&w.registry);
+        if reg.threads >= n && (reg.pinned || !pin) {
+            // Busy or shutting down: try the next candidate instead.
+            if let Ok(c) = claim(&reg) {
+                return f(&reg, c);
+            }
         }
     }
     if !pin {
         let g = global();
         if g.threads() >= n {
-            return f(&g.registry);
+            if let Ok(c) = claim(&g.registry) {
+                return f(&g.registry, c);
+            }
         }
     }
     let rt = Runtime::builder().threads(n).pin(pin).build()?;
-    f(&rt.registry)
+    let c = claim(&rt.registry)?;
+    f(&rt.registry, c)
 }
 
 /// The phase itself, as a broadcast over workers `0..n` of the runtime of `registry`.
 pub(crate) fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
     registry: &Arc<Registry>,
+    claim: Claim<'_>,
     pool: &P,
     wake: WakePolicy,
     init: impl Fn(usize) -> L + Sync,
@@ -233,12 +251,12 @@ pub(crate) fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
         .collect();
     let coord = Coordinator::new(n, wake);
     let share = |i: usize| {
-        let local = locals[i]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .expect("each worker takes its local once");
         let body = || {
+            let local = locals[i]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("each worker takes its local once");
             let mut state = init(i);
             let stats = worker(i, pool, local, &coord, &mut state);
             (stats, state)
@@ -252,9 +270,7 @@ pub(crate) fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
             }
         }
     };
-    let start = Instant::now();
-    let results = broadcast_in(registry, n, &share)?;
-    let elapsed = start.elapsed();
+    let (results, elapsed) = broadcast_claimed(registry, claim, n, &share);
     if let Some(p) = coord.take_panic() {
         drop(results);
         resume_unwind(p);

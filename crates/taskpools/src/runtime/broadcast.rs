@@ -19,6 +19,7 @@
 //! when the share ends.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
 
 use super::job::StackJob;
 use super::registry::Registry;
@@ -35,12 +36,14 @@ impl Runtime {
     /// Fails with [`Error::PhaseBusy`] when called on a worker while another broadcast or
     /// working phase holds this runtime (from a thread outside the runtime it waits instead).
     pub fn broadcast<R: Send>(&self, f: impl Fn(usize) -> R + Sync) -> Result<Vec<R>, Error> {
-        broadcast_in(&self.registry, self.threads(), &f)
+        let claim = claim(&self.registry)?;
+        Ok(broadcast_claimed(&self.registry, claim, self.threads(), &f).0)
     }
 }
 
-/// Releases the broadcast claim when dropped (also when a share's panic is resumed).
-struct Claim<'a>(&'a Registry);
+/// The right to broadcast on one runtime; released when dropped (also when a share's panic
+/// is resumed).
+pub(crate) struct Claim<'a>(&'a Registry);
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
@@ -51,7 +54,7 @@ impl Drop for Claim<'_> {
 
 /// Claims `registry` for one broadcast: waits for the claim on a thread outside every runtime,
 /// and fails at once on a worker (module docs).
-fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
+pub(crate) fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
     let mut busy = lock(&registry.broadcast_busy);
     // Checked under the lock: a worker that leaves at shutdown looks at the claim under the
     // same lock, so either it sees this claim (and stays for its share) or this sees the
@@ -78,22 +81,32 @@ fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
     Ok(Claim(registry))
 }
 
-/// Runs `f(i)` on workers `0..n` of the runtime of `registry` (`1 <= n <= threads`).
-pub(crate) fn broadcast_in<R: Send, F: Fn(usize) -> R + Sync>(
+/// Runs `f(i)` on workers `0..n` of the runtime of `registry` (`1 <= n <= threads`), which
+/// `claim` holds; returns the results and the time from the first post to the last share's
+/// end (the wait for the claim not included).
+pub(crate) fn broadcast_claimed<R: Send, F: Fn(usize) -> R + Sync>(
     registry: &Arc<Registry>,
+    claim: Claim<'_>,
     n: usize,
     f: &F,
-) -> Result<Vec<R>, Error> {
+) -> (Vec<R>, Duration) {
+    assert!(
+        std::ptr::eq(claim.0, &**registry),
+        "the claim is on the broadcast's runtime"
+    );
     assert!(
         (1..=registry.threads).contains(&n),
         "a broadcast over {n} of {} workers",
         registry.threads
     );
-    let _claim = claim(registry)?;
-    Ok(install_in(registry, || {
+    let r = install_in(registry, || {
         let w = WorkerThread::current().expect("install runs on a worker of this runtime");
-        broadcast_on(w, n, f)
-    }))
+        let start = Instant::now();
+        let results = broadcast_on(w, n, f);
+        (results, start.elapsed())
+    });
+    drop(claim);
+    r
 }
 
 /// The broadcast itself, on worker `w` of the claimed runtime: posts the other workers'
@@ -119,8 +132,26 @@ fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f
         .iter()
         .map(|&i| StackJob::new(move || share(i)))
         .collect();
-    for (job, &i) in jobs.iter().zip(&others) {
-        w.registry.post(i, job.as_job_ref());
+    {
+        // A job once posted lives in `jobs`, in this frame, until it has run: nothing may
+        // unwind out of here before `wait_until` below has seen every one done. (`post` cannot
+        // panic while the claim is held — every mailbox is empty between broadcasts — but
+        // this does not depend on it.)
+        struct AbortOnUnwind;
+        impl Drop for AbortOnUnwind {
+            fn drop(&mut self) {
+                super::eprintln_best_effort(
+                    "taskpools: posting a broadcast's shares failed after some were posted; \
+                     aborting",
+                );
+                std::process::abort();
+            }
+        }
+        let guard = AbortOnUnwind;
+        for (job, &i) in jobs.iter().zip(&others) {
+            w.registry.post(i, job.as_job_ref());
+        }
+        std::mem::forget(guard);
     }
     let own = (w.index < n).then(|| catch_unwind(AssertUnwindSafe(|| share(w.index))));
     // The posted jobs live in this frame: `wait_until` does not return (or unwind) before

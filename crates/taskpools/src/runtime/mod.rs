@@ -271,7 +271,6 @@ impl RuntimeBuilder {
 pub struct Runtime {
     pub(crate) registry: Arc<Registry>,
     pool: Pool,
-    pinned: bool,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -280,7 +279,7 @@ impl std::fmt::Debug for Runtime {
         f.debug_struct("Runtime")
             .field("threads", &self.registry.threads)
             .field("pool", &self.pool)
-            .field("pinned", &self.pinned)
+            .field("pinned", &self.registry.pinned)
             .finish()
     }
 }
@@ -298,7 +297,7 @@ impl Runtime {
 
     /// Whether the workers are pinned to cores.
     pub fn pinned(&self) -> bool {
-        self.pinned
+        self.registry.pinned
     }
 
     fn start(b: RuntimeBuilder) -> Result<Runtime, crate::Error> {
@@ -338,12 +337,13 @@ impl Runtime {
                 )
             }
         };
-        let registry = Arc::new(Registry::new(threads, stealers));
+        let mut registry = Registry::new(threads, stealers);
+        registry.pinned = b.pin;
+        let registry = Arc::new(registry);
         let cores = worker_cores(b.pin, threads);
         let mut rt = Runtime {
             registry,
             pool: b.pool,
-            pinned: b.pin,
             threads: Vec::with_capacity(threads),
         };
         for (index, deque) in locals.into_iter().enumerate() {

@@ -52,6 +52,8 @@ impl Mailbox {
 /// State shared by a runtime's workers.
 pub(crate) struct Registry {
     pub(crate) threads: usize,
+    /// Whether the workers are pinned to cores.
+    pub(crate) pinned: bool,
     pub(crate) stealers: Stealers,
     mailboxes: Box<[CachePadded<Mailbox>]>,
     /// Per-worker counters (one writer each).
@@ -78,6 +80,7 @@ impl Registry {
     pub(crate) fn new(threads: usize, stealers: Stealers) -> Registry {
         Registry {
             threads,
+            pinned: false,
             stealers,
             mailboxes: (0..threads)
                 .map(|_| CachePadded::new(Mailbox::new()))
