@@ -50,6 +50,7 @@
 //! returns [`Error::PhaseBusy`](crate::Error::PhaseBusy) instead.
 
 pub(crate) mod broadcast;
+mod builder;
 mod counters;
 pub(crate) mod frames;
 pub(crate) mod job;
@@ -57,6 +58,7 @@ pub(crate) mod liveness;
 mod registry;
 pub(crate) mod worker;
 
+pub use builder::RuntimeBuilder;
 pub use counters::WorkerCounters;
 pub use liveness::{yield_now, Yield, STALL_REPORT};
 
@@ -179,80 +181,6 @@ impl std::str::FromStr for Pool {
     }
 }
 
-/// Builds a [`Runtime`]: thread count, pool, pinning.
-#[derive(Clone, Debug)]
-pub struct RuntimeBuilder {
-    threads: usize,
-    pool: Pool,
-    pin: bool,
-    stack_size: Option<usize>,
-}
-
-impl Default for RuntimeBuilder {
-    fn default() -> Self {
-        RuntimeBuilder {
-            threads: std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(crate::MAX_THREADS),
-            pool: Pool::PrivateDeque,
-            pin: false,
-            stack_size: None,
-        }
-    }
-}
-
-impl RuntimeBuilder {
-    /// Worker threads (default: one per CPU). Zero, or more than
-    /// [`MAX_THREADS`](crate::MAX_THREADS), is refused by [`build`](Self::build).
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = n;
-        self
-    }
-
-    /// The work-stealing pool (default [`Pool::PrivateDeque`]).
-    pub fn pool(mut self, pool: Pool) -> Self {
-        self.pool = pool;
-        self
-    }
-
-    /// The pool by name or alias (`private-deque`/`acr13`, `chase-lev`/`dcwq`).
-    pub fn pool_name(self, name: &str) -> Result<Self, crate::Error> {
-        Ok(self.pool(Pool::from_name(name)?))
-    }
-
-    /// Pins worker `i` to core `i mod cores` (default off).
-    pub fn pin(mut self, pin: bool) -> Self {
-        self.pin = pin;
-        self
-    }
-
-    /// Stack size of each worker thread in bytes (default: the standard library's, 2 MiB).
-    /// Deeply recursive jobs need more; stealing while waiting adds at most 32 nested jobs.
-    pub fn stack_size(mut self, bytes: usize) -> Self {
-        self.stack_size = Some(bytes);
-        self
-    }
-
-    /// Starts the workers.
-    pub fn build(self) -> Result<Runtime, crate::Error> {
-        Runtime::start(self)
-    }
-
-    /// Builds the global runtime, the one that [`join`](crate::forkjoin::join), [`scope`](crate::forkjoin::scope), [`spawn`] and
-    /// [`current_num_threads`] use outside a worker. Fails with
-    /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
-    /// exists (built here before, or created on first use); call it early in `main`.
-    pub fn build_global(self) -> Result<(), crate::Error> {
-        if GLOBAL.get().is_some() {
-            return Err(crate::Error::GlobalExists);
-        }
-        let rt = self.build()?;
-        // Another thread may have won the race meanwhile: then `rt` is dropped (its workers
-        // stop) and the caller learns that the global runtime was not this one.
-        GLOBAL.set(rt).map_err(|_| crate::Error::GlobalExists)
-    }
-}
-
 /// A set of persistent worker threads that every front end runs on: working phases
 /// ([`Builder::runtime`](crate::Builder::runtime), [`run_pool_on`](crate::phase::run_pool_on)),
 /// fork-join ([`install`](Self::install), [`join`](Self::join), [`scope`](Self::scope),
@@ -349,7 +277,11 @@ impl Runtime {
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
             let core = cores[index];
-            let mut tb = std::thread::Builder::new().name(format!("taskpools-{index}"));
+            let name = match &b.thread_name {
+                Some(f) => f(index),
+                None => format!("taskpools-{index}"),
+            };
+            let mut tb = std::thread::Builder::new().name(name);
             if let Some(bytes) = b.stack_size {
                 tb = tb.stack_size(bytes);
             }

@@ -1,0 +1,112 @@
+//! [`RuntimeBuilder`]: how a [`Runtime`]'s workers are made.
+
+use std::sync::Arc;
+
+use super::{Pool, Runtime, GLOBAL};
+
+/// Builds a [`Runtime`]: thread count, fork-join pool, pinning, stack size, thread names.
+#[derive(Clone)]
+pub struct RuntimeBuilder {
+    pub(super) threads: usize,
+    pub(super) pool: Pool,
+    pub(super) pin: bool,
+    pub(super) stack_size: Option<usize>,
+    pub(super) thread_name: Option<ThreadName>,
+}
+
+type ThreadName = Arc<dyn Fn(usize) -> String + Send + Sync>;
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("threads", &self.threads)
+            .field("pool", &self.pool)
+            .field("pin", &self.pin)
+            .field("stack_size", &self.stack_size)
+            .field("thread_name", &self.thread_name.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        RuntimeBuilder {
+            threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(crate::MAX_THREADS),
+            pool: Pool::PrivateDeque,
+            pin: false,
+            stack_size: None,
+            thread_name: None,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// Worker threads (default: one per CPU). Zero, or more than
+    /// [`MAX_THREADS`](crate::MAX_THREADS), is refused by [`build`](Self::build).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// The work-stealing pool (default [`Pool::PrivateDeque`]).
+    pub fn pool(mut self, pool: Pool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// The pool by name or alias (`private-deque`/`acr13`, `chase-lev`/`dcwq`).
+    pub fn pool_name(self, name: &str) -> Result<Self, crate::Error> {
+        Ok(self.pool(Pool::from_name(name)?))
+    }
+
+    /// Pins worker `i` to core `i mod cores` (default off).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Stack size of each worker thread in bytes (default: the standard library's, 2 MiB).
+    /// Deeply recursive jobs need more; stealing while waiting adds at most 32 nested jobs.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// The name of worker `i`'s thread, as debuggers and `top -H` show it (default
+    /// `taskpools-{i}`).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(2)
+    ///     .thread_name(|i| format!("solver-{i}"))
+    ///     .build()?;
+    /// let names = rt.broadcast(|_| std::thread::current().name().map(String::from))?;
+    /// assert_eq!(names, [Some("solver-0".into()), Some("solver-1".into())]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn thread_name(mut self, name: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
+        self.thread_name = Some(Arc::new(name));
+        self
+    }
+
+    /// Starts the workers.
+    pub fn build(self) -> Result<Runtime, crate::Error> {
+        Runtime::start(self)
+    }
+
+    /// Builds the global runtime, the one that [`join`](crate::forkjoin::join), [`scope`](crate::forkjoin::scope), [`spawn`] and
+    /// [`current_num_threads`] use outside a worker. Fails with
+    /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
+    /// exists (built here before, or created on first use); call it early in `main`.
+    pub fn build_global(self) -> Result<(), crate::Error> {
+        if GLOBAL.get().is_some() {
+            return Err(crate::Error::GlobalExists);
+        }
+        let rt = self.build()?;
+        // Another thread may have won the race meanwhile: then `rt` is dropped (its workers
+        // stop) and the caller learns that the global runtime was not this one.
+        GLOBAL.set(rt).map_err(|_| crate::Error::GlobalExists)
+    }
+}
