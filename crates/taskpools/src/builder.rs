@@ -222,8 +222,11 @@ impl<'rt> Builder<'rt> {
         {
             type Output = Result<(RunReport, Vec<L>), Error>;
             fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
+                // The iterator is user code: run it before the runtime is claimed (it may
+                // start a phase or broadcast itself).
+                let initial: Vec<T> = self.initial.into_iter().collect();
                 with_runtime(self.runtime, self.opts.workers, self.opts.pin, |reg, c| {
-                    run_on_registry(reg, c, &pool, self.opts.wake, self.init, self.initial)
+                    run_on_registry(reg, c, &pool, self.opts.wake, self.init, initial)
                 })
             }
         }

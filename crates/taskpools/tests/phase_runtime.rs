@@ -420,33 +420,90 @@ fn broadcast_runs_once_per_worker_and_propagates_panics() {
     assert_eq!(rt.broadcast(|i| i).unwrap(), [0, 1]);
 }
 
+/// Names of the threads that ran a phase's tasks.
+struct Named(u32);
+
+impl Task<HashSet<String>> for Named {
+    fn run(self, ctx: &mut Ctx<'_, Self, HashSet<String>>) {
+        let name = thread::current().name().unwrap_or("?").to_string();
+        ctx.local().insert(name);
+        if self.0 > 0 {
+            ctx.put(Named(self.0 - 1));
+            ctx.put(Named(self.0 - 1));
+        }
+    }
+}
+
 #[test]
-fn a_phase_started_by_a_spawn_while_the_runtime_drops_runs_or_is_refused() {
-    let mut ran = 0;
+fn a_phase_started_by_a_spawn_while_the_runtime_drops_runs_there_or_is_refused() {
+    let (mut ran, mut refused) = (0, 0);
     for i in 0..50u64 {
-        let rt = Runtime::new(2).unwrap();
+        let rt = Runtime::builder()
+            .threads(2)
+            .thread_name(|i| format!("dying-{i}"))
+            .build()
+            .unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         rt.spawn(move || {
             // No runtime named: the phase runs on the runtime this job runs on.
             let r = Builder::new()
                 .threads(2)
-                .run([Plain(6)])
-                .map(|r| r.tasks_run());
+                .run_with(|_| HashSet::new(), [Named(6)])
+                .map(|(r, names)| (r.tasks_run(), names));
             tx.send(r).unwrap();
         });
         // Drop at different moments: before the spawn has run, while its phase runs, after.
         thread::sleep(std::time::Duration::from_micros((i % 10) * 40));
         drop(rt); // runs the queued spawn; must not hang on the phase it starts
         match rx.recv().unwrap() {
-            Ok(n) => {
+            Ok((n, names)) => {
                 assert_eq!(n, 127);
+                let names: HashSet<String> = names.into_iter().flatten().collect();
+                assert!(
+                    names.iter().all(|n| n.starts_with("dying-")),
+                    "the phase ran on the dropped runtime's workers, not elsewhere: {names:?}"
+                );
                 ran += 1;
             }
-            Err(Error::ShuttingDown) => {}
+            Err(Error::ShuttingDown) => refused += 1,
             Err(e) => panic!("unexpected error {e}"),
         }
     }
-    eprintln!("{ran} of 50 phases ran before the shutdown refused them");
+    eprintln!("{ran} phases ran, {refused} were refused by the shutdown");
+}
+
+/// Runs `f` on its own thread and fails if it has not returned within `secs` (a hang).
+fn within(secs: u64, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .expect("hung: a claim was held while user code asked for it again");
+}
+
+#[test]
+fn initial_tasks_made_by_an_iterator_that_uses_the_runtime_do_not_deadlock() {
+    // The iterator of initial tasks broadcasts on the phase's own runtime.
+    within(30, || {
+        let rt = Runtime::new(2).unwrap();
+        let initial = (0..2).map(|_| {
+            rt.broadcast(|i| i).unwrap();
+            Plain(3)
+        });
+        let r = Builder::new().runtime(&rt).run(initial).unwrap();
+        assert_eq!(r.tasks_run(), 30);
+    });
+    // The iterator runs a phase on the global runtime, as does the outer phase.
+    within(30, || {
+        let initial = (0..2).map(|_| {
+            Builder::new().threads(1).run([Plain(2)]).unwrap();
+            Plain(2)
+        });
+        let r = Builder::new().threads(1).run(initial).unwrap();
+        assert_eq!(r.tasks_run(), 14);
+    });
 }
 
 #[test]

@@ -119,6 +119,9 @@ pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
 ) -> Result<(RunReport, Vec<L>), Error> {
     let n = pool.workers();
     check_workers(n)?;
+    // The iterator is user code: run it before the runtime is claimed (it may start a phase
+    // or broadcast itself).
+    let initial: Vec<T> = initial.into_iter().collect();
     with_runtime(None, n, opts.pin, |reg, c| {
         run_on_registry(reg, c, pool, opts.wake, init, initial)
     })
@@ -162,6 +165,8 @@ pub fn run_pool_on<L: Send, T: Task<L>, P: TaskPool<T>>(
 ) -> Result<(RunReport, Vec<L>), Error> {
     let n = pool.workers();
     check_workers(n)?;
+    // The iterator is user code: run it before the runtime is claimed.
+    let initial: Vec<T> = initial.into_iter().collect();
     with_runtime(Some(rt), n, false, |reg, c| {
         run_on_registry(reg, c, pool, wake, init, initial)
     })
@@ -180,7 +185,8 @@ fn check_workers(n: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Calls `f` with the runtime a phase of `n` workers runs on, claimed for it: `explicit` if
+/// Calls `f` with the runtime a phase of `n` workers runs on, claimed for it (user code that
+/// could ask for a claim in turn — the iterator of initial tasks — must have run before): `explicit` if
 /// given (a worker that finds it claimed gets [`Error::PhaseBusy`]); else the runtime of the
 /// calling worker, if it has enough workers, is pinned if `pin` asks for it, and is not
 /// claimed by another phase; else the global runtime, if it has enough workers, `pin` is off
@@ -205,9 +211,13 @@ pub(crate) fn with_runtime<R>(
     if let Some(w) = WorkerThread::current() {
         let reg = Arc::clone(&w.registry);
         if reg.threads >= n && (reg.pinned || !pin) {
-            // Busy or shutting down: try the next candidate instead.
-            if let Ok(c) = claim(&reg) {
-                return f(&reg, c);
+            match claim(&reg) {
+                Ok(c) => return f(&reg, c),
+                // A phase from a job that runs while its runtime shuts down is refused, not
+                // moved elsewhere (which could create the global runtime at exit).
+                Err(Error::ShuttingDown) => return Err(Error::ShuttingDown),
+                // Held by another phase: try the next candidate.
+                Err(_) => {}
             }
         }
     }

@@ -340,6 +340,9 @@ impl WorkerThread {
             if !*lock(&self.registry.broadcast_busy) {
                 break;
             }
+            // A share ends by taking steal requests again; this loop does not answer them,
+            // so decline them (and answer one that is pending) before waiting.
+            self.block_requests();
             std::thread::yield_now();
         }
         self.block_requests();
