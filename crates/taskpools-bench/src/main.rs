@@ -692,11 +692,11 @@ fn tour(out: &Path) -> Result<()> {
 /// The most threads (or participants) one run may ask for: the library's limit.
 const MAX_THREADS: usize = taskpools::MAX_THREADS;
 /// The most tasks `synthetic` may run: P(k) ≤ 2^30, i.e. k ≤ 40.
-const MAX_SYNTHETIC_TASKS: u64 = 1 << 30;
+const MAX_SYNTHETIC_TASKS: u64 = taskpools::synthetic::MAX_TASKS;
 /// The largest `--fib`: a run makes about fib(n) joins (fib(45) ≈ 1.1e9).
 const MAX_FIB: u64 = 45;
 /// Work units of one synthetic run (about an hour sequentially at 0.8 ns per unit).
-const MAX_SYNTHETIC_UNITS: u64 = 1 << 42;
+const MAX_SYNTHETIC_UNITS: u64 = taskpools::synthetic::MAX_UNITS;
 /// Owner pushes of the deque benchmark (a growable deque may hold them all: 2 GiB).
 const MAX_DEQUE_OPS: usize = 1 << 28;
 /// Capacity of the deque benchmark's deques.

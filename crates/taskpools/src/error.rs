@@ -80,6 +80,14 @@ pub enum Error {
     /// job that runs during its shutdown).
     #[error("the runtime is shutting down: no working phase or broadcast can start on it")]
     ShuttingDown,
+    /// A size that cannot finish or fit (the synthetic algorithm's `k` and `f`, say).
+    #[error("{what}: exceeds the limit of {limit}")]
+    TooLarge {
+        /// What was asked for, with its value.
+        what: String,
+        /// The limit, with its unit.
+        limit: String,
+    },
     /// A working phase asked for more workers than its runtime has.
     #[error("a working phase of {workers} workers cannot run on a runtime of {threads} threads")]
     PhaseWider {

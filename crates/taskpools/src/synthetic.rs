@@ -105,9 +105,38 @@ pub fn sequential(k: u32, f: u32) -> u64 {
     (0..k as i32).rev().map(|i| a(i, u64::from(f))).sum()
 }
 
+/// The most tasks a run may execute: `P(k)` at most 2^30 (`k` ≤ 40).
+pub const MAX_TASKS: u64 = 1 << 30;
+
+/// The most work units a run may do, `160·f·P(k)` at most 2^42 (about an hour sequentially
+/// at 0.8 ns per unit).
+pub const MAX_UNITS: u64 = 1 << 42;
+
+/// Checks that `A` with `k`, `f` can finish: `P(k)` ≤ [`MAX_TASKS`] and its work at most
+/// [`MAX_UNITS`]; else [`Error::TooLarge`] naming the limit.
+pub fn check_size(k: u32, f: u32) -> Result<(), Error> {
+    let tasks = checked_task_count(k).filter(|&n| n <= MAX_TASKS);
+    let Some(tasks) = tasks else {
+        return Err(Error::TooLarge {
+            what: format!("k = {k} (A(k) runs P(k) tasks)"),
+            limit: "P(k) = 2^30 tasks (k at most 40)".into(),
+        });
+    };
+    let units = tasks.saturating_mul(160).saturating_mul(u64::from(f));
+    if units > MAX_UNITS {
+        return Err(Error::TooLarge {
+            what: format!("k = {k}, f = {f} (up to 160·f·P(k) = {units} work units)"),
+            limit: "2^42 work units (about an hour sequentially)".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Runs `A` with parameters `k`, `f` on the configured pool and checks that exactly `P(k)`
-/// tasks ran; a different count is an [`Error::TaskCount`].
+/// tasks ran; a different count is an [`Error::TaskCount`]. Sizes that cannot finish are
+/// refused first ([`check_size`]).
 pub fn run(builder: &Builder, k: u32, f: u32) -> Result<RunReport, Error> {
+    check_size(k, f)?;
     let report = builder.run(initial_tasks(k, f))?;
     let expected = task_count(k);
     let actual = report.tasks_run();
@@ -135,6 +164,19 @@ mod tests {
         assert_eq!(task_count(32), 18_454_894);
         assert_eq!(task_count(33), 29_860_667);
         assert_eq!(task_count(34), 48_315_596);
+    }
+
+    #[test]
+    fn sizes_that_cannot_finish_are_refused() {
+        assert!(check_size(40, 6).is_ok());
+        assert!(check_size(40, 40).is_err());
+        assert!(check_size(41, 1).is_err());
+        assert!(check_size(u32::MAX, 1).is_err());
+        assert!(check_size(30, u32::MAX).is_err());
+        let e = run(&Builder::new().threads(1), 64, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2^30"), "{e}");
     }
 
     #[test]
