@@ -1,7 +1,7 @@
 //! The front door: choose threads, pool, memory manager and wake-up policy, then run.
 
 use crate::mem::MemKind;
-use crate::phase::{run_on_registry, with_runtime, RunOptions, RunReport, WakePolicy};
+use crate::phase::{run_phase, RunOptions, RunReport, WakePolicy};
 use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
 use crate::runtime::Runtime;
 use crate::task::Task;
@@ -206,12 +206,7 @@ impl<'rt> Builder<'rt> {
             runtime: Option<&'rt Runtime>,
             init: F,
             initial: I,
-            opts: Opts,
-        }
-        struct Opts {
-            workers: usize,
-            pin: bool,
-            wake: WakePolicy,
+            opts: RunOptions,
         }
         impl<L, T, F, I> PoolVisitor<T> for Go<'_, F, I>
         where
@@ -222,12 +217,14 @@ impl<'rt> Builder<'rt> {
         {
             type Output = Result<(RunReport, Vec<L>), Error>;
             fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
-                // The iterator is user code: run it before the runtime is claimed (it may
-                // start a phase or broadcast itself).
-                let initial: Vec<T> = self.initial.into_iter().collect();
-                with_runtime(self.runtime, self.opts.workers, self.opts.pin, |reg, c| {
-                    run_on_registry(reg, c, &pool, self.opts.wake, self.init, initial)
-                })
+                run_phase(
+                    self.runtime,
+                    self.opts.pin,
+                    &pool,
+                    self.opts.wake,
+                    self.init,
+                    self.initial,
+                )
             }
         }
         let cfg = PoolConfig {
@@ -241,11 +238,7 @@ impl<'rt> Builder<'rt> {
                 runtime: self.runtime,
                 init,
                 initial,
-                opts: Opts {
-                    workers: self.threads,
-                    pin: self.opts.pin,
-                    wake: self.opts.wake,
-                },
+                opts: self.opts,
             },
         )
     }

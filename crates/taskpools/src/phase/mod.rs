@@ -117,14 +117,7 @@ pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
     init: impl Fn(usize) -> L + Sync,
     initial: impl IntoIterator<Item = T>,
 ) -> Result<(RunReport, Vec<L>), Error> {
-    let n = pool.workers();
-    check_workers(n)?;
-    // The iterator is user code: run it before the runtime is claimed (it may start a phase
-    // or broadcast itself).
-    let initial: Vec<T> = initial.into_iter().collect();
-    with_runtime(None, n, opts.pin, |reg, c| {
-        run_on_registry(reg, c, pool, opts.wake, init, initial)
-    })
+    run_phase(None, opts.pin, pool, opts.wake, init, initial)
 }
 
 /// [`run_pool_with`] on the workers of `rt`: worker `i` of the phase is worker `i` of the
@@ -163,11 +156,24 @@ pub fn run_pool_on<L: Send, T: Task<L>, P: TaskPool<T>>(
     init: impl Fn(usize) -> L + Sync,
     initial: impl IntoIterator<Item = T>,
 ) -> Result<(RunReport, Vec<L>), Error> {
+    run_phase(Some(rt), false, pool, wake, init, initial)
+}
+
+/// The one entry of every phase ([`run_pool_with`], [`run_pool_on`], `Builder`): checks the
+/// width, runs the user's iterator of initial tasks *before* a runtime is claimed (it may
+/// start a phase or broadcast itself), then picks and claims a runtime and runs the phase.
+pub(crate) fn run_phase<L: Send, T: Task<L>, P: TaskPool<T>>(
+    explicit: Option<&Runtime>,
+    pin: bool,
+    pool: &P,
+    wake: WakePolicy,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<(RunReport, Vec<L>), Error> {
     let n = pool.workers();
     check_workers(n)?;
-    // The iterator is user code: run it before the runtime is claimed.
     let initial: Vec<T> = initial.into_iter().collect();
-    with_runtime(Some(rt), n, false, |reg, c| {
+    with_runtime(explicit, n, pin, |reg, c| {
         run_on_registry(reg, c, pool, wake, init, initial)
     })
 }
@@ -192,7 +198,7 @@ fn check_workers(n: usize) -> Result<(), Error> {
 /// claimed by another phase; else the global runtime, if it has enough workers, `pin` is off
 /// and (on a worker) it is not claimed; else a runtime started for this call with `n` workers
 /// (and `pin`), stopped when `f` returns.
-pub(crate) fn with_runtime<R>(
+fn with_runtime<R>(
     explicit: Option<&Runtime>,
     n: usize,
     pin: bool,
@@ -235,7 +241,7 @@ pub(crate) fn with_runtime<R>(
 }
 
 /// The phase itself, as a broadcast over workers `0..n` of the runtime of `registry`.
-pub(crate) fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
+fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
     registry: &Arc<Registry>,
     claim: Claim<'_>,
     pool: &P,
