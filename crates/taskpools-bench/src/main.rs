@@ -188,7 +188,7 @@ fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<
             .pools
             .iter()
             .map(|p| p.name().to_string())
-            .chain(std::iter::once("rayon".to_string()))
+            .chain(["rayon", "chili", "forte"].map(String::from))
             .collect();
         let series: Vec<(String, Vec<f64>)> = names
             .iter()

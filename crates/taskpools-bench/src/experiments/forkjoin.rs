@@ -89,10 +89,16 @@ pub struct Record {
     pub join_vs_rayon: Option<f64>,
     /// This median / rayon's median at the same thread count (rows of our pools).
     pub vs_rayon: Option<f64>,
+    /// At 1 thread, rows of our pools and `calls`: this `ns_per_join` / chili's, where chili's
+    /// joins cost at least 2 % of the sequential time (below that the difference is noise).
+    pub join_vs_chili: Option<f64>,
+    /// This median / chili's median at the same thread count (rows of our pools).
+    pub vs_chili: Option<f64>,
 }
 
-/// A `join` implementation to run the kernels with. Static (no `self`), so that a kernel
-/// compiles to the same code a user would write with that runtime's `join` directly.
+/// A `join` implementation to run the kernels with, for runtimes whose `join` takes plain
+/// closures (ours, rayon, and the baselines). Static (no `self`), so that a kernel compiles to
+/// the same code a user would write with that runtime's `join` directly.
 trait Join {
     fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
     where
@@ -189,62 +195,24 @@ impl Join for Counting {
     }
 }
 
+/// The context a kernel passes down its recursion when its runtime's `join` needs none.
+#[derive(Clone, Copy)]
+struct Nil;
+
+/// `J::join` for kernels written with a context: each half gets [`Nil`].
+#[inline(always)]
+fn join_nil<J: Join, A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(Nil) -> RA + Send,
+    B: FnOnce(Nil) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    J::join(move || a(Nil), move || b(Nil))
+}
+
 /// Below this many elements the sorts use the standard library's sequential sort.
 const SORT_CUTOFF: usize = 2048;
-
-fn mergesort<J: Join>(v: &mut [u32], buf: &mut [u32]) {
-    if v.len() <= SORT_CUTOFF {
-        v.sort_unstable();
-        return;
-    }
-    let mid = v.len() / 2;
-    {
-        let (l, r) = v.split_at_mut(mid);
-        let (bl, br) = buf.split_at_mut(mid);
-        J::join(|| mergesort::<J>(l, bl), || mergesort::<J>(r, br));
-    }
-    // Merge the sorted halves into `buf`, then copy back.
-    let (mut i, mut k) = (0, mid);
-    for out in buf.iter_mut() {
-        if k >= v.len() || (i < mid && v[i] <= v[k]) {
-            *out = v[i];
-            i += 1;
-        } else {
-            *out = v[k];
-            k += 1;
-        }
-    }
-    v.copy_from_slice(buf);
-}
-
-fn quicksort<J: Join>(v: &mut [u32]) {
-    if v.len() <= SORT_CUTOFF {
-        v.sort_unstable();
-        return;
-    }
-    // Median of three as the pivot, Lomuto partition.
-    let (a, b, c) = (v[0], v[v.len() / 2], v[v.len() - 1]);
-    let pivot = a.max(b).min(a.min(b).max(c));
-    let last = v.len() - 1;
-    let pi = if pivot == a {
-        0
-    } else if pivot == b {
-        v.len() / 2
-    } else {
-        last
-    };
-    v.swap(pi, last);
-    let mut store = 0;
-    for i in 0..last {
-        if v[i] < pivot {
-            v.swap(i, store);
-            store += 1;
-        }
-    }
-    v.swap(store, last);
-    let (l, r) = v.split_at_mut(store);
-    J::join(|| quicksort::<J>(l), || quicksort::<J>(&mut r[1..]));
-}
 
 /// A square block of a row-major matrix: `n × n` elements starting at `ptr`, rows `stride`
 /// apart. Blocks handed to the two halves of a join never overlap.
@@ -282,51 +250,201 @@ impl Block {
 /// Below this size the multiply is a plain triple loop.
 const MM_CUTOFF: usize = 32;
 
-/// C += A·B with the 8-way block decomposition: the four products into distinct quadrants of
-/// C run in parallel, then the other four.
-fn matmul<J: Join>(c: Block, a: Block, b: Block) {
+/// The multiply's leaf: C += A·B with a plain triple loop.
+#[inline]
+fn matmul_leaf(c: Block, a: Block, b: Block) {
     let n = c.n;
-    if n <= MM_CUTOFF {
-        for i in 0..n {
-            for k in 0..n {
-                // SAFETY: in bounds; this call owns block `c`.
-                let aik = unsafe { *a.at(i, k) };
-                for x in 0..n {
-                    // SAFETY: as above.
-                    unsafe { *c.at(i, x) += aik * *b.at(k, x) };
-                }
+    for i in 0..n {
+        for k in 0..n {
+            // SAFETY: in bounds; this call owns block `c`.
+            let aik = unsafe { *a.at(i, k) };
+            for x in 0..n {
+                // SAFETY: as above.
+                unsafe { *c.at(i, x) += aik * *b.at(k, x) };
             }
         }
-        return;
-    }
-    let q = |m: Block, r, s| m.quadrant(r, s);
-    for phase in 0..2 {
-        // phase 0: C_rs += A_r0 · B_0s; phase 1: C_rs += A_r1 · B_1s
-        let t = phase;
-        J::join(
-            || {
-                J::join(
-                    || matmul::<J>(q(c, 0, 0), q(a, 0, t), q(b, t, 0)),
-                    || matmul::<J>(q(c, 0, 1), q(a, 0, t), q(b, t, 1)),
-                )
-            },
-            || {
-                J::join(
-                    || matmul::<J>(q(c, 1, 0), q(a, 1, t), q(b, t, 0)),
-                    || matmul::<J>(q(c, 1, 1), q(a, 1, t), q(b, t, 1)),
-                )
-            },
-        );
     }
 }
 
-fn fib<J: Join>(n: u64) -> u64 {
-    if n < 2 {
-        return n;
+/// Merges the sorted halves `v[..mid]` and `v[mid..]` into `buf`, then copies back.
+#[inline]
+fn merge(v: &mut [u32], buf: &mut [u32], mid: usize) {
+    let (mut i, mut k) = (0, mid);
+    for out in buf.iter_mut() {
+        if k >= v.len() || (i < mid && v[i] <= v[k]) {
+            *out = v[i];
+            i += 1;
+        } else {
+            *out = v[k];
+            k += 1;
+        }
     }
-    let (a, b) = J::join(|| fib::<J>(n - 1), || fib::<J>(n - 2));
-    a + b
+    v.copy_from_slice(buf);
 }
+
+/// Partitions `v` (longer than the cutoff) around a median-of-three pivot (Lomuto) and returns
+/// the pivot's final index.
+#[inline]
+fn partition(v: &mut [u32]) -> usize {
+    let (a, b, c) = (v[0], v[v.len() / 2], v[v.len() - 1]);
+    let pivot = a.max(b).min(a.min(b).max(c));
+    let last = v.len() - 1;
+    let pi = if pivot == a {
+        0
+    } else if pivot == b {
+        v.len() / 2
+    } else {
+        last
+    };
+    v.swap(pi, last);
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < pivot {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    store
+}
+
+/// The five kernels, written once and instantiated per runtime: module `$m` holds them with
+/// `$cx` as the context each passes down its recursion, and `$join!(cx, |cx| a, |cx| b)` as
+/// the fork. Runtimes whose `join` takes plain closures pass [`Nil`]; chili's join passes its
+/// `&mut Scope` and forte's its `&Worker`, as their docs show. The kernels' sequential parts
+/// (leaf loops, merge, partition) are shared functions, so every runtime runs the same code
+/// between its forks.
+macro_rules! kernels {
+    ($m:ident, $cx:ty, $join:ident) => {
+        #[allow(dead_code)]
+        mod $m {
+            use super::*;
+
+            pub(super) fn fib(n: u64, cx: $cx) -> u64 {
+                if n < 2 {
+                    return n;
+                }
+                let (a, b) = $join!(cx, |cx| fib(n - 1, cx), |cx| fib(n - 2, cx));
+                a + b
+            }
+
+            pub(super) fn tree_sum(n: &Node, cx: $cx) -> u64 {
+                match &n.children {
+                    None => n.value,
+                    Some(c) => {
+                        let (a, b) = $join!(cx, |cx| tree_sum(&c.0, cx), |cx| tree_sum(&c.1, cx));
+                        n.value.wrapping_add(a).wrapping_add(b)
+                    }
+                }
+            }
+
+            pub(super) fn mergesort(v: &mut [u32], buf: &mut [u32], cx: $cx) {
+                if v.len() <= SORT_CUTOFF {
+                    v.sort_unstable();
+                    return;
+                }
+                let mid = v.len() / 2;
+                {
+                    let (l, r) = v.split_at_mut(mid);
+                    let (bl, br) = buf.split_at_mut(mid);
+                    $join!(cx, |cx| mergesort(l, bl, cx), |cx| mergesort(r, br, cx));
+                }
+                merge(v, buf, mid);
+            }
+
+            pub(super) fn quicksort(v: &mut [u32], cx: $cx) {
+                if v.len() <= SORT_CUTOFF {
+                    v.sort_unstable();
+                    return;
+                }
+                let store = partition(v);
+                let (l, r) = v.split_at_mut(store);
+                $join!(cx, |cx| quicksort(l, cx), |cx| quicksort(&mut r[1..], cx));
+            }
+
+            /// C += A·B with the 8-way block decomposition: the four products into distinct
+            /// quadrants of C run in parallel, then the other four.
+            pub(super) fn matmul(c: Block, a: Block, b: Block, cx: $cx) {
+                if c.n <= MM_CUTOFF {
+                    matmul_leaf(c, a, b);
+                    return;
+                }
+                let q = |m: Block, r, s| m.quadrant(r, s);
+                for t in 0..2 {
+                    // t = 0: C_rs += A_r0 · B_0s; t = 1: C_rs += A_r1 · B_1s
+                    $join!(
+                        cx,
+                        |cx| $join!(
+                            cx,
+                            |cx| matmul(q(c, 0, 0), q(a, 0, t), q(b, t, 0), cx),
+                            |cx| matmul(q(c, 0, 1), q(a, 0, t), q(b, t, 1), cx)
+                        ),
+                        |cx| $join!(
+                            cx,
+                            |cx| matmul(q(c, 1, 0), q(a, 1, t), q(b, t, 0), cx),
+                            |cx| matmul(q(c, 1, 1), q(a, 1, t), q(b, t, 1), cx)
+                        )
+                    );
+                }
+            }
+        }
+    };
+}
+
+macro_rules! join_seq {
+    ($cx:expr, $a:expr, $b:expr) => {
+        {
+            let _: Nil = $cx;
+            join_nil::<Seq, _, _, _, _>($a, $b)
+        }
+    };
+}
+macro_rules! join_calls {
+    ($cx:expr, $a:expr, $b:expr) => {
+        {
+            let _: Nil = $cx;
+            join_nil::<Calls, _, _, _, _>($a, $b)
+        }
+    };
+}
+macro_rules! join_counting {
+    ($cx:expr, $a:expr, $b:expr) => {
+        {
+            let _: Nil = $cx;
+            join_nil::<Counting, _, _, _, _>($a, $b)
+        }
+    };
+}
+macro_rules! join_ours {
+    ($cx:expr, $a:expr, $b:expr) => {
+        {
+            let _: Nil = $cx;
+            join_nil::<Ours, _, _, _, _>($a, $b)
+        }
+    };
+}
+macro_rules! join_rayon {
+    ($cx:expr, $a:expr, $b:expr) => {
+        {
+            let _: Nil = $cx;
+            join_nil::<Rayon, _, _, _, _>($a, $b)
+        }
+    };
+}
+/// chili's and forte's `join` are methods of the context they pass down.
+macro_rules! join_method {
+    ($cx:expr, $a:expr, $b:expr) => {
+        $cx.join($a, $b)
+    };
+}
+
+kernels!(k_seq, Nil, join_seq);
+kernels!(k_calls, Nil, join_calls);
+kernels!(k_counting, Nil, join_counting);
+kernels!(k_ours, Nil, join_ours);
+kernels!(k_rayon, Nil, join_rayon);
+kernels!(k_chili, &mut chili::Scope<'_>, join_method);
+kernels!(k_forte, &forte::Worker, join_method);
 
 fn fib_joins(n: u64) -> u64 {
     let (mut a, mut b) = (0u64, 0u64); // joins for n-2, n-1
@@ -348,21 +466,37 @@ pub struct Node {
     children: Option<Box<(Node, Node)>>,
 }
 
+/// A complete binary tree of the given depth, its nodes allocated level by level (breadth
+/// first), each with a pseudo-random value. The layout is mirror-symmetric: a depth-first walk
+/// reads every level's nodes in increasing addresses when it goes left first and in decreasing
+/// ones when it goes right first, so the order in which a runtime runs a join's halves gives
+/// it no advantage. (A tree built by recursion is laid out in post-order, which a right-first
+/// walk — chili's and forte's order for a join that is not shared — reads as one backward
+/// stream, three times faster than the left-first sequential walk.)
 fn build(depth: u32, next: &mut u64) -> Node {
-    *next = next.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    let value = *next >> 40;
-    let children = (depth > 0).then(|| Box::new((build(depth - 1, next), build(depth - 1, next))));
-    Node { value, children }
-}
-
-fn tree_sum<J: Join>(n: &Node) -> u64 {
-    match &n.children {
-        None => n.value,
-        Some(c) => {
-            let (a, b) = J::join(|| tree_sum::<J>(&c.0), || tree_sum::<J>(&c.1));
-            n.value.wrapping_add(a).wrapping_add(b)
+    let mut value = || {
+        *next = next.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        *next >> 40
+    };
+    let mut root = Node {
+        value: value(),
+        children: None,
+    };
+    let mut level: Vec<&mut Node> = vec![&mut root];
+    for _ in 0..depth {
+        let mut below = Vec::with_capacity(level.len() * 2);
+        for n in level {
+            let leaf = |value: u64| Node {
+                value,
+                children: None,
+            };
+            let pair = n.children.insert(Box::new((leaf(value()), leaf(value()))));
+            below.push(&mut pair.0);
+            below.push(&mut pair.1);
         }
+        level = below;
     }
+    root
 }
 
 /// A function that pins the calling thread to core `i mod cores` (or does nothing).
@@ -388,6 +522,72 @@ enum Rt {
     /// Our runtime on pool `p.pools[i]`.
     Ours(usize),
     Rayon,
+    Chili,
+    Forte,
+}
+
+/// The threads of this process (Linux: `/proc/self/task`), with their names; empty elsewhere.
+fn threads_now() -> Vec<(i32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut v: Vec<(i32, String)> = dir
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let tid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let name = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            Some((tid, name.trim().to_string()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Pins thread `tid` of this process to core `i mod cores` (Linux; elsewhere nothing).
+fn pin_tid(tid: i32, i: usize) {
+    #[cfg(target_os = "linux")]
+    if let Some(cores) = core_affinity::get_core_ids().filter(|c| !c.is_empty()) {
+        let core = cores[i % cores.len()].id;
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it (core <
+        // CPU_SETSIZE, since the core came from this process's own affinity mask), and
+        // sched_setaffinity only reads it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(core, &mut set);
+            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (tid, i);
+}
+
+/// A peer runtime whose threads cannot be given a start hook (chili, forte) is pinned from
+/// outside: `make` builds it, and the threads that appeared meanwhile are its own. Those for
+/// which `is_worker` holds (given their position among the new threads and their name) are
+/// pinned to cores 1, 2, …, like worker 1, 2, … of ours and rayon's; the kernel's caller, which
+/// joins these runtimes as their first participant, runs on core 0 (see `on_core_0`). Their
+/// heartbeat threads stay unpinned.
+fn with_new_threads_pinned<T>(
+    pin: bool,
+    make: impl FnOnce() -> T,
+    is_worker: impl Fn(usize, &str) -> bool,
+) -> T {
+    let before = threads_now();
+    let made = make();
+    if pin {
+        let new: Vec<_> = threads_now()
+            .into_iter()
+            .filter(|t| !before.iter().any(|b| b.0 == t.0))
+            .collect();
+        let mut core = 1;
+        for (k, (tid, name)) in new.iter().enumerate() {
+            if is_worker(k, name) {
+                pin_tid(*tid, core);
+                core += 1;
+            }
+        }
+    }
+    made
 }
 
 /// A kernel run: (thread-count index, runtime) → seconds, checked.
@@ -409,8 +609,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let tree = build(p.tree_depth, &mut 1);
     let fib_n = p.fib_n;
-    let fib_expected = fib::<Seq>(fib_n);
-    let tree_expected = tree_sum::<Seq>(&tree);
+    let fib_expected = k_seq::fib(fib_n, Nil);
+    let tree_expected = k_seq::tree_sum(&tree, Nil);
     // ours[pool][thread-count index]
     let ours: Vec<Vec<_>> = p
         .pools
@@ -439,27 +639,79 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .build()
         })
         .collect::<Result<_, _>>()?;
+    // chili: `thread_count` t is the caller plus t − 1 workers, which it starts before its
+    // heartbeat thread. forte: a pool of t − 1 managed workers (named `worker N`; its
+    // heartbeat thread is `heartbeat`) that the caller joins through `with_worker`. Its pools
+    // must be `'static`: one per thread count, leaked. They are not shrunk at the end: forte
+    // 1.0.0-alpha.4 deadlocks when a pool shrinks to zero while its heartbeat thread sleeps
+    // (it joins that thread while holding the lock the thread needs); its idle workers sleep.
+    let chilis: Vec<chili::ThreadPool> = p
+        .threads
+        .iter()
+        .map(|&t| {
+            with_new_threads_pinned(
+                p.pin,
+                || {
+                    chili::ThreadPool::with_config(chili::Config {
+                        thread_count: std::num::NonZero::new(t),
+                        ..Default::default()
+                    })
+                },
+                |k, _| k + 1 < t,
+            )
+        })
+        .collect();
+    let fortes: Vec<&'static forte::ThreadPool> = p
+        .threads
+        .iter()
+        .map(|&t| {
+            let pool: &'static forte::ThreadPool = Box::leak(Box::new(forte::ThreadPool::new()));
+            with_new_threads_pinned(
+                p.pin,
+                || pool.resize_to(t - 1),
+                |_, name| name.starts_with("worker"),
+            );
+            pool
+        })
+        .collect();
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool) and
     // returns its result with the seconds it took. The clock runs on the worker, from the
     // moment the kernel starts there: entering the runtime (which wakes a sleeping worker, some
     // tens of microseconds) is not part of a kernel's time, nor of its cost per join.
+    // The peers' callers participate in their runs, so those run on a thread placed like the
+    // runtimes' worker 0 (`on_core_0` below does that for every run).
     macro_rules! with_joiner {
-        ($rt:expr, $ti:expr, |$j:ident| $body:expr) => {
+        ($rt:expr, $ti:expr, |$m:ident, $cx:ident| $body:expr) => {
             match $rt {
                 Rt::Sequential => {
-                    type $j = Seq;
+                    use k_seq as $m;
+                    let $cx = Nil;
                     timed(|| $body)
                 }
                 Rt::Calls => {
-                    type $j = Calls;
+                    use k_calls as $m;
+                    let $cx = Nil;
                     timed(|| $body)
                 }
                 Rt::Ours(pi) => ours[pi][$ti].install(|| {
-                    type $j = Ours;
+                    use k_ours as $m;
+                    let $cx = Nil;
                     timed(|| $body)
                 }),
                 Rt::Rayon => rayons[$ti].install(|| {
-                    type $j = Rayon;
+                    use k_rayon as $m;
+                    let $cx = Nil;
+                    timed(|| $body)
+                }),
+                Rt::Chili => {
+                    use k_chili as $m;
+                    let mut scope = chilis[$ti].scope();
+                    let $cx = &mut scope;
+                    timed(|| $body)
+                }
+                Rt::Forte => fortes[$ti].with_worker(|w| {
+                    use k_forte as $m;
+                    let $cx = w;
                     timed(|| $body)
                 }),
             }
@@ -487,7 +739,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     };
     let (va, vb) = (view(&ma), view(&mb));
     let mm_expected = vec![0.0; n * n];
-    matmul::<Seq>(view(&mm_expected), va, vb);
+    k_seq::matmul(view(&mm_expected), va, vb, Nil);
     /// `f`'s result and the seconds it took.
     fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
         let t0 = Instant::now();
@@ -512,6 +764,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         Rt::Calls => "calls".to_string(),
         Rt::Ours(i) => p.pools[i].name().to_string(),
         Rt::Rayon => "rayon".to_string(),
+        Rt::Chili => "chili".to_string(),
+        Rt::Forte => "forte".to_string(),
     };
     let kernels: Vec<(&str, u64, Kernel<'_>)> = vec![
         (
@@ -522,7 +776,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 checked(
                     "fib",
                     &name,
-                    || with_joiner!(rt, ti, |J| fib::<J>(fib_n)),
+                    || with_joiner!(rt, ti, |k, cx| k::fib(fib_n, cx)),
                     |&r| r == fib_expected,
                 )
             }),
@@ -535,7 +789,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 checked(
                     "tree-sum",
                     &name,
-                    || with_joiner!(rt, ti, |J| tree_sum::<J>(&tree)),
+                    || with_joiner!(rt, ti, |k, cx| k::tree_sum(&tree, cx)),
                     |&r| r == tree_expected,
                 )
             }),
@@ -545,7 +799,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             count(&|| {
                 let mut v = sort_input.clone();
                 let mut buf = vec![0; v.len()];
-                mergesort::<Counting>(&mut v, &mut buf);
+                k_counting::mergesort(&mut v, &mut buf, Nil);
             }),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
@@ -554,7 +808,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let s = checked(
                     "mergesort",
                     &name,
-                    || with_joiner!(rt, ti, |J| mergesort::<J>(&mut v, &mut buf)),
+                    || with_joiner!(rt, ti, |k, cx| k::mergesort(&mut v, &mut buf, cx)),
                     |_| true,
                 )?;
                 if v != sort_expected {
@@ -565,14 +819,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ),
         (
             "quicksort",
-            count(&|| quicksort::<Counting>(&mut sort_input.clone())),
+            count(&|| k_counting::quicksort(&mut sort_input.clone(), Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
                 let mut v = sort_input.clone();
                 let s = checked(
                     "quicksort",
                     &name,
-                    || with_joiner!(rt, ti, |J| quicksort::<J>(&mut v)),
+                    || with_joiner!(rt, ti, |k, cx| k::quicksort(&mut v, cx)),
                     |_| true,
                 )?;
                 if v != sort_expected {
@@ -583,7 +837,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ),
         (
             "matmul",
-            count(&|| matmul::<Counting>(view(&vec![0.0; n * n]), va, vb)),
+            count(&|| k_counting::matmul(view(&vec![0.0; n * n]), va, vb, Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
                 let c = vec![0.0; n * n];
@@ -591,7 +845,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let s = checked(
                     "matmul",
                     &name,
-                    || with_joiner!(rt, ti, |J| matmul::<J>(vc, va, vb)),
+                    || with_joiner!(rt, ti, |k, cx| k::matmul(vc, va, vb, cx)),
                     |_| true,
                 )?;
                 if c != mm_expected {
@@ -606,9 +860,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     kernels.sort_by_key(|(name, _, _)| p.kernels.iter().position(|k| k == name));
     let runtimes: Vec<Rt> = (0..p.pools.len())
         .map(Rt::Ours)
-        .chain(std::iter::once(Rt::Rayon))
+        .chain([Rt::Rayon, Rt::Chili, Rt::Forte])
         .collect();
-    let rayon_i = runtimes.len() - 1;
+    let rayon_i = p.pools.len();
+    let chili_i = rayon_i + 1;
     let multi: Vec<usize> = p.threads.iter().copied().filter(|&t| t > 1).collect();
     let one = p.threads.iter().position(|&t| t == 1);
     // The `calls` floor is a 1-thread figure, taken when 1 is among the thread counts.
@@ -622,16 +877,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     // Runs `k` on a thread placed like the runtimes' worker 0 (pinned to core 0 with `--pin`),
     // so that the runs without a runtime (sequential, calls) and T1 are taken on the same core:
     // on a shared machine the two cores can differ for seconds at a time.
-    let on_core_0 = |k: &Kernel<'_>, rt: Rt| {
+    let on_core_0_at = |k: &Kernel<'_>, ti: usize, rt: Rt| {
         std::thread::scope(|sc| {
             sc.spawn(|| {
                 pin_to(0);
-                k(0, rt)
+                k(ti, rt)
             })
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e))
         })
     };
+    let on_core_0 = |k: &Kernel<'_>, rt: Rt| on_core_0_at(k, 0, rt);
     let mut out = Vec::new();
     for (name, joins, k) in &kernels {
         let mut seq = Vec::new();
@@ -689,7 +945,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 for (ti, (t, samples)) in p.threads.iter().zip(times.iter_mut()).enumerate() {
                     progress.set_message(format!("{name} {} x{t}", rt_name(rt)));
                     settle();
-                    samples.push(k(ti, rt)?);
+                    samples.push(match rt {
+                        Rt::Chili | Rt::Forte => on_core_0_at(k, ti, rt)?,
+                        _ => k(ti, rt)?,
+                    });
                     progress.inc();
                 }
             }
@@ -710,6 +969,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             ns_per_join: None,
             join_vs_rayon: None,
             vs_rayon: None,
+            join_vs_chili: None,
+            vs_chili: None,
         });
         for (&t, samples) in multi.iter().zip(&ceiling) {
             let (m, mn, mx) = summarize(samples);
@@ -728,6 +989,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 ns_per_join: None,
                 join_vs_rayon: None,
                 vs_rayon: None,
+                join_vs_chili: None,
+                vs_chili: None,
             });
         }
         // Paired per-join cost at 1 thread: the median of T1 − Tseq over the repetitions.
@@ -743,6 +1006,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let rayon_per_join = diff(rayon_i)
             .filter(|&d| d >= 0.1 * sm)
             .and_then(|_| per_join(rayon_i));
+        let chili_per_join = diff(chili_i)
+            .filter(|&d| d >= 0.02 * sm)
+            .and_then(|_| per_join(chili_i));
         if !calls.is_empty() {
             let (m, mn, mx) = summarize(&calls);
             let ns_per_join = paired(&calls) * 1e9 / *joins as f64;
@@ -761,12 +1027,15 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 ns_per_join: Some(ns_per_join),
                 join_vs_rayon: rayon_per_join.map(|r| ns_per_join / r),
                 vs_rayon: None,
+                join_vs_chili: chili_per_join.map(|c| ns_per_join / c),
+                vs_chili: None,
             });
         }
         for (ri, &rt) in runtimes.iter().enumerate() {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);
                 let (rayon_m, _, _) = summarize(&par[rayon_i][ti]);
+                let (chili_m, _, _) = summarize(&par[chili_i][ti]);
                 let ns_per_join = (t == 1).then(|| per_join(ri)).flatten();
                 out.push(Record {
                     experiment: "forkjoin".into(),
@@ -786,6 +1055,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         _ => None,
                     },
                     vs_rayon: matches!(rt, Rt::Ours(_)).then(|| m / rayon_m),
+                    join_vs_chili: match (rt, ns_per_join, chili_per_join) {
+                        (Rt::Ours(_), Some(o), Some(c)) => Some(o / c),
+                        _ => None,
+                    },
+                    vs_chili: matches!(rt, Rt::Ours(_)).then(|| m / chili_m),
                 });
             }
         }

@@ -306,12 +306,14 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
          the median of the differences of back-to-back runs (meaningful for the fine-grained kernels fib and tree-sum, noise\n\
          elsewhere); join/rayon = ns/join / rayon's ns/join, where rayon's joins cost >= Tseq / 10; time/rayon = T / T(rayon), same threads;\n\
          ceiling = that many copies of the sequential kernel at once on plain threads: its vs seq is the speedup the machine allowed;\n\
-         calls = joins that only call each half as a function that is not inlined: a floor under any join's cost\n",
+         calls = joins that only call each half as a function that is not inlined: a floor under any join's cost;\n\
+         chili and forte (heartbeat scheduling) run the same kernels with their join's context passed down, as their docs show;\n\
+         join/chili and time/chili as join/rayon and time/rayon, where chili's joins cost >= Tseq / 50\n",
         first.reps
     );
     let _ = writeln!(
         s,
-        "{:<10} {:<15} {:>7} {:>11} {:>8} {:>7} {:>11} {:>9} {:>11} {:>11}",
+        "{:<10} {:<15} {:>7} {:>11} {:>8} {:>7} {:>11} {:>9} {:>11} {:>11} {:>11} {:>11}",
         "kernel",
         "runtime",
         "threads",
@@ -321,12 +323,14 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
         "joins",
         "ns/join",
         "join/rayon",
-        "time/rayon"
+        "time/rayon",
+        "join/chili",
+        "time/chili"
     );
     for r in records {
         let _ = writeln!(
             s,
-            "{:<10} {:<15} {:>7} {:>9.4} s {:>7.2}x {:>7} {:>11} {:>9} {:>11} {:>11}",
+            "{:<10} {:<15} {:>7} {:>9.4} s {:>7.2}x {:>7} {:>11} {:>9} {:>11} {:>11} {:>11} {:>11}",
             r.kernel,
             r.runtime,
             r.threads,
@@ -338,7 +342,10 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
             r.ns_per_join.map_or("-".to_string(), |v| format!("{v:.2}")),
             r.join_vs_rayon
                 .map_or("-".to_string(), |v| format!("{v:.2}")),
-            r.vs_rayon.map_or("-".to_string(), |v| format!("{v:.2}"))
+            r.vs_rayon.map_or("-".to_string(), |v| format!("{v:.2}")),
+            r.join_vs_chili
+                .map_or("-".to_string(), |v| format!("{v:.2}")),
+            r.vs_chili.map_or("-".to_string(), |v| format!("{v:.2}"))
         );
     }
     s
