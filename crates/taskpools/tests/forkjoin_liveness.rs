@@ -1,5 +1,5 @@
 //! Fork-join programs that used to hang: installs that cross between runtimes, spawns made on a
-//! worker of another runtime, and a join half that waits for its sibling. Each scenario runs on
+//! worker of another runtime, and jobs that wait for queued work by other means. Each scenario runs on
 //! a helper thread with a deadline, so a regression fails instead of hanging the test run.
 #![cfg(not(loom))]
 
@@ -146,39 +146,36 @@ fn a_spawn_from_a_plain_thread_runs_in_the_scope() {
     }
 }
 
-/// One half of a join spins until the other half has run. With `yield_now` in the loop this
-/// finishes on both pools at two threads (and at one); on Chase–Lev a plain spin does too.
+/// A scope's body spins until one of its spawns has run. With `yield_now` in the loop this
+/// finishes on both pools at two threads and at one (the spawn is queued on the spinning
+/// worker); on Chase–Lev a plain spin does too (next test).
 #[test]
-fn a_join_half_that_waits_for_its_sibling_finishes_with_yield_now() {
+fn a_job_that_waits_for_a_queued_spawn_finishes_with_yield_now() {
     for pool in Pool::ALL {
         for threads in [1, 2] {
-            within("spin-wait join with yield_now", move || {
+            within("spin-wait on a spawn with yield_now", move || {
                 let r = rt(pool, threads);
+                let wait_for_spawn = || {
+                    let flag = AtomicBool::new(false);
+                    forkjoin::scope(|s| {
+                        s.spawn(|_| flag.store(true, Ordering::Release));
+                        while !flag.load(Ordering::Acquire) {
+                            assert!(forkjoin::yield_now().is_some());
+                        }
+                    });
+                };
                 for _ in 0..50 {
-                    let flag = AtomicBool::new(false);
-                    r.join(
-                        || {
-                            while !flag.load(Ordering::Acquire) {
-                                assert!(forkjoin::yield_now().is_some());
-                            }
-                        },
-                        || flag.store(true, Ordering::Release),
-                    );
-                    // One join deeper: the waited-for half is not the oldest queued job.
-                    let flag = AtomicBool::new(false);
-                    r.join(
-                        || {
-                            forkjoin::join(
-                                || {
-                                    while !flag.load(Ordering::Acquire) {
-                                        forkjoin::yield_now();
-                                    }
-                                },
-                                || flag.store(true, Ordering::Release),
-                            )
-                        },
-                        || std::hint::black_box(3),
-                    );
+                    r.install(wait_for_spawn);
+                    // Deeper, under joins that queue their other halves (and under enough
+                    // of them that the joins below run as plain calls): the spawn is not
+                    // the oldest queued job.
+                    fn nest(depth: u32, f: &(dyn Fn() + Sync)) {
+                        if depth == 0 {
+                            return f();
+                        }
+                        forkjoin::join(|| nest(depth - 1, f), || std::hint::black_box(3));
+                    }
+                    r.install(|| nest(6, &wait_for_spawn));
                 }
             });
         }
@@ -186,6 +183,37 @@ fn a_join_half_that_waits_for_its_sibling_finishes_with_yield_now() {
     assert_eq!(forkjoin::yield_now(), None, "not a worker");
     let r = rt(Pool::PrivateDeque, 1);
     assert_eq!(r.install(forkjoin::yield_now), Some(Yield::Idle));
+}
+
+/// A join's `b` that spins on a flag its `a` sets finishes on any pool: `a` runs first, on this
+/// worker, in the serial elision as in the queued fork.
+#[test]
+fn a_join_half_that_waits_for_the_first_half_finishes() {
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            within("b waits for a", move || {
+                let r = rt(pool, threads);
+                let flag = AtomicBool::new(false);
+                r.install(|| {
+                    fn nest(depth: u32, flag: &AtomicBool) {
+                        if depth == 0 {
+                            forkjoin::join(
+                                || flag.store(true, Ordering::Release),
+                                || {
+                                    while !flag.load(Ordering::Acquire) {
+                                        forkjoin::yield_now();
+                                    }
+                                },
+                            );
+                            return;
+                        }
+                        forkjoin::join(|| nest(depth - 1, flag), || std::hint::black_box(3));
+                    }
+                    nest(6, &flag)
+                });
+            });
+        }
+    }
 }
 
 #[test]

@@ -214,6 +214,12 @@ where
 /// Below this many elements the sorts use the standard library's sequential sort.
 const SORT_CUTOFF: usize = 2048;
 
+/// The sorts' leaf.
+#[inline(never)]
+fn sort_leaf(v: &mut [u32]) {
+    v.sort_unstable();
+}
+
 /// A square block of a row-major matrix: `n × n` elements starting at `ptr`, rows `stride`
 /// apart. Blocks handed to the two halves of a join never overlap.
 #[derive(Clone, Copy)]
@@ -250,8 +256,10 @@ impl Block {
 /// Below this size the multiply is a plain triple loop.
 const MM_CUTOFF: usize = 32;
 
-/// The multiply's leaf: C += A·B with a plain triple loop.
-#[inline]
+/// The multiply's leaf: C += A·B with a plain triple loop. The sequential parts of the kernels
+/// are not inlined, so that every runtime's instance runs the same machine code between forks
+/// (inlined, their code generation varied with the surrounding runtime's code by up to 15 %).
+#[inline(never)]
 fn matmul_leaf(c: Block, a: Block, b: Block) {
     let n = c.n;
     for i in 0..n {
@@ -267,7 +275,7 @@ fn matmul_leaf(c: Block, a: Block, b: Block) {
 }
 
 /// Merges the sorted halves `v[..mid]` and `v[mid..]` into `buf`, then copies back.
-#[inline]
+#[inline(never)]
 fn merge(v: &mut [u32], buf: &mut [u32], mid: usize) {
     let (mut i, mut k) = (0, mid);
     for out in buf.iter_mut() {
@@ -284,7 +292,7 @@ fn merge(v: &mut [u32], buf: &mut [u32], mid: usize) {
 
 /// Partitions `v` (longer than the cutoff) around a median-of-three pivot (Lomuto) and returns
 /// the pivot's final index.
-#[inline]
+#[inline(never)]
 fn partition(v: &mut [u32]) -> usize {
     let (a, b, c) = (v[0], v[v.len() / 2], v[v.len() - 1]);
     let pivot = a.max(b).min(a.min(b).max(c));
@@ -340,7 +348,7 @@ macro_rules! kernels {
 
             pub(super) fn mergesort(v: &mut [u32], buf: &mut [u32], cx: $cx) {
                 if v.len() <= SORT_CUTOFF {
-                    v.sort_unstable();
+                    sort_leaf(v);
                     return;
                 }
                 let mid = v.len() / 2;
@@ -354,7 +362,7 @@ macro_rules! kernels {
 
             pub(super) fn quicksort(v: &mut [u32], cx: $cx) {
                 if v.len() <= SORT_CUTOFF {
-                    v.sort_unstable();
+                    sort_leaf(v);
                     return;
                 }
                 let store = partition(v);

@@ -14,9 +14,18 @@
 //! `b` is done (seed §3.3: a worker waiting at a sync does not idle). Those waits nest when a
 //! stolen job waits in turn; beyond 32 nested waits a worker runs only its own jobs while it
 //! waits, so stealing cannot grow its stack without bound. Panics in either half are caught
-//! and resumed in the caller after *both* halves have finished (a half may borrow the caller's
-//! stack). Outside a worker, `join` and `install` hand the work to a worker and block until it
-//! is done.
+//! and resumed in the caller once neither half can still be running (a half may borrow the
+//! caller's stack).
+//!
+//! On the default pool a worker keeps only a few jobs queued: a `join` made while three jobs
+//! already wait in its deque and no thief is asking runs `a` and then `b` as two plain calls
+//! (the join's *serial elision*), which costs two loads and a compare. The queued jobs are
+//! those of the outermost joins — the ones with the most work under them, which thieves take
+//! first — and a join that finds a thief asking queues its `b` and answers, so the deque
+//! refills from wherever its owner is as thieves drain it. This is the lazy side of
+//! heartbeat scheduling (Acar, Charguéraud & Rainey, PLDI 2018): parallelism is exposed at
+//! the rate thieves can use it, not at every fork. Outside a worker, `join` and `install`
+//! hand the work to a worker and block until it is done.
 //!
 //! ```
 //! use taskpools::forkjoin::{Pool, Runtime};
@@ -58,17 +67,22 @@
 //! # Progress
 //!
 //! A join waits for its second half, and a scope for its spawns, by running other work, so
-//! fork-join programs never block a worker. What the pools differ in is a job that waits for
-//! another job *by other means* (a spin on a flag, a channel polled in a loop): on
-//! [`Pool::ChaseLev`] every queued job can be stolen without its owner's help, so such a wait
-//! finishes when another worker is free. On the default [`Pool::PrivateDeque`] a worker's
-//! queued jobs reach other workers only when the owner answers their requests — at a fork, a
-//! join, a scope's end, an `install`, or [`yield_now`] — so such a wait must call
-//! [`yield_now`] in its loop, or it may wait forever for a job queued behind it. The runtime
-//! does not hang silently then: a thief whose request goes unanswered for [`STALL_REPORT`]
-//! prints one diagnostic per runtime to stderr naming the cause and the fix. Keeping the
-//! private pool's push and pop free of fences is the point of that pool; the design note in
-//! `liveness.rs` says why a public slot for the oldest job would not make this guarantee.
+//! fork-join programs never block a worker. A program must also be correct when every `join`
+//! runs sequentially, `a` then `b` (its serial elision, the rule of Cilk): on the default
+//! [`Pool::PrivateDeque`] a join may run that way, and so does any join at one thread
+//! (rayon's too), so an `a` that waits for `b` by other means (a spin on a flag, a channel)
+//! can wait forever. Work that must run while something else waits for it belongs in a
+//! `scope` spawn, which is always queued. What the pools differ in is a job that waits for a
+//! queued job by other means: on [`Pool::ChaseLev`] every queued job (every join's `b`, every
+//! spawn) can be stolen without its owner's help, so such a wait finishes when another worker
+//! is free. On the default pool a worker's queued jobs reach other workers only when the owner
+//! answers their requests — at a fork, a join, a scope's end, an `install`, or [`yield_now`]
+//! — so such a wait must call [`yield_now`] in its loop (which runs the job here or hands it
+//! to a thief), or it may wait forever. The runtime does not hang silently then: a thief whose
+//! request goes unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to stderr
+//! naming the cause and the fix. Keeping the private pool's push and pop free of fences is
+//! the point of that pool; the design note in `liveness.rs` says why a public slot for the
+//! oldest job would not make this guarantee.
 //!
 //! Work belongs to a runtime: a scope's spawns run on the scope's runtime whichever thread
 //! spawns them, and a worker of one runtime that calls [`Runtime::install`] on another keeps
@@ -96,7 +110,7 @@ use crate::runtime::worker::{LocalDeque, PrivateFrames, WorkerThread};
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker it forks
 /// onto that worker's runtime; elsewhere it runs on the global runtime (one worker per CPU).
-/// A panic in either closure is resumed here after both have finished.
+/// A panic in either closure is resumed here, once neither can still be running.
 ///
 /// ```
 /// use taskpools::forkjoin::join;
@@ -114,10 +128,10 @@ use crate::runtime::worker::{LocalDeque, PrivateFrames, WorkerThread};
 /// assert_eq!(sum(&v), 4_999_950_000);
 /// ```
 ///
-/// `a` and `b` must not wait for each other except through fork-join itself: on the default
-/// [`Pool::PrivateDeque`], `b` waits in this worker's private deque until the worker reaches a
-/// fork or wait, so an `a` that spins until `b` has run must call [`yield_now`] in its loop
-/// (which runs `b` here or hands it to a thief). See the module docs, "Progress".
+/// The program must be correct if `a` and `b` run one after the other on this thread (the
+/// join's serial elision, which the default pool uses once a few jobs are queued): `a` must not
+/// wait for `b` except through fork-join itself. Work that something waits for belongs in a
+/// [`scope`] spawn. See the module docs, "Progress". If `a` panics, `b` may or may not have run.
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
@@ -146,8 +160,28 @@ where
     global().install(|| join(a, b))
 }
 
-#[inline]
+#[inline(always)]
 fn join_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if let LocalDeque::Private(p) = &w.deque {
+        if p.frames.len() >= EXPOSED && !p.req.pending() {
+            // The serial elision (see `EXPOSED`).
+            let ra = a();
+            return (ra, b());
+        }
+    }
+    join_queued(w, a, b)
+}
+
+/// A `join` that queues `b`. Out of line, so that a recursion whose joins mostly take the
+/// serial elision does not carry this path's frame and saved registers.
+#[inline(never)]
+fn join_queued<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -159,6 +193,16 @@ where
         LocalDeque::ChaseLev(_) => join_chase_lev(w, a, b),
     }
 }
+
+/// How many jobs a worker keeps queued before `join` runs its halves as plain calls: a join
+/// made while at least this many jobs wait in the worker's frame stack, and no thief is
+/// asking, runs `a` and then `b` on this worker (the join's serial elision) without queueing
+/// anything. Jobs are queued by the outermost joins that find fewer waiting (those with the
+/// most work under them), a thief always takes the oldest, and a join that finds a thief
+/// asking queues its `b` and answers, so the queue refills from where the owner is whenever
+/// thieves drain it. In a recursion of depth `D` only about `D^K / K!` joins queue anything;
+/// the others cost two loads and a compare.
+const EXPOSED: u32 = 3;
 
 /// `join` on a frame stack: the fork is three stores and a poll, the join's check is one load.
 #[inline(always)]
@@ -259,3 +303,4 @@ where
         (Err(p), _) | (_, Err(p)) => resume_unwind(p),
     }
 }
+

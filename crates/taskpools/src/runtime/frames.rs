@@ -29,6 +29,8 @@ pub(crate) struct FrameStack {
     /// workers' roots are allocated together, and each owner writes its own).
     root: Box<CachePadded<JobHeader>>,
     head: Cell<*const JobHeader>,
+    /// Jobs queued.
+    len: Cell<u32>,
     /// Loom-only switch for a test of the tests: `take_oldest` hands the oldest job out but
     /// leaves it linked, so the owner can pop it too.
     #[cfg(loom)]
@@ -47,6 +49,7 @@ impl FrameStack {
         FrameStack {
             root,
             head,
+            len: Cell::new(0),
             #[cfg(loom)]
             broken_keep_oldest_linked: Cell::new(false),
         }
@@ -55,6 +58,12 @@ impl FrameStack {
     #[inline(always)]
     fn root(&self) -> *const JobHeader {
         &**self.root
+    }
+
+    /// Jobs queued.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> u32 {
+        self.len.get()
     }
 
     /// Whether no job is queued.
@@ -79,6 +88,7 @@ impl FrameStack {
             (*top).next.set(MaybeUninit::new(h));
         }
         self.head.set(h);
+        self.len.set(self.len.get() + 1);
         top == self.root()
     }
 
@@ -92,6 +102,7 @@ impl FrameStack {
     pub(crate) fn take_back(&self, h: &JobHeader) -> bool {
         if std::ptr::eq(self.head.get(), h) {
             self.head.set(h.prev.get());
+            self.len.set(self.len.get() - 1);
             true
         } else {
             false
@@ -108,6 +119,7 @@ impl FrameStack {
         // SAFETY: `h` is a queued job, live until it leaves the stack (now).
         unsafe {
             self.head.set((*h).prev.get());
+            self.len.set(self.len.get() - 1);
             (*h).set_state(POPPED);
             Some(JobRef::from_header(h))
         }
@@ -138,6 +150,7 @@ impl FrameStack {
                 (*root).next.set(MaybeUninit::new(n));
                 (*n).prev.set(root);
             }
+            self.len.set(self.len.get() - 1);
             (*o).set_state(TAKEN);
             Some(JobRef::from_header(o))
         }

@@ -43,7 +43,8 @@ pub enum Yield {
 /// and runs at most one available job (from its own deque first, else stolen or injected).
 /// Returns `None` on a thread that is not a fork-join worker.
 ///
-/// A job that waits for another job by any means other than `join` or the end of a `scope` (a
+/// A job that waits for a queued job (a `scope` spawn; see [`join`](crate::forkjoin::join) for
+/// why not a join's other half) by any means other than `join` or the end of a `scope` (a
 /// spin on a flag, a channel polled in a loop) should call this in its wait loop. On the default
 /// [`Pool::PrivateDeque`](super::Pool::PrivateDeque) it is *required*: there, jobs that this
 /// worker queued reach other workers only when it answers their requests, and the job being
@@ -59,14 +60,14 @@ pub enum Yield {
 ///
 /// let rt = Runtime::new(2)?;
 /// let flag = AtomicBool::new(false);
-/// rt.join(
-///     || {
-///         while !flag.load(Ordering::Acquire) {
-///             forkjoin::yield_now();
-///         }
-///     },
-///     || flag.store(true, Ordering::Release),
-/// );
+/// rt.scope(|s| {
+///     s.spawn(|_| flag.store(true, Ordering::Release));
+///     // The spawn is queued on this worker: without `yield_now`, this loop could wait
+///     // for it forever.
+///     while !flag.load(Ordering::Acquire) {
+///         forkjoin::yield_now();
+///     }
+/// });
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub fn yield_now() -> Option<Yield> {
