@@ -400,44 +400,34 @@ macro_rules! kernels {
 }
 
 macro_rules! join_seq {
-    ($cx:expr, $a:expr, $b:expr) => {
-        {
-            let _: Nil = $cx;
-            join_nil::<Seq, _, _, _, _>($a, $b)
-        }
-    };
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: Nil = $cx;
+        join_nil::<Seq, _, _, _, _>($a, $b)
+    }};
 }
 macro_rules! join_calls {
-    ($cx:expr, $a:expr, $b:expr) => {
-        {
-            let _: Nil = $cx;
-            join_nil::<Calls, _, _, _, _>($a, $b)
-        }
-    };
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: Nil = $cx;
+        join_nil::<Calls, _, _, _, _>($a, $b)
+    }};
 }
 macro_rules! join_counting {
-    ($cx:expr, $a:expr, $b:expr) => {
-        {
-            let _: Nil = $cx;
-            join_nil::<Counting, _, _, _, _>($a, $b)
-        }
-    };
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: Nil = $cx;
+        join_nil::<Counting, _, _, _, _>($a, $b)
+    }};
 }
 macro_rules! join_ours {
-    ($cx:expr, $a:expr, $b:expr) => {
-        {
-            let _: Nil = $cx;
-            join_nil::<Ours, _, _, _, _>($a, $b)
-        }
-    };
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: Nil = $cx;
+        join_nil::<Ours, _, _, _, _>($a, $b)
+    }};
 }
 macro_rules! join_rayon {
-    ($cx:expr, $a:expr, $b:expr) => {
-        {
-            let _: Nil = $cx;
-            join_nil::<Rayon, _, _, _, _>($a, $b)
-        }
-    };
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: Nil = $cx;
+        join_nil::<Rayon, _, _, _, _>($a, $b)
+    }};
 }
 /// chili's and forte's `join` are methods of the context they pass down.
 macro_rules! join_method {

@@ -303,4 +303,3 @@ where
         (Err(p), _) | (_, Err(p)) => resume_unwind(p),
     }
 }
-
