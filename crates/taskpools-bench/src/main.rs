@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{deque, forkjoin, manber, synthetic};
+use experiments::{deque, forkjoin, manber, queens, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -38,6 +38,9 @@ enum Cmd {
     Forkjoin(ForkjoinArgs),
     /// Manber's concurrent pool (seed 003): job mixes, producers/consumers, search strategies.
     Manber(ManberArgs),
+    /// N-Queens on the task pools, on fork-join (scope per node, binary joins), rayon, chili
+    /// and forte.
+    Queens(QueensArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -210,6 +213,73 @@ fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<
         report::bar_chart(
             path,
             "fork-join: speedup vs sequential",
+            "speedup vs sequential",
+            &labels,
+            &series,
+            Some(1.0),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct QueensArgs {
+    /// Board size n, 4 to 16 (n = 13: 73,712 solutions, 4.7 million nodes; each step of n
+    /// costs about 6× more).
+    #[arg(long, default_value_t = 13)]
+    n: u32,
+    /// Thread counts, comma-separated; each 1 to 4096, none given twice.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Repetitions (the median is reported); at least 1.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Task pools for the task-pool rows (names or aliases), comma-separated, or `all`.
+    #[arg(long, default_value = "private-public,chase-lev", value_delimiter = ',')]
+    pool: Vec<String>,
+    /// Pin worker i of every runtime to core i mod cores, and the sequential run to core 0:
+    /// `--pin`, `--pin true` (the default) or `--pin false`.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pin: bool,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+fn queens_cmd(p: &queens::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = queens::run(p, &progress)?;
+    progress.finish();
+    let table = report::queens_table(&records);
+    emit(&table, &records, out, quiet)?;
+    if let Some(path) = out.plot {
+        let labels: Vec<String> = p.threads.iter().map(|t| format!("x{t}")).collect();
+        let mut names: Vec<(String, String)> = Vec::new();
+        for r in records.iter().filter(|r| r.front_end != "sequential") {
+            let k = (r.front_end.clone(), r.runtime.clone());
+            if !names.contains(&k) {
+                names.push(k);
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = names
+            .iter()
+            .map(|(fe, rt)| {
+                let v = p
+                    .threads
+                    .iter()
+                    .map(|&t| {
+                        records
+                            .iter()
+                            .find(|r| r.front_end == *fe && r.runtime == *rt && r.threads == t)
+                            .map_or(f64::NAN, |r| r.speedup_vs_seq)
+                    })
+                    .collect();
+                (format!("{fe} {rt}"), v)
+            })
+            .collect();
+        report::bar_chart(
+            path,
+            &format!("N-Queens n = {}: speedup vs sequential", p.n),
             "speedup vs sequential",
             &labels,
             &series,
@@ -863,6 +933,20 @@ fn check_forkjoin(a: &ForkjoinArgs) -> Result<()> {
     a.out.check()
 }
 
+fn check_queens(a: &QueensArgs) -> Result<()> {
+    check_threads("--threads", &a.threads, 1)?;
+    check_positive("--reps", a.reps)?;
+    if !(4..=queens::MAX_N).contains(&a.n) {
+        bail!(
+            "--n {}: the board size must be 4 to {} (n = 16 takes minutes per run; each step \
+             of n costs about 6x more)",
+            a.n,
+            queens::MAX_N
+        );
+    }
+    a.out.check()
+}
+
 fn check_manber(a: &ManberArgs) -> Result<()> {
     check_threads("--participants", &a.participants, 1)?;
     check_positive("--trials", a.trials)?;
@@ -958,6 +1042,18 @@ fn run(cli: Cli) -> Result<()> {
                 kernels: kernels.into_iter().map(String::from).collect(),
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
+        }
+        Cmd::Queens(a) => {
+            let pools = parse_pools(&a.pool)?;
+            check_queens(&a)?;
+            let p = queens::Params {
+                n: a.n,
+                threads: a.threads,
+                reps: a.reps,
+                pools,
+                pin: a.pin,
+            };
+            queens_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Manber(a) => {
             let searches = parse_searches(&a.search)?;

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
+use super::pinning::{chili_pool, forte_pool, pinner};
 use super::summarize;
 use crate::report::Progress;
 
@@ -497,20 +498,6 @@ fn build(depth: u32, next: &mut u64) -> Node {
     root
 }
 
-/// A function that pins the calling thread to core `i mod cores` (or does nothing).
-fn pinner(pin: bool) -> impl Fn(usize) + Clone + Send + Sync + 'static {
-    let cores = if pin {
-        core_affinity::get_core_ids().filter(|c| !c.is_empty())
-    } else {
-        None
-    };
-    move |i| {
-        if let Some(c) = &cores {
-            core_affinity::set_for_current(c[i % c.len()]);
-        }
-    }
-}
-
 /// Where a kernel runs.
 #[derive(Clone, Copy)]
 enum Rt {
@@ -522,70 +509,6 @@ enum Rt {
     Rayon,
     Chili,
     Forte,
-}
-
-/// The threads of this process (Linux: `/proc/self/task`), with their names; empty elsewhere.
-fn threads_now() -> Vec<(i32, String)> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    let mut v: Vec<(i32, String)> = dir
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let tid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let name = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-            Some((tid, name.trim().to_string()))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-/// Pins thread `tid` of this process to core `i mod cores` (Linux; elsewhere nothing).
-fn pin_tid(tid: i32, i: usize) {
-    #[cfg(target_os = "linux")]
-    if let Some(cores) = core_affinity::get_core_ids().filter(|c| !c.is_empty()) {
-        let core = cores[i % cores.len()].id;
-        // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it (core <
-        // CPU_SETSIZE, since the core came from this process's own affinity mask), and
-        // sched_setaffinity only reads it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(core, &mut set);
-            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (tid, i);
-}
-
-/// A peer runtime whose threads cannot be given a start hook (chili, forte) is pinned from
-/// outside: `make` builds it, and the threads that appeared meanwhile are its own. Those for
-/// which `is_worker` holds (given their position among the new threads and their name) are
-/// pinned to cores 1, 2, …, like worker 1, 2, … of ours and rayon's; the kernel's caller, which
-/// joins these runtimes as their first participant, runs on core 0 (see `on_core_0`). Their
-/// heartbeat threads stay unpinned.
-fn with_new_threads_pinned<T>(
-    pin: bool,
-    make: impl FnOnce() -> T,
-    is_worker: impl Fn(usize, &str) -> bool,
-) -> T {
-    let before = threads_now();
-    let made = make();
-    if pin {
-        let new: Vec<_> = threads_now()
-            .into_iter()
-            .filter(|t| !before.iter().any(|b| b.0 == t.0))
-            .collect();
-        let mut core = 1;
-        for (k, (tid, name)) in new.iter().enumerate() {
-            if is_worker(k, name) {
-                pin_tid(*tid, core);
-                core += 1;
-            }
-        }
-    }
-    made
 }
 
 /// A kernel run: (thread-count index, runtime) → seconds, checked.
@@ -637,41 +560,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .build()
         })
         .collect::<Result<_, _>>()?;
-    // chili: `thread_count` t is the caller plus t − 1 workers, which it starts before its
-    // heartbeat thread. forte: a pool of t − 1 managed workers (named `worker N`; its
-    // heartbeat thread is `heartbeat`) that the caller joins through `with_worker`. Its pools
-    // must be `'static`: one per thread count, leaked. They are not shrunk at the end: forte
-    // 1.0.0-alpha.4 deadlocks when a pool shrinks to zero while its heartbeat thread sleeps
-    // (it joins that thread while holding the lock the thread needs); its idle workers sleep.
-    let chilis: Vec<chili::ThreadPool> = p
-        .threads
-        .iter()
-        .map(|&t| {
-            with_new_threads_pinned(
-                p.pin,
-                || {
-                    chili::ThreadPool::with_config(chili::Config {
-                        thread_count: std::num::NonZero::new(t),
-                        ..Default::default()
-                    })
-                },
-                |k, _| k + 1 < t,
-            )
-        })
-        .collect();
-    let fortes: Vec<&'static forte::ThreadPool> = p
-        .threads
-        .iter()
-        .map(|&t| {
-            let pool: &'static forte::ThreadPool = Box::leak(Box::new(forte::ThreadPool::new()));
-            with_new_threads_pinned(
-                p.pin,
-                || pool.resize_to(t - 1),
-                |_, name| name.starts_with("worker"),
-            );
-            pool
-        })
-        .collect();
+    let chilis: Vec<chili::ThreadPool> =
+        p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
+    let fortes: Vec<&'static forte::ThreadPool> =
+        p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool) and
     // returns its result with the seconds it took. The clock runs on the worker, from the
     // moment the kernel starts there: entering the runtime (which wakes a sleeping worker, some

@@ -3,6 +3,8 @@
 pub mod deque;
 pub mod forkjoin;
 pub mod manber;
+pub mod pinning;
+pub mod queens;
 pub mod synthetic;
 
 /// Median, minimum and maximum of a non-empty sample.

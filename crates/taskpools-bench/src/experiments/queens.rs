@@ -1,0 +1,500 @@
+//! N-Queens (count every placement of n non-attacking queens) on every front end, in one
+//! invocation: the task-pool front end (one task per placed queen, counting in per-worker
+//! state) on chosen pools, fork-join with one `scope` per node (a spawn per child) and with
+//! binary `join`s over each node's free columns, the same on rayon, chili (joins only: it has
+//! no scope) and forte, and the sequential recursion. Every run's count, and every task-pool
+//! run's number of tasks, is checked against the sequential one.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+use taskpools::{Builder, Ctx, PoolKind, Task};
+
+use super::pinning::{chili_pool, forte_pool, pinner};
+use super::summarize;
+use crate::report::Progress;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Board size, 4 to [`MAX_N`].
+    pub n: u32,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Repetitions (median reported).
+    pub reps: usize,
+    /// Task pools for the task-pool rows.
+    pub pools: Vec<PoolKind>,
+    /// Pin worker `i` of every runtime to core `i mod cores`, and the sequential run to core 0.
+    pub pin: bool,
+}
+
+/// The largest board: n = 16 has 14,772,512 solutions and about 1.1e9 nodes (minutes
+/// sequentially); beyond that a run takes hours.
+pub const MAX_N: u32 = 16;
+
+/// One row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// `queens`.
+    pub experiment: String,
+    /// Board size.
+    pub n: u32,
+    /// `task-pool`, `scope` (a spawn per child of a node), `join` (binary joins over a
+    /// node's free columns), or `sequential`.
+    pub front_end: String,
+    /// The task pool (task-pool rows), or the runtime: `taskpools`, `rayon`, `chili`,
+    /// `forte`; `-` for the sequential row.
+    pub runtime: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Repetitions.
+    pub reps: usize,
+    /// Median time.
+    pub median_s: f64,
+    /// Fastest repetition.
+    pub min_s: f64,
+    /// Slowest repetition.
+    pub max_s: f64,
+    /// Sequential median / this median.
+    pub speedup_vs_seq: f64,
+    /// Nodes of the search tree (partial placements, the empty board included): the tasks of
+    /// a task-pool run.
+    pub nodes: u64,
+    /// At 1 thread: (T1 − Tseq) / nodes in ns, T1 − Tseq the median of the differences of
+    /// back-to-back runs: what a node costs over the sequential recursion.
+    pub ns_per_node: Option<f64>,
+}
+
+/// A node: queens placed in the first rows, as the columns and the two diagonals they attack
+/// in the next row.
+#[derive(Clone, Copy)]
+struct Board {
+    all: u32,
+    cols: u32,
+    left: u32,
+    right: u32,
+}
+
+impl Board {
+    fn empty(n: u32) -> Board {
+        Board {
+            all: (1 << n) - 1,
+            cols: 0,
+            left: 0,
+            right: 0,
+        }
+    }
+    #[inline(always)]
+    fn solved(self) -> bool {
+        self.cols == self.all
+    }
+    /// The columns where the next queen may go.
+    #[inline(always)]
+    fn free(self) -> u32 {
+        !(self.cols | self.left | self.right) & self.all
+    }
+    /// The board with a queen in column bit `q` of the next row.
+    #[inline(always)]
+    fn place(self, q: u32) -> Board {
+        Board {
+            all: self.all,
+            cols: self.cols | q,
+            left: ((self.left | q) << 1) & self.all,
+            right: (self.right | q) >> 1,
+        }
+    }
+}
+
+/// Solutions and nodes below `b` (itself included), sequentially.
+fn sequential(b: Board) -> (u64, u64) {
+    if b.solved() {
+        return (1, 1);
+    }
+    let (mut sols, mut nodes) = (0, 1);
+    let mut free = b.free();
+    while free != 0 {
+        let q = free & free.wrapping_neg();
+        free ^= q;
+        let (s, n) = sequential(b.place(q));
+        sols += s;
+        nodes += n;
+    }
+    (sols, nodes)
+}
+
+/// The task-pool version: one task per node, solutions counted in the worker's state.
+struct QueensTask(Board);
+
+impl Task<u64> for QueensTask {
+    #[inline]
+    fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+        let b = self.0;
+        if b.solved() {
+            *ctx.local() += 1;
+            return;
+        }
+        let mut free = b.free();
+        while free != 0 {
+            let q = free & free.wrapping_neg();
+            free ^= q;
+            ctx.put(QueensTask(b.place(q)));
+        }
+    }
+}
+
+/// The `n` lowest set bits of `x`.
+#[inline(always)]
+fn lowest_bits(mut x: u32, n: u32) -> u32 {
+    let mut out = 0;
+    for _ in 0..n {
+        let q = x & x.wrapping_neg();
+        out |= q;
+        x ^= q;
+    }
+    out
+}
+
+/// The fork-join versions, written once and instantiated per runtime (as the fork-join
+/// kernels are): `$join!(cx, |cx| a, |cx| b)` forks, and `$scope!(cx, |s| body)` with
+/// `$spawn!(s, |cx| work)` opens a scope and spawns into it (absent for chili).
+macro_rules! join_version {
+    ($m:ident, $cx:ty, $join:ident) => {
+        #[allow(dead_code)]
+        mod $m {
+            use super::*;
+
+            /// Solutions below `b` whose next queen goes into one of the columns `free`.
+            pub(super) fn count(b: Board, free: u32, cx: $cx) -> u64 {
+                match free.count_ones() {
+                    0 => 0,
+                    1 => {
+                        let c = b.place(free);
+                        if c.solved() {
+                            1
+                        } else {
+                            count(c, c.free(), cx)
+                        }
+                    }
+                    k => {
+                        let lo = lowest_bits(free, k / 2);
+                        let (x, y) = $join!(cx, |cx| count(b, lo, cx), |cx| count(b, free ^ lo, cx));
+                        x + y
+                    }
+                }
+            }
+        }
+    };
+}
+
+macro_rules! join_ours {
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: () = $cx;
+        let (a, b) = ($a, $b);
+        taskpools::forkjoin::join(move || a(()), move || b(()))
+    }};
+}
+macro_rules! join_rayon {
+    ($cx:expr, $a:expr, $b:expr) => {{
+        let _: () = $cx;
+        let (a, b) = ($a, $b);
+        rayon::join(move || a(()), move || b(()))
+    }};
+}
+macro_rules! join_method {
+    ($cx:expr, $a:expr, $b:expr) => {
+        $cx.join($a, $b)
+    };
+}
+
+join_version!(join_ours_m, (), join_ours);
+join_version!(join_rayon_m, (), join_rayon);
+join_version!(join_chili_m, &mut chili::Scope<'_>, join_method);
+join_version!(join_forte_m, &forte::Worker, join_method);
+
+/// The scope versions: each node opens a scope and spawns one job per child; each child
+/// writes its count into its own slot of the parent's array.
+fn scope_ours(b: Board) -> u64 {
+    if b.solved() {
+        return 1;
+    }
+    let mut counts = [0u64; MAX_N as usize];
+    taskpools::forkjoin::scope(|s| {
+        let mut free = b.free();
+        let mut slots = counts.iter_mut();
+        while free != 0 {
+            let q = free & free.wrapping_neg();
+            free ^= q;
+            let slot = slots.next().expect("at most n children");
+            s.spawn(move |_| *slot = scope_ours(b.place(q)));
+        }
+    });
+    counts.iter().sum()
+}
+
+fn scope_rayon(b: Board) -> u64 {
+    if b.solved() {
+        return 1;
+    }
+    let mut counts = [0u64; MAX_N as usize];
+    rayon::scope(|s| {
+        let mut free = b.free();
+        let mut slots = counts.iter_mut();
+        while free != 0 {
+            let q = free & free.wrapping_neg();
+            free ^= q;
+            let slot = slots.next().expect("at most n children");
+            s.spawn(move |_| *slot = scope_rayon(b.place(q)));
+        }
+    });
+    counts.iter().sum()
+}
+
+fn scope_forte(b: Board) -> u64 {
+    if b.solved() {
+        return 1;
+    }
+    let mut counts = [0u64; MAX_N as usize];
+    forte::scope(|s| {
+        let mut free = b.free();
+        let mut slots = counts.iter_mut();
+        while free != 0 {
+            let q = free & free.wrapping_neg();
+            free ^= q;
+            let slot = slots.next().expect("at most n children");
+            s.spawn(move |_| *slot = scope_forte(b.place(q)));
+        }
+    });
+    counts.iter().sum()
+}
+
+/// A variant: what to run, and its label.
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    Pool(usize),
+    ScopeOurs,
+    JoinOurs,
+    ScopeRayon,
+    JoinRayon,
+    JoinChili,
+    ScopeForte,
+    JoinForte,
+}
+
+impl Variant {
+    fn labels(self, p: &Params) -> (&'static str, String) {
+        match self {
+            Variant::Pool(i) => ("task-pool", p.pools[i].name().to_string()),
+            Variant::ScopeOurs => ("scope", "taskpools".into()),
+            Variant::JoinOurs => ("join", "taskpools".into()),
+            Variant::ScopeRayon => ("scope", "rayon".into()),
+            Variant::JoinRayon => ("join", "rayon".into()),
+            Variant::JoinChili => ("join", "chili".into()),
+            Variant::ScopeForte => ("scope", "forte".into()),
+            Variant::JoinForte => ("join", "forte".into()),
+        }
+    }
+}
+
+/// Runs the experiment; the first record is the sequential baseline.
+pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
+    if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) {
+        bail!("--reps and every thread count must be at least 1");
+    }
+    if !(4..=MAX_N).contains(&p.n) {
+        bail!("--n {}: the board size must be 4 to {MAX_N}", p.n);
+    }
+    let root = Board::empty(p.n);
+    let (solutions, nodes) = sequential(root);
+    let pin_to = pinner(p.pin);
+    // One runtime per thread count for both our front ends (a working phase and fork-join run
+    // on the same workers), and the peers' pools.
+    let ours: Vec<taskpools::Runtime> = p
+        .threads
+        .iter()
+        .map(|&t| taskpools::Runtime::builder().threads(t).pin(p.pin).build())
+        .collect::<Result<_, _>>()?;
+    let rayons: Vec<rayon::ThreadPool> = p
+        .threads
+        .iter()
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .start_handler(pin_to.clone())
+                .build()
+        })
+        .collect::<Result<_, _>>()?;
+    let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
+    let fortes: Vec<&'static forte::ThreadPool> =
+        p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
+
+    let variants: Vec<Variant> = (0..p.pools.len())
+        .map(Variant::Pool)
+        .chain([
+            Variant::ScopeOurs,
+            Variant::JoinOurs,
+            Variant::ScopeRayon,
+            Variant::JoinRayon,
+            Variant::JoinChili,
+            Variant::ScopeForte,
+            Variant::JoinForte,
+        ])
+        .collect();
+    /// `f`'s result and the seconds it took.
+    fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+        let t0 = Instant::now();
+        let r = std::hint::black_box(f());
+        (r, t0.elapsed().as_secs_f64())
+    }
+    // One run of `v` at thread-count index `ti`: (solutions, tasks if counted, seconds).
+    let run_one = |v: Variant, ti: usize| -> Result<(u64, Option<u64>, f64)> {
+        let t = p.threads[ti];
+        Ok(match v {
+            Variant::Pool(i) => {
+                let b = Builder::new()
+                    .runtime(&ours[ti])
+                    .threads(t)
+                    .pool(p.pools[i])
+                    .pin(p.pin);
+                let (report, sols) =
+                    b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
+                (sols, Some(report.tasks_run()), report.elapsed.as_secs_f64())
+            }
+            Variant::ScopeOurs => {
+                let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
+                (s, None, secs)
+            }
+            Variant::JoinOurs => {
+                let (s, secs) = ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
+                (s, None, secs)
+            }
+            Variant::ScopeRayon => {
+                let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root)));
+                (s, None, secs)
+            }
+            Variant::JoinRayon => {
+                let (s, secs) =
+                    rayons[ti].install(|| timed(|| join_rayon_m::count(root, root.free(), ())));
+                (s, None, secs)
+            }
+            // The peers' callers take part in the run: they run on a thread on core 0.
+            Variant::JoinChili => on_core(&pin_to, || {
+                let mut scope = chilis[ti].scope();
+                let (s, secs) = timed(|| join_chili_m::count(root, root.free(), &mut scope));
+                (s, None, secs)
+            }),
+            Variant::ScopeForte => on_core(&pin_to, || {
+                fortes[ti].with_worker(|_| {
+                    let (s, secs) = timed(|| scope_forte(root));
+                    (s, None, secs)
+                })
+            }),
+            Variant::JoinForte => on_core(&pin_to, || {
+                fortes[ti].with_worker(|w| {
+                    let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
+                    (s, None, secs)
+                })
+            }),
+        })
+    };
+    progress.set_length((p.reps * (1 + variants.len() * p.threads.len())) as u64);
+    let mut seq = Vec::new();
+    let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
+    for _ in 0..p.reps {
+        progress.set_message(format!("n={} sequential", p.n));
+        settle();
+        let ((s, _), secs) = on_core(&pin_to, || timed(|| sequential(root)));
+        if s != solutions {
+            bail!("the sequential count changed between runs");
+        }
+        seq.push(secs);
+        progress.inc();
+        for (vi, &v) in variants.iter().enumerate() {
+            for ti in 0..p.threads.len() {
+                let (fe, rt) = v.labels(p);
+                progress.set_message(format!("n={} {fe} {rt} x{}", p.n, p.threads[ti]));
+                settle();
+                let (s, tasks, secs) = run_one(v, ti)?;
+                if s != solutions {
+                    bail!("{fe} on {rt}: {s} solutions, the sequential count is {solutions}");
+                }
+                if let Some(tasks) = tasks {
+                    if tasks != nodes {
+                        bail!("{fe} on {rt}: {tasks} tasks ran, the tree has {nodes} nodes");
+                    }
+                }
+                times[vi][ti].push(secs);
+                progress.inc();
+            }
+        }
+    }
+    let (sm, smin, smax) = summarize(&seq);
+    let mut out = vec![Record {
+        experiment: "queens".into(),
+        n: p.n,
+        front_end: "sequential".into(),
+        runtime: "-".into(),
+        threads: 1,
+        reps: p.reps,
+        median_s: sm,
+        min_s: smin,
+        max_s: smax,
+        speedup_vs_seq: 1.0,
+        nodes,
+        ns_per_node: None,
+    }];
+    for (vi, &v) in variants.iter().enumerate() {
+        let (fe, rt) = v.labels(p);
+        for (ti, &t) in p.threads.iter().enumerate() {
+            let (m, mn, mx) = summarize(&times[vi][ti]);
+            let ns_per_node = (t == 1).then(|| {
+                let d: Vec<f64> = times[vi][ti].iter().zip(&seq).map(|(a, b)| a - b).collect();
+                summarize(&d).0 * 1e9 / nodes as f64
+            });
+            out.push(Record {
+                experiment: "queens".into(),
+                n: p.n,
+                front_end: fe.into(),
+                runtime: rt.clone(),
+                threads: t,
+                reps: p.reps,
+                median_s: m,
+                min_s: mn,
+                max_s: mx,
+                speedup_vs_seq: sm / m,
+                nodes,
+                ns_per_node,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `f` on a thread pinned like every runtime's worker 0.
+fn on_core<R: Send>(pin_to: &(impl Fn(usize) + Sync), f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            pin_to(0);
+            f()
+        })
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sequential_search_knows_the_counts() {
+        // Solutions for n = 4..=10, and the node count for n = 8.
+        let known = [2, 10, 4, 40, 92, 352, 724];
+        for (n, &k) in (4..=10).zip(&known) {
+            assert_eq!(sequential(Board::empty(n)).0, k, "n = {n}");
+        }
+        assert_eq!(sequential(Board::empty(8)).1, 2057);
+    }
+}
