@@ -116,7 +116,10 @@ mod vocabulary_tests {
     }
 
     /// Variants of different enums that are the same data structure, and so share their names.
-    const SAME_STRUCTURE: [(&str, &str); 1] = [("PoolKind::ChaseLev", "forkjoin::Pool::ChaseLev")];
+    const SAME_STRUCTURE: [(&str, &str); 2] = [
+        ("PoolKind::ChaseLev", "forkjoin::Pool::ChaseLev"),
+        ("PoolKind::PrivateDeque", "forkjoin::Pool::PrivateDeque"),
+    ];
 
     #[test]
     fn every_name_and_alias_means_one_thing() {

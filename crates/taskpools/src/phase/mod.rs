@@ -84,7 +84,10 @@ fn worker<L, T: Task<L>, P: TaskPool<T>>(
             task.run(&mut Ctx::new(&mut sink, state, me, n));
             stats.puts += sink.puts;
         }
-        if !coord.idle(pool, &mut stats) {
+        pool.pause(&mut local);
+        let more = coord.idle(pool, &mut stats);
+        pool.resume(&mut local);
+        if !more {
             return stats;
         }
     }

@@ -20,6 +20,7 @@
 //! | private-public, private-public-greedy | dq8, dq8g | `private_public.rs` |
 //! | combined | sdq1 | `combined.rs` |
 //! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (seed 002 §3.2) |
+//! | private-deque | acr13 | `requests.rs` (steal requests, Acar, Charguéraud & Rainey 2013) |
 //! | steal-half (search: tree, linear, random) | manber | `manber/` (seed 003) |
 
 mod central;
@@ -29,6 +30,7 @@ mod distributed;
 pub mod manber;
 mod private_public;
 mod randomized;
+mod requests;
 mod stealing;
 
 pub use central::{CentralFifoPool, CentralPool};
@@ -38,6 +40,7 @@ pub use distributed::DistributedPool;
 pub use manber::{Search, StealHalfPool};
 pub use private_public::PrivatePublicPool;
 pub use randomized::RandomizedPool;
+pub use requests::{PrivateDequeLocal, PrivateDequePool};
 pub use stealing::StealingPool;
 
 use std::fmt;
@@ -111,6 +114,14 @@ pub trait TaskPool<T: Send>: Sync {
 
     /// Whether some shared queue looks non-empty (no locks; used by idle workers).
     fn has_shared_work(&self) -> bool;
+
+    /// The worker is about to go idle (its `get` returned `None`): it will not call `put` or
+    /// `get` until [`resume`](TaskPool::resume). Pools whose workers answer other workers'
+    /// requests (`private-deque`) decline them meanwhile. Does nothing by default.
+    fn pause(&self, _local: &mut Self::Local) {}
+
+    /// The worker looks for work again after [`pause`](TaskPool::pause).
+    fn resume(&self, _local: &mut Self::Local) {}
 }
 
 /// The pools of the family, selected by name at run time and dispatched once to generic code.
@@ -142,6 +153,8 @@ pub enum PoolKind {
     Combined,
     /// `dcwq`: a lock-free Chase–Lev deque per worker (seed 002).
     ChaseLev,
+    /// `acr13`: a private deque per worker that thieves reach through steal requests.
+    PrivateDeque,
     /// `fcdq`: a fixed-capacity FCDQ per worker (seed 002).
     Fcdq,
     /// `manber`: Manber's concurrent pool, steal-half with a search strategy (seed 003).
@@ -150,7 +163,7 @@ pub enum PoolKind {
 
 impl PoolKind {
     /// Every pool, in the order `taskpools list` prints them.
-    pub const ALL: [PoolKind; 15] = [
+    pub const ALL: [PoolKind; 16] = [
         PoolKind::CentralList,
         PoolKind::CentralArray,
         PoolKind::CentralFifo,
@@ -165,6 +178,7 @@ impl PoolKind {
         PoolKind::Combined,
         PoolKind::ChaseLev,
         PoolKind::Fcdq,
+        PoolKind::PrivateDeque,
         PoolKind::StealHalf,
     ];
 
@@ -185,6 +199,7 @@ impl PoolKind {
             PoolKind::Combined => "combined",
             PoolKind::ChaseLev => "chase-lev",
             PoolKind::Fcdq => "fast-concurrent-deque",
+            PoolKind::PrivateDeque => "private-deque",
             PoolKind::StealHalf => "steal-half",
         }
     }
@@ -206,6 +221,7 @@ impl PoolKind {
             PoolKind::Combined => "sdq1",
             PoolKind::ChaseLev => "dcwq",
             PoolKind::Fcdq => "fcdq",
+            PoolKind::PrivateDeque => "acr13",
             PoolKind::StealHalf => "manber",
         }
     }
@@ -244,6 +260,9 @@ impl PoolKind {
             }
             PoolKind::Fcdq => {
                 "FCDQ per worker (1024 slots, sequence numbers); thieves take the oldest task"
+            }
+            PoolKind::PrivateDeque => {
+                "private deque per worker, no atomics for the owner; thieves send steal requests"
             }
             PoolKind::StealHalf => {
                 "Manber's concurrent pool: a segment per worker, steal half, --search tree|linear|random"
@@ -297,6 +316,7 @@ impl PoolKind {
             PoolKind::Combined => v.visit(CombinedPool::<T>::new(cfg)),
             PoolKind::ChaseLev => v.visit(ChaseLevPool::<T>::new(cfg)),
             PoolKind::Fcdq => v.visit(FcdqPool::<T>::new(cfg)),
+            PoolKind::PrivateDeque => v.visit(PrivateDequePool::<T>::new(cfg)),
             PoolKind::StealHalf => v.visit(StealHalfPool::<T>::new(cfg)),
         }
     }

@@ -1,0 +1,141 @@
+//! `private-deque` / `acr13`: a private deque per worker that thieves reach only through steal
+//! requests (Acar, Charguéraud & Rainey, PPoPP 2013; [`crate::queue::private_deque`]). It is
+//! the private/public split of `dq8` taken to its limit: a worker's puts and gets touch only
+//! its own vector, with no lock, fence or read-modify-write, and the "public queue" is one
+//! answer cell per request, filled on demand with the owner's oldest task. The owner looks at
+//! its request cell at every `put` and `get` (one plain load when nobody asks), so at fine
+//! grain a thief waits at most one task for its answer.
+//!
+//! A worker that goes idle declines requests ([`TaskPool::pause`]) until it looks for work
+//! again ([`TaskPool::resume`]): a thief never waits for an answer from a worker that sleeps.
+//! As with the Chase–Lev pools, a worker's deque has one owner at a time: asking twice for the
+//! same worker's state panics instead of creating a second owner.
+
+use super::{scan_victims, Brand, PoolConfig, PutOutcome, TaskPool};
+use crate::queue::chase_lev::Steal;
+use crate::queue::private_deque::{PrivateDeque, StealTable};
+use crate::stats::WorkerStats;
+use crate::sync::{lock, Arc, Mutex};
+
+/// Where a worker's deque waits while no `Local` holds it.
+type OwnerSlot<T> = Arc<Mutex<Option<PrivateDeque<T>>>>;
+
+/// `private-deque` / `acr13`.
+pub struct PrivateDequePool<T> {
+    owners: Box<[OwnerSlot<T>]>,
+    table: Arc<StealTable<T>>,
+    brand: Brand,
+}
+
+/// A worker's deque (given back to the pool, declining requests, on drop).
+pub struct PrivateDequeLocal<T> {
+    me: usize,
+    deque: Option<PrivateDeque<T>>,
+    slot: OwnerSlot<T>,
+    rng: fastrand::Rng,
+    brand: Brand,
+}
+
+impl<T> Drop for PrivateDequeLocal<T> {
+    fn drop(&mut self) {
+        if let Some(d) = self.deque.take() {
+            // Nobody polls it until a new owner takes it: answer what is pending, refuse the
+            // rest.
+            d.block();
+            *lock(&self.slot) = Some(d);
+        }
+    }
+}
+
+impl<T> PrivateDequeLocal<T> {
+    #[inline(always)]
+    fn deque(&self) -> &PrivateDeque<T> {
+        self.deque.as_ref().expect("present until drop")
+    }
+}
+
+impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
+    type Local = PrivateDequeLocal<T>;
+
+    fn new(cfg: &PoolConfig) -> Self {
+        let deques = PrivateDeque::set(cfg.workers);
+        let table = Arc::clone(deques[0].table());
+        let owners = deques
+            .into_iter()
+            .map(|d| {
+                // Blocked until a worker owns it (see `local`).
+                d.block();
+                Arc::new(Mutex::new(Some(d)))
+            })
+            .collect();
+        PrivateDequePool {
+            owners,
+            table,
+            brand: Brand::new(),
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.owners.len()
+    }
+
+    fn local(&self, worker: usize) -> Self::Local {
+        let slot = Arc::clone(&self.owners[worker]);
+        let deque = lock(&slot).take();
+        let Some(d) = deque else {
+            panic!("worker {worker}'s deque already has an owner");
+        };
+        d.unblock();
+        PrivateDequeLocal {
+            me: worker,
+            deque: Some(d),
+            slot,
+            rng: fastrand::Rng::with_seed(0xac13_0000 + worker as u64),
+            brand: self.brand,
+        }
+    }
+
+    /// `put` and the first half of `get` touch only the local's own deque, wherever it came
+    /// from; the brand is checked where a local would reach this pool's table (stealing).
+    #[inline]
+    fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
+        let d = l.deque();
+        let was_empty = d.push(task);
+        d.poll();
+        PutOutcome::Shared { was_empty }
+    }
+
+    #[inline]
+    fn get(&self, l: &mut Self::Local, stats: &mut WorkerStats) -> Option<T> {
+        let d = l.deque();
+        d.poll();
+        if let Some(t) = d.pop() {
+            return Some(t);
+        }
+        self.brand.check(l.brand);
+        let PrivateDequeLocal { me, deque, rng, .. } = l;
+        let d = deque.as_ref().expect("present until drop");
+        scan_victims(*me, self.owners.len(), rng, stats, |v| {
+            if !self.table.has_work(v) {
+                return None;
+            }
+            // `Retry`: another thief is being served there, or the victim is idle; move on.
+            match d.steal_from(v) {
+                Steal::Success(t) => Some((t, 1)),
+                Steal::Empty | Steal::Retry => None,
+            }
+        })
+    }
+
+    fn has_shared_work(&self) -> bool {
+        self.table.any_work()
+    }
+
+    fn pause(&self, l: &mut Self::Local) {
+        l.deque().block();
+    }
+
+    fn resume(&self, l: &mut Self::Local) {
+        l.deque().unblock();
+    }
+}
