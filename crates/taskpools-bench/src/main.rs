@@ -235,7 +235,11 @@ struct QueensArgs {
     #[arg(long, default_value_t = 5)]
     reps: usize,
     /// Task pools for the task-pool rows (names or aliases), comma-separated, or `all`.
-    #[arg(long, default_value = "private-public,chase-lev", value_delimiter = ',')]
+    #[arg(
+        long,
+        default_value = "private-public,chase-lev",
+        value_delimiter = ','
+    )]
     pool: Vec<String>,
     /// Pin worker i of every runtime to core i mod cores, and the sequential run to core 0:
     /// `--pin`, `--pin true` (the default) or `--pin false`.
@@ -732,6 +736,19 @@ fn tour(out: &Path) -> Result<()> {
         kernels: forkjoin::KERNELS.iter().map(|k| k.to_string()).collect(),
     };
     forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
+    println!("== queens: N-Queens on the task pools, fork-join, rayon, chili and forte\n");
+    let p = queens::Params {
+        n: 11,
+        threads: vec![1, 2],
+        reps: 3,
+        pools: vec![
+            PoolKind::PrivateDeque,
+            PoolKind::PrivatePublic,
+            PoolKind::ChaseLev,
+        ],
+        pin: true,
+    };
+    queens_cmd(&p, &TourFiles::new(out, "queens").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],

@@ -300,9 +300,10 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 5 kernels x (sequential + calls + ceiling x2 + 3 runtimes (2 pools, rayon) x 2 thread
-    // counts); each result was checked against the sequential one (the run fails otherwise).
-    assert_eq!(recs.len(), 5 * 9);
+    // 5 kernels x (sequential + calls + ceiling x2 + 5 runtimes (2 pools, rayon, chili, forte)
+    // x 2 thread counts); each result was checked against the sequential one (the run fails
+    // otherwise).
+    assert_eq!(recs.len(), 5 * 13);
     let calls: Vec<_> = recs.iter().filter(|r| r["runtime"] == "calls").collect();
     assert_eq!(calls.len(), 5);
     for r in calls {
@@ -316,7 +317,16 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
         assert_eq!(ours.len(), 5 * 2, "{pool}");
         for r in ours {
             assert!(r["vs_rayon"].is_number() && r["speedup_vs_1"].is_number());
+            assert!(r["vs_chili"].is_number());
             assert_eq!(r["ns_per_join"].is_number(), r["threads"] == 1);
+        }
+    }
+    // The peers run every kernel at every thread count, in the same run.
+    for peer in ["rayon", "chili", "forte"] {
+        let rows: Vec<_> = recs.iter().filter(|r| r["runtime"] == peer).collect();
+        assert_eq!(rows.len(), 5 * 2, "{peer}");
+        for r in rows {
+            assert!(r["vs_rayon"].is_null() && r["vs_chili"].is_null(), "{r}");
         }
     }
     assert!(recs
@@ -380,8 +390,8 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 2 kernels x (sequential + calls + 2 pools + rayon) at 1 thread.
-    assert_eq!(recs.len(), 2 * 5);
+    // 2 kernels x (sequential + calls + 2 pools + rayon + chili + forte) at 1 thread.
+    assert_eq!(recs.len(), 2 * 7);
     assert_eq!(recs[0]["kernel"], "tree-sum");
     assert_eq!(recs[recs.len() - 1]["kernel"], "fib");
     for r in recs {
@@ -390,7 +400,20 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
         let rated = ours || r["runtime"] == "calls";
         if !rated {
             assert!(r["join_vs_rayon"].is_null(), "{r}");
-        } else if let Some(ratio) = r["join_vs_rayon"].as_f64() {
+            assert!(r["join_vs_chili"].is_null(), "{r}");
+        } else if let Some(ratio) = r["join_vs_chili"].as_f64() {
+            let chili = recs
+                .iter()
+                .find(|x| x["kernel"] == r["kernel"] && x["runtime"] == "chili")
+                .unwrap();
+            let expect =
+                r["ns_per_join"].as_f64().unwrap() / chili["ns_per_join"].as_f64().unwrap();
+            assert!((ratio - expect).abs() < 1e-9, "{r}");
+        }
+        if !rated {
+            continue;
+        }
+        if let Some(ratio) = r["join_vs_rayon"].as_f64() {
             // Given only where rayon's joins were measurable (which timing decides), and then
             // it is the quotient of the two per-join costs.
             let rayon = recs
@@ -637,5 +660,63 @@ fn every_limit_is_in_the_help() {
         "10^6",
     ] {
         assert!(s.contains(want), "manber --help lacks `{want}`");
+    }
+}
+
+#[test]
+fn queens_runs_every_front_end_and_checks_counts() {
+    let out = taskpools(&[
+        "queens",
+        "--n",
+        "8",
+        "--reps",
+        "1",
+        "--pool",
+        "acr13,dq8",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    // sequential + (2 pools + scope and join on ours, rayon and forte + join on chili) x 2
+    // thread counts; every count was checked against the sequential one.
+    assert_eq!(recs.len(), 1 + 9 * 2);
+    assert_eq!(recs[0]["front_end"], "sequential");
+    assert!(recs.iter().all(|r| r["nodes"] == 2057));
+    for (fe, rt) in [
+        ("task-pool", "private-deque"),
+        ("task-pool", "private-public"),
+        ("scope", "taskpools"),
+        ("join", "taskpools"),
+        ("scope", "rayon"),
+        ("join", "rayon"),
+        ("join", "chili"),
+        ("scope", "forte"),
+        ("join", "forte"),
+    ] {
+        let rows: Vec<_> = recs
+            .iter()
+            .filter(|r| r["front_end"] == fe && r["runtime"] == rt)
+            .collect();
+        assert_eq!(rows.len(), 2, "{fe} {rt}");
+        for r in rows {
+            assert_eq!(r["ns_per_node"].is_number(), r["threads"] == 1, "{r}");
+        }
+    }
+    for (args, msg) in [
+        (&["queens", "--n", "3"][..], "4 to 16"),
+        (&["queens", "--n", "17"][..], "4 to 16"),
+        (&["queens", "--pool", "dq99"][..], "dq99"),
+        (&["queens", "--threads", "0"][..], "at least 1"),
+    ] {
+        let bad = taskpools(args);
+        assert!(!bad.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
     }
 }

@@ -560,8 +560,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .build()
         })
         .collect::<Result<_, _>>()?;
-    let chilis: Vec<chili::ThreadPool> =
-        p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
+    let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
     let fortes: Vec<&'static forte::ThreadPool> =
         p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool) and

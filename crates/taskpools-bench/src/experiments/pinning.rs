@@ -79,7 +79,6 @@ pub fn with_new_threads_pinned<T>(
     made
 }
 
-
 /// A chili pool for `t` threads: the caller plus `t − 1` workers, which chili starts before its
 /// heartbeat thread; with `pin`, worker `k` runs on core `k` (the caller belongs on core 0).
 pub fn chili_pool(t: usize, pin: bool) -> chili::ThreadPool {

@@ -179,7 +179,8 @@ macro_rules! join_version {
                     }
                     k => {
                         let lo = lowest_bits(free, k / 2);
-                        let (x, y) = $join!(cx, |cx| count(b, lo, cx), |cx| count(b, free ^ lo, cx));
+                        let (x, y) =
+                            $join!(cx, |cx| count(b, lo, cx), |cx| count(b, free ^ lo, cx));
                         x + y
                     }
                 }
@@ -357,8 +358,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     .threads(t)
                     .pool(p.pools[i])
                     .pin(p.pin);
-                let (report, sols) =
-                    b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
+                let (report, sols) = b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
                 (sols, Some(report.tasks_run()), report.elapsed.as_secs_f64())
             }
             Variant::ScopeOurs => {
@@ -366,7 +366,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 (s, None, secs)
             }
             Variant::JoinOurs => {
-                let (s, secs) = ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
+                let (s, secs) =
+                    ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
                 (s, None, secs)
             }
             Variant::ScopeRayon => {
@@ -411,8 +412,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         }
         seq.push(secs);
         progress.inc();
-        for (vi, &v) in variants.iter().enumerate() {
-            for ti in 0..p.threads.len() {
+        for (&v, per_thread) in variants.iter().zip(times.iter_mut()) {
+            for (ti, samples) in per_thread.iter_mut().enumerate() {
                 let (fe, rt) = v.labels(p);
                 progress.set_message(format!("n={} {fe} {rt} x{}", p.n, p.threads[ti]));
                 settle();
@@ -425,7 +426,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         bail!("{fe} on {rt}: {tasks} tasks ran, the tree has {nodes} nodes");
                     }
                 }
-                times[vi][ti].push(secs);
+                samples.push(secs);
                 progress.inc();
             }
         }

@@ -68,13 +68,18 @@ fn worker<L, T: Task<L>, P: TaskPool<T>>(
 ) -> WorkerStats {
     let n = pool.workers();
     let mut stats = WorkerStats::default();
+    // Counted in locals (registers) and added to `stats` once per stretch of work: `stats`
+    // is passed by reference to `get`, so its fields live in memory.
+    let (mut ran, mut puts) = (0u64, 0u64);
     loop {
         while let Some(task) = pool.get(&mut local, &mut stats) {
             if coord.is_done() {
                 // Only an abort ends the phase while a task exists (module docs of `idle`).
+                stats.tasks_run += ran;
+                stats.puts += puts;
                 return stats;
             }
-            stats.tasks_run += 1;
+            ran += 1;
             let mut sink = Sink {
                 pool,
                 local: &mut local,
@@ -82,8 +87,10 @@ fn worker<L, T: Task<L>, P: TaskPool<T>>(
                 puts: 0,
             };
             task.run(&mut Ctx::new(&mut sink, state, me, n));
-            stats.puts += sink.puts;
+            puts += sink.puts;
         }
+        stats.tasks_run += std::mem::take(&mut ran);
+        stats.puts += std::mem::take(&mut puts);
         pool.pause(&mut local);
         let more = coord.idle(pool, &mut stats);
         pool.resume(&mut local);

@@ -3,8 +3,9 @@
 //! the private/public split of `dq8` taken to its limit: a worker's puts and gets touch only
 //! its own vector, with no lock, fence or read-modify-write, and the "public queue" is one
 //! answer cell per request, filled on demand with the owner's oldest task. The owner looks at
-//! its request cell at every `put` and `get` (one plain load when nobody asks), so at fine
-//! grain a thief waits at most one task for its answer.
+//! its request cell at every `get` (one plain load when nobody asks), so a thief waits at
+//! most the rest of one task for its answer (a `put` does not look: on N-Queens 13 that check
+//! cost about 0.7 ns of the 4 a task cost over the sequential search).
 //!
 //! A worker that goes idle declines requests ([`TaskPool::pause`]) until it looks for work
 //! again ([`TaskPool::resume`]): a thief never waits for an answer from a worker that sleeps.
@@ -100,9 +101,9 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
     #[inline]
     fn put(&self, l: &mut Self::Local, task: T) -> PutOutcome {
         let d = l.deque();
-        let was_empty = d.push(task);
-        d.poll();
-        PutOutcome::Shared { was_empty }
+        PutOutcome::Shared {
+            was_empty: d.push(task),
+        }
     }
 
     #[inline]
