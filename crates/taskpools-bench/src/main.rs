@@ -34,7 +34,7 @@ enum Cmd {
     Synthetic(SyntheticArgs),
     /// The deque micro-benchmark of seed 002 (Table 3.1) against crossbeam-deque.
     Deque(DequeArgs),
-    /// Fork-join kernels on taskpools::forkjoin, rayon and sequentially.
+    /// Fork-join kernels on taskpools::forkjoin, rayon, chili, forte and sequentially.
     Forkjoin(ForkjoinArgs),
     /// Manber's concurrent pool (seed 003): job mixes, producers/consumers, search strategies.
     Manber(ManberArgs),
@@ -132,8 +132,8 @@ struct ForkjoinArgs {
     /// Kernels, comma-separated, or `all`: fib, tree-sum, mergesort, quicksort, matmul.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     kernels: Vec<String>,
-    /// Pin worker i of every runtime (ours, rayon, the ceiling's threads) to core i mod cores,
-    /// and the sequential and `calls` runs to core 0, where every runtime's worker 0 runs.
+    /// Pin worker i of every runtime (ours, rayon, chili, forte, the ceiling's threads) to core
+    /// i mod cores, and the sequential and `calls` runs to core 0, where every runtime's worker 0 runs.
     /// Without pinning, a worker woken by another is often placed on the waker's core, and the
     /// two share it for milliseconds: 2-thread runs then measure the OS, not the runtime.
     /// `--pin`, `--pin true` (the default) or `--pin false`.
@@ -237,7 +237,7 @@ struct QueensArgs {
     /// Task pools for the task-pool rows (names or aliases), comma-separated, or `all`.
     #[arg(
         long,
-        default_value = "private-public,chase-lev",
+        default_value = "private-deque,private-public,chase-lev",
         value_delimiter = ','
     )]
     pool: Vec<String>,

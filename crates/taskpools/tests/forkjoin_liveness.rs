@@ -185,6 +185,38 @@ fn a_job_that_waits_for_a_queued_spawn_finishes_with_yield_now() {
     assert_eq!(r.install(forkjoin::yield_now), Some(Yield::Idle));
 }
 
+/// With the serial elision off, every join queues its `b`, so an `a` that waits for its `b`
+/// while calling `yield_now` finishes at any depth (the behaviour before the elision).
+#[test]
+fn without_the_serial_elision_a_half_waiting_for_its_sibling_finishes_with_yield_now() {
+    for threads in [1, 2] {
+        within("spin-wait join, serial elision off", move || {
+            let r = Runtime::builder()
+                .threads(threads)
+                .serial_elision(false)
+                .build()
+                .unwrap();
+            fn nest(depth: u32, flag: &AtomicBool) {
+                if depth == 0 {
+                    forkjoin::join(
+                        || {
+                            while !flag.load(Ordering::Acquire) {
+                                forkjoin::yield_now();
+                            }
+                        },
+                        || flag.store(true, Ordering::Release),
+                    );
+                    return;
+                }
+                forkjoin::join(|| nest(depth - 1, flag), || std::hint::black_box(3));
+            }
+            for _ in 0..20 {
+                r.install(|| nest(8, &AtomicBool::new(false)));
+            }
+        });
+    }
+}
+
 /// A join's `b` that spins on a flag its `a` sets finishes on any pool: `a` runs first, on this
 /// worker, in the serial elision as in the queued fork.
 #[test]

@@ -307,3 +307,27 @@ fn stealing_pools_steal_and_distributed_pools_do_not() {
     assert_eq!(r.total().steals, 0);
     assert_eq!(r.workers[1].tasks_run, 0, "nothing can reach worker 1");
 }
+
+/// One long task and nothing else: the other worker must go to sleep, not wait (spinning) for
+/// an answer from the busy one. On `private-deque` a declined request withdraws the busy
+/// worker's work hint, so the thief stops asking.
+#[test]
+fn an_idle_worker_sleeps_while_the_only_task_runs() {
+    struct Long;
+    impl Task for Long {
+        fn run(self, _: &mut Ctx<'_, Self>) {
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+    for pool in [PoolKind::PrivateDeque, PoolKind::ChaseLev] {
+        let r = Builder::new()
+            .threads(2)
+            .pool(pool)
+            .wake(WakePolicy::OnEmpty)
+            .run([Long])
+            .unwrap();
+        let idle: Vec<_> = r.workers.iter().filter(|w| w.tasks_run == 0).collect();
+        assert_eq!(idle.len(), 1, "{pool}: {:?}", r.workers);
+        assert!(idle[0].sleeps >= 1, "{pool}: {:?}", r.workers);
+    }
+}

@@ -621,14 +621,21 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let ma: Vec<f64> = (0..n * n).map(|_| rng.f64() - 0.5).collect();
     let mb: Vec<f64> = (0..n * n).map(|_| rng.f64() - 0.5).collect();
+    // Inputs are only read through their views; an output's view is made from `as_mut_ptr`
+    // and the vector is not touched otherwise until the multiply has returned.
     let view = |v: &Vec<f64>| Block {
         ptr: v.as_ptr().cast_mut(),
         stride: n,
         n,
     };
+    let out_view = |v: &mut Vec<f64>| Block {
+        ptr: v.as_mut_ptr(),
+        stride: n,
+        n,
+    };
     let (va, vb) = (view(&ma), view(&mb));
-    let mm_expected = vec![0.0; n * n];
-    k_seq::matmul(view(&mm_expected), va, vb, Nil);
+    let mut mm_expected = vec![0.0; n * n];
+    k_seq::matmul(out_view(&mut mm_expected), va, vb, Nil);
     /// `f`'s result and the seconds it took.
     fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
         let t0 = Instant::now();
@@ -726,11 +733,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ),
         (
             "matmul",
-            count(&|| k_counting::matmul(view(&vec![0.0; n * n]), va, vb, Nil)),
+            count(&|| k_counting::matmul(out_view(&mut vec![0.0; n * n]), va, vb, Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let c = vec![0.0; n * n];
-                let vc = view(&c);
+                let mut c = vec![0.0; n * n];
+                let vc = out_view(&mut c);
                 let s = checked(
                     "matmul",
                     &name,
@@ -888,7 +895,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             summarize(&d).0
         };
         let diff = |ri: usize| one.map(|oi| paired(&par[ri][oi]));
-        let per_join = |ri: usize| diff(ri).map(|d| d * 1e9 / *joins as f64);
+        // A kernel that makes no join (a matrix at the cutoff) has no cost per join.
+        let per_join = |ri: usize| {
+            diff(ri)
+                .filter(|_| *joins > 0)
+                .map(|d| d * 1e9 / *joins as f64)
+        };
         // A ratio of join costs means something only where rayon's joins cost a measurable
         // share of the run (at least a tenth of Tseq: fib, tree-sum); on the coarse kernels
         // both costs are within the noise.
@@ -900,7 +912,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             .and_then(|_| per_join(chili_i));
         if !calls.is_empty() {
             let (m, mn, mx) = summarize(&calls);
-            let ns_per_join = paired(&calls) * 1e9 / *joins as f64;
+            let ns_per_join = (*joins > 0).then(|| paired(&calls) * 1e9 / *joins as f64);
             out.push(Record {
                 experiment: "forkjoin".into(),
                 kernel: name.to_string(),
@@ -913,10 +925,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 speedup_vs_seq: sm / m,
                 speedup_vs_1: None,
                 joins: *joins,
-                ns_per_join: Some(ns_per_join),
-                join_vs_rayon: rayon_per_join.map(|r| ns_per_join / r),
+                ns_per_join,
+                join_vs_rayon: ns_per_join.zip(rayon_per_join).map(|(o, r)| o / r),
                 vs_rayon: None,
-                join_vs_chili: chili_per_join.map(|c| ns_per_join / c),
+                join_vs_chili: ns_per_join.zip(chili_per_join).map(|(o, c)| o / c),
                 vs_chili: None,
             });
         }

@@ -43,7 +43,12 @@ fn pin_tid(tid: i32, i: usize) {
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(core, &mut set);
-            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                eprintln!(
+                    "taskpools: could not pin thread {tid} to core {core}: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
         }
     }
     #[cfg(not(target_os = "linux"))]

@@ -69,10 +69,13 @@
 //! A join waits for its second half, and a scope for its spawns, by running other work, so
 //! fork-join programs never block a worker. A program must also be correct when every `join`
 //! runs sequentially, `a` then `b` (its serial elision, the rule of Cilk): on the default
-//! [`Pool::PrivateDeque`] a join may run that way, and so does any join at one thread
-//! (rayon's too), so an `a` that waits for `b` by other means (a spin on a flag, a channel)
-//! can wait forever. Work that must run while something else waits for it belongs in a
-//! `scope` spawn, which is always queued. What the pools differ in is a job that waits for a
+//! [`Pool::PrivateDeque`] a join may run that way, so an `a` that waits for `b` by other means
+//! (a spin on a flag, a channel) can wait forever, even if it calls [`yield_now`]. (In rayon,
+//! and on [`Pool::ChaseLev`], `b` is always queued; at one thread such a wait finishes there
+//! only if it yields.) Work that must run while something else waits for it belongs in a
+//! `scope` spawn, which is always queued (or build the runtime with
+//! [`RuntimeBuilder::serial_elision(false)`](RuntimeBuilder::serial_elision), which queues every
+//! join's `b` at about twice the cost per join). What the pools differ in is a job that waits for a
 //! queued job by other means: on [`Pool::ChaseLev`] every queued job (every join's `b`, every
 //! spawn) can be stolen without its owner's help, so such a wait finishes when another worker
 //! is free. On the default pool a worker's queued jobs reach other workers only when the owner
@@ -169,7 +172,7 @@ where
     RB: Send,
 {
     if let LocalDeque::Private(p) = &w.deque {
-        if p.frames.len() >= EXPOSED && !p.req.pending() {
+        if p.frames.len() >= p.exposed && !p.req.pending() {
             // The serial elision (see `EXPOSED`).
             let ra = a();
             return (ra, b());
@@ -202,7 +205,7 @@ where
 /// asking queues its `b` and answers, so the queue refills from where the owner is whenever
 /// thieves drain it. In a recursion of depth `D` only about `D^K / K!` joins queue anything;
 /// the others cost two loads and a compare.
-const EXPOSED: u32 = 3;
+pub(crate) const EXPOSED: u32 = 3;
 
 /// `join` on a frame stack: the fork is three stores and a poll, the join's check is one load.
 #[inline(always)]

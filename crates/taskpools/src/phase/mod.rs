@@ -71,6 +71,7 @@ fn worker<L, T: Task<L>, P: TaskPool<T>>(
     // Counted in locals (registers) and added to `stats` once per stretch of work: `stats`
     // is passed by reference to `get`, so its fields live in memory.
     let (mut ran, mut puts) = (0u64, 0u64);
+    pool.resume(&mut local);
     loop {
         while let Some(task) = pool.get(&mut local, &mut stats) {
             if coord.is_done() {

@@ -120,7 +120,9 @@ pub trait TaskPool<T: Send>: Sync {
     /// requests (`private-deque`) decline them meanwhile. Does nothing by default.
     fn pause(&self, _local: &mut Self::Local) {}
 
-    /// The worker looks for work again after [`pause`](TaskPool::pause).
+    /// The worker looks for work again after [`pause`](TaskPool::pause); the working phase
+    /// also calls it on the worker's thread before the worker's first `get`. Calling it when
+    /// not paused does nothing.
     fn resume(&self, _local: &mut Self::Local) {}
 }
 

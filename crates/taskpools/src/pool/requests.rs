@@ -7,8 +7,11 @@
 //! most the rest of one task for its answer (a `put` does not look: on N-Queens 13 that check
 //! cost about 0.7 ns of the 4 a task cost over the sequential search).
 //!
-//! A worker that goes idle declines requests ([`TaskPool::pause`]) until it looks for work
-//! again ([`TaskPool::resume`]): a thief never waits for an answer from a worker that sleeps.
+//! A worker's deque takes requests only between [`TaskPool::resume`] and
+//! [`TaskPool::pause`]: the working phase resumes a worker on its own thread before its first
+//! `get` and pauses it while it is idle, so a thief never waits for an answer from a worker
+//! that sleeps or has not started. (Used without the working phase, a local that is never
+//! resumed is never stolen from.)
 //! As with the Chase–Lev pools, a worker's deque has one owner at a time: asking twice for the
 //! same worker's state panics instead of creating a second owner.
 
@@ -86,7 +89,9 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
         let Some(d) = deque else {
             panic!("worker {worker}'s deque already has an owner");
         };
-        d.unblock();
+        // Still blocked: the worker's first `resume`, on its own thread, opens it to thieves
+        // (the working phase calls it before the first `get`), so nobody waits on a deque
+        // whose owner has not started.
         PrivateDequeLocal {
             me: worker,
             deque: Some(d),
@@ -111,6 +116,9 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
         let d = l.deque();
         d.poll();
         if let Some(t) = d.pop() {
+            // The task may run long: if it was the last, stop advertising, or thieves would
+            // wait for this worker's next `get` instead of sleeping.
+            d.withdraw_if_empty();
             return Some(t);
         }
         self.brand.check(l.brand);

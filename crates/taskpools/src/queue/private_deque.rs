@@ -138,6 +138,10 @@ pub struct StealRequests<T> {
     /// Loom-only planted bug: dropping the handle leaves its cells as they are.
     #[cfg(loom)]
     broken_drop_keeps_requests: Cell<bool>,
+    /// Loom-only planted bug: `unblock` stores "no request" unconditionally, erasing a
+    /// pending request when the handle was not blocked.
+    #[cfg(loom)]
+    broken_unblock_overwrites: Cell<bool>,
 }
 
 // SAFETY: the table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points
@@ -185,6 +189,8 @@ impl<T> StealRequests<T> {
                 weak_filled_load: Cell::new(false),
                 #[cfg(loom)]
                 broken_drop_keeps_requests: Cell::new(false),
+                #[cfg(loom)]
+                broken_unblock_overwrites: Cell::new(false),
             })
             .collect()
     }
@@ -330,9 +336,20 @@ impl<T> StealRequests<T> {
         }
     }
 
-    /// Takes requests again.
+    /// Takes requests again. Idempotent: it only reopens a blocked cell, so a call while
+    /// not blocked leaves a pending request in place (to be answered at the next poll).
     pub fn unblock(&self) {
-        self.slot().request.0.store(NO_REQUEST, Ordering::Release);
+        #[cfg(loom)]
+        if self.broken_unblock_overwrites.get() {
+            self.slot().request.0.store(NO_REQUEST, Ordering::Release);
+            return;
+        }
+        let _ = self.slot().request.0.compare_exchange(
+            BLOCKED,
+            NO_REQUEST,
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
     }
 
     /// Asks `victim` for its oldest element and waits for the answer, calling `serve_own`
@@ -553,11 +570,24 @@ impl<T> PrivateDeque<T> {
         }
     }
 
+    /// Withdraws the work hint now if the deque is empty (`pop` does it lazily, at the pop
+    /// that finds it empty): for an owner about to run a long element, so that thieves stop
+    /// asking it, and waiting, meanwhile.
+    #[inline]
+    pub fn withdraw_if_empty(&self) {
+        if self.is_empty() && self.req.advertised() {
+            self.reset();
+        }
+    }
+
     /// Removes the oldest element.
     fn pop_oldest(&self) -> Option<T> {
         let items = self.items();
         let h = self.head.get();
         if h >= items.len() {
+            // Declining a thief: stop advertising too (the hint is withdrawn lazily by `pop`;
+            // without this, thieves kept asking, and spinning, until the owner's next pop).
+            self.reset();
             return None;
         }
         // SAFETY: `h` is in bounds and holds a live element; advancing `head` past it below
@@ -868,6 +898,45 @@ mod loom_tests {
     #[should_panic(expected = "maximum number of branches")]
     fn loom_finds_the_endless_wait_when_a_drop_keeps_requests() {
         owner_dropped_while_a_thief_asks(true);
+    }
+
+    /// The owner of one element resumes (unblocks) without having paused, answers at a
+    /// poll, then pauses (blocks), while a thief asks: the thief is answered or refused, never
+    /// left waiting, and the element is taken once. This is the task pool's `resume`/`pause`.
+    fn unblock_while_a_thief_asks(broken: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(move || {
+            let mut d = PrivateDeque::<u32>::set(2);
+            let thief = d.pop().unwrap();
+            let owner = d.pop().unwrap();
+            owner.req.broken_unblock_overwrites.set(broken);
+            owner.push(1);
+            let h = thread::spawn(move || {
+                let mut v = Vec::new();
+                taken(&mut v, thief.steal_from(0));
+                v
+            });
+            owner.unblock();
+            owner.poll();
+            owner.block();
+            let mut all: Vec<u32> = owner.pop().into_iter().collect();
+            all.extend(h.join().unwrap());
+            assert_eq!(all, vec![1]);
+        });
+    }
+
+    #[test]
+    fn loom_unblock_keeps_a_pending_request() {
+        unblock_while_a_thief_asks(false);
+    }
+
+    /// Twin: an `unblock` that overwrites the cell erases the thief's request; loom finds the
+    /// thief that waits forever.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_lost_request_when_unblock_overwrites() {
+        unblock_while_a_thief_asks(true);
     }
 
     /// Two thieves race for one request cell; the loser gets `Retry`, the winner an answer,

@@ -12,6 +12,7 @@ pub struct RuntimeBuilder {
     pub(super) pin: bool,
     pub(super) stack_size: Option<usize>,
     pub(super) thread_name: Option<ThreadName>,
+    pub(super) serial_elision: bool,
 }
 
 type ThreadName = Arc<dyn Fn(usize) -> String + Send + Sync>;
@@ -24,6 +25,7 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("pin", &self.pin)
             .field("stack_size", &self.stack_size)
             .field("thread_name", &self.thread_name.as_ref().map(|_| "<fn>"))
+            .field("serial_elision", &self.serial_elision)
             .finish()
     }
 }
@@ -38,6 +40,7 @@ impl Default for RuntimeBuilder {
             pin: false,
             stack_size: None,
             thread_name: None,
+            serial_elision: true,
         }
     }
 }
@@ -88,6 +91,38 @@ impl RuntimeBuilder {
     /// ```
     pub fn thread_name(mut self, name: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
         self.thread_name = Some(Arc::new(name));
+        self
+    }
+
+    /// Whether a `join` on the default [`Pool::PrivateDeque`] may run its halves as plain
+    /// calls once a few jobs wait in the worker's deque (default on; see the
+    /// [`forkjoin`](crate::forkjoin) module docs). Off, every join queues its second half, as
+    /// before this option existed: joins cost about twice as much on fine-grained recursions,
+    /// and an `a` that waits for its `b` while calling
+    /// [`yield_now`](crate::forkjoin::yield_now) finishes. Programs that are correct under the
+    /// serial elision (as fork-join programs should be) need not touch it.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use taskpools::forkjoin::{self, Runtime};
+    ///
+    /// let rt = Runtime::builder().threads(1).serial_elision(false).build()?;
+    /// fn nest(depth: u32, flag: &AtomicBool) {
+    ///     if depth == 0 {
+    ///         // `a` waits for `b`: only correct because every `b` is queued here.
+    ///         forkjoin::join(
+    ///             || while !flag.load(Ordering::Acquire) { forkjoin::yield_now(); },
+    ///             || flag.store(true, Ordering::Release),
+    ///         );
+    ///     } else {
+    ///         forkjoin::join(|| nest(depth - 1, flag), || ());
+    ///     }
+    /// }
+    /// rt.install(|| nest(8, &AtomicBool::new(false)));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn serial_elision(mut self, on: bool) -> Self {
+        self.serial_elision = on;
         self
     }
 

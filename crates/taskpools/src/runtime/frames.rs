@@ -16,6 +16,9 @@
 //!   scope: those spawns sit above the join's job, and the join runs them first.
 //! - `next` is valid for every job below `head` (the push of the job above set it); it is not
 //!   read for `head` itself.
+//! - `len` is the number of queued jobs: every write of `head` that links or unlinks one job
+//!   adjusts it (push, pop, take_back, take_oldest), so it is zero exactly when `head` is the
+//!   root. `join` reads it to decide whether to queue at all.
 
 use std::cell::Cell;
 use std::mem::MaybeUninit;
@@ -69,7 +72,9 @@ impl FrameStack {
     /// Whether no job is queued.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.head.get() == self.root()
+        let empty = self.head.get() == self.root();
+        debug_assert_eq!(empty, self.len.get() == 0, "len counts the queued jobs");
+        empty
     }
 
     /// Queues `h` as the newest job; returns whether the stack was empty before.
@@ -171,9 +176,12 @@ mod tests {
             // SAFETY: the jobs outlive the stack's use of them.
             assert_eq!(unsafe { s.push(j.header()) }, i == 0);
         }
+        assert_eq!(s.len(), 5);
         assert_eq!(s.take_oldest(), Some(jobs[0].as_job_ref()));
         assert_eq!(jobs[0].header().state(), TAKEN);
+        assert_eq!(s.len(), 4);
         assert!(s.take_back(jobs[4].header()));
+        assert_eq!(s.len(), 3);
         assert_eq!(s.pop(), Some(jobs[3].as_job_ref()));
         assert_eq!(jobs[3].header().state(), POPPED);
         assert_eq!(s.take_oldest(), Some(jobs[1].as_job_ref()));
@@ -183,6 +191,7 @@ mod tests {
         );
         assert_eq!(s.take_oldest(), Some(jobs[2].as_job_ref()));
         assert!(s.is_empty());
+        assert_eq!(s.len(), 0);
         assert_eq!(s.take_oldest(), None);
         assert_eq!(s.pop(), None);
         // SAFETY: as above.
@@ -196,8 +205,10 @@ mod tests {
             s.push(jobs[4].header());
         }
         assert!(!s.take_back(jobs[3].header()));
+        assert_eq!(s.len(), 2, "a failed take_back changes nothing");
         assert_eq!(s.pop(), Some(jobs[4].as_job_ref()));
         assert!(s.take_back(jobs[3].header()));
         assert!(s.is_empty());
+        assert_eq!(s.len(), 0);
     }
 }

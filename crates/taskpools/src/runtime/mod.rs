@@ -258,6 +258,11 @@ impl Runtime {
                             LocalDeque::Private(PrivateFrames {
                                 frames: FrameStack::new(),
                                 req,
+                                exposed: if b.serial_elision {
+                                    crate::forkjoin::EXPOSED
+                                } else {
+                                    u32::MAX
+                                },
                             })
                         })
                         .collect(),

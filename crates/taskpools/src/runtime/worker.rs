@@ -22,6 +22,9 @@ pub(crate) enum LocalDeque {
 pub(crate) struct PrivateFrames {
     pub(crate) frames: FrameStack,
     pub(crate) req: StealRequests<JobRef>,
+    /// A join runs as plain calls once this many jobs are queued (`forkjoin::EXPOSED`, or
+    /// `u32::MAX` when the runtime was built with `serial_elision(false)`).
+    pub(crate) exposed: u32,
 }
 
 impl PrivateFrames {
