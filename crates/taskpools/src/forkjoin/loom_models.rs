@@ -42,6 +42,7 @@ fn join_with_a_thief(relaxed_done: bool, keep_oldest_linked: bool) {
         let p = PrivateFrames {
             frames: FrameStack::new(),
             req: reqs.pop().unwrap(),
+            spawns: crate::queue::chase_lev::deque(4).0,
             exposed: u32::MAX,
         };
         p.frames.broken_keep_oldest_linked.set(keep_oldest_linked);

@@ -24,8 +24,11 @@
 //! first — and a join that finds a thief asking queues its `b` and answers, so the deque
 //! refills from wherever its owner is as thieves drain it. This is the lazy side of
 //! heartbeat scheduling (Acar, Charguéraud & Rainey, PLDI 2018): parallelism is exposed at
-//! the rate thieves can use it, not at every fork. Outside a worker, `join` and `install`
-//! hand the work to a worker and block until it is done.
+//! the rate thieves can use it, not at every fork. A `scope`'s spawns, which are usually
+//! coarser, go to a second, public deque per worker (Chase–Lev) that other workers steal from
+//! without the owner's help, so a worker busy in a long job, or descheduled, does not hold its
+//! spawns back. Outside a worker, `join` and `install` hand the work to a worker and block
+//! until it is done.
 //!
 //! ```
 //! use taskpools::forkjoin::{Pool, Runtime};
@@ -75,13 +78,15 @@
 //! only if it yields.) Work that must run while something else waits for it belongs in a
 //! `scope` spawn, which is always queued (or build the runtime with
 //! [`RuntimeBuilder::serial_elision(false)`](RuntimeBuilder::serial_elision), which queues every
-//! join's `b` at about twice the cost per join). What the pools differ in is a job that waits for a
-//! queued job by other means: on [`Pool::ChaseLev`] every queued job (every join's `b`, every
-//! spawn) can be stolen without its owner's help, so such a wait finishes when another worker
-//! is free. On the default pool a worker's queued jobs reach other workers only when the owner
-//! answers their requests — at a fork, a join, a scope's end, an `install`, or [`yield_now`]
-//! — so such a wait must call [`yield_now`] in its loop (which runs the job here or hands it
-//! to a thief), or it may wait forever. The runtime does not hang silently then: a thief whose
+//! join's `b` at about twice the cost per join). A job that waits for a queued spawn by other
+//! means finishes on either pool when another worker is free, since spawns are stolen without
+//! their owner's help; with one worker, or every other one busy, it must call [`yield_now`] in
+//! its loop (which runs the spawn here). What the pools differ in is a wait for a queued join
+//! half (with the elision off, or above the first three): on [`Pool::ChaseLev`] it can be
+//! stolen without its owner's help. On the default pool a worker's queued join halves reach
+//! other workers only when the owner answers their requests — at a fork, a join, a scope's
+//! end, an `install`, or [`yield_now`] — so such a wait must call [`yield_now`] in its loop, or
+//! it may wait forever. The runtime does not hang silently then: a thief whose
 //! request goes unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to stderr
 //! naming the cause and the fix. Keeping the private pool's push and pop free of fences is
 //! the point of that pool; the design note in `liveness.rs` says why a public slot for the

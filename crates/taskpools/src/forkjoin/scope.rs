@@ -118,7 +118,7 @@ impl<'scope> Scope<'scope> {
         // outlives `'scope`) goes away.
         let job = unsafe { SpawnJob::into_job_ref(job) };
         match WorkerThread::current() {
-            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => w.push(job),
+            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => w.push_spawn(job),
             _ => self.registry.inject(job),
         }
     }

@@ -239,6 +239,7 @@ impl Runtime {
                 max: crate::MAX_THREADS,
             });
         }
+        let mut spawn_stealers: Box<[chase_lev::Stealer<JobRef>]> = Box::new([]);
         let (locals, stealers): (Vec<LocalDeque>, Stealers) = match b.pool {
             Pool::ChaseLev => {
                 let (w, s): (Vec<_>, Vec<_>) = (0..threads)
@@ -251,12 +252,17 @@ impl Runtime {
             }
             Pool::PrivateDeque => {
                 let r = StealRequests::<JobRef>::set(threads);
+                let (owners, thieves): (Vec<_>, Vec<_>) =
+                    (0..threads).map(|_| chase_lev::deque::<JobRef>(64)).unzip();
+                spawn_stealers = thieves.into();
+                let mut spawn_owners = owners.into_iter();
                 let table = Arc::clone(r[0].table());
                 (
                     r.into_iter()
                         .map(|req| {
                             LocalDeque::Private(PrivateFrames {
                                 frames: FrameStack::new(),
+                                spawns: spawn_owners.next().expect("one per worker"),
                                 req,
                                 exposed: if b.serial_elision {
                                     crate::forkjoin::EXPOSED
@@ -272,6 +278,7 @@ impl Runtime {
         };
         let mut registry = Registry::new(threads, stealers);
         registry.pinned = b.pin;
+        registry.spawn_stealers = spawn_stealers;
         let registry = Arc::new(registry);
         let cores = worker_cores(b.pin, threads);
         let mut rt = Runtime {

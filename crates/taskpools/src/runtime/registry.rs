@@ -55,6 +55,9 @@ pub(crate) struct Registry {
     /// Whether the workers are pinned to cores.
     pub(crate) pinned: bool,
     pub(crate) stealers: Stealers,
+    /// On the private-deque pool, the thieves' ends of the workers' public spawn deques
+    /// (`scope` spawns go there, stealable without their owner's help); empty otherwise.
+    pub(crate) spawn_stealers: Box<[Stealer<JobRef>]>,
     mailboxes: Box<[CachePadded<Mailbox>]>,
     /// Per-worker counters (one writer each).
     pub(crate) counters: Box<[CachePadded<Counters>]>,
@@ -82,6 +85,7 @@ impl Registry {
             threads,
             pinned: false,
             stealers,
+            spawn_stealers: Box::new([]),
             mailboxes: (0..threads)
                 .map(|_| CachePadded::new(Mailbox::new()))
                 .collect(),
@@ -108,6 +112,7 @@ impl Registry {
                 Stealers::ChaseLev(s) => s.iter().any(|s| !s.is_empty()),
                 Stealers::Private(t) => t.any_work(),
             }
+            || self.spawn_stealers.iter().any(|s| !s.is_empty())
     }
 
     /// Wakes one sleeping worker, if any (Dekker pair with `sleep_until_work`).
@@ -205,9 +210,19 @@ mod loom_tests {
     use crate::runtime::job::JobHeader;
     use loom::thread;
 
-    /// A worker that finds nothing and goes to sleep while `install` injects a job: whatever
-    /// the interleaving, the worker wakes and takes the job.
-    fn inject_vs_sleep(broken: bool, via_mailbox: bool) {
+    /// How the job reaches the sleeping worker in `inject_vs_sleep`.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Via {
+        Injector,
+        Mailbox,
+        /// Pushed onto another worker's public spawn deque (a `scope` spawn on the
+        /// private-deque pool), which the sleeper steals from.
+        SpawnDeque,
+    }
+
+    /// A worker that finds nothing and goes to sleep while a job arrives: whatever the
+    /// interleaving, the worker wakes and takes the job.
+    fn inject_vs_sleep(broken: bool, via: Via) {
         let mut builder = loom::model::Builder::new();
         builder.max_branches = 10_000;
         builder.check(move || {
@@ -215,18 +230,26 @@ mod loom_tests {
             #[allow(unused_mut)]
             let mut reg = Registry::new(1, Stealers::Private(table));
             reg.broken_no_recheck = broken;
+            let (spawner, thief) = crate::queue::chase_lev::deque::<JobRef>(2);
+            reg.spawn_stealers = vec![thief].into();
             let reg = Arc::new(reg);
             let header = Box::leak(Box::new(JobHeader::root()));
             // SAFETY: the header is leaked, so it lives for the whole model; it is only taken
-            // from the injector, never run.
+            // from the queues, never run.
             let job = unsafe { JobRef::from_header(header) };
             let taken = Arc::new(AtomicBool::new(false));
             let (r2, t2) = (Arc::clone(&reg), Arc::clone(&taken));
             let worker = thread::spawn(move || loop {
-                let got = if via_mailbox {
-                    r2.take_mail(0)
-                } else {
-                    r2.take_injected()
+                let got = match via {
+                    Via::Mailbox => r2.take_mail(0),
+                    Via::Injector => r2.take_injected(),
+                    Via::SpawnDeque => loop {
+                        match r2.spawn_stealers[0].steal() {
+                            crate::queue::chase_lev::Steal::Success(j) => break Some(j),
+                            crate::queue::chase_lev::Steal::Empty => break None,
+                            crate::queue::chase_lev::Steal::Retry => {}
+                        }
+                    },
                 };
                 if let Some(j) = got {
                     t2.store(true, Ordering::Release);
@@ -234,10 +257,15 @@ mod loom_tests {
                 }
                 r2.sleep_until_work(0);
             });
-            if via_mailbox {
-                reg.post(0, job);
-            } else {
-                reg.inject(job);
+            match via {
+                Via::Mailbox => reg.post(0, job),
+                Via::Injector => reg.inject(job),
+                Via::SpawnDeque => {
+                    // What `WorkerThread::push_spawn` does on the spawning worker.
+                    if spawner.push(job) {
+                        reg.notify_one();
+                    }
+                }
             }
             // Wait by spinning, not by joining: with a lost wake-up the model then reports an
             // endless spin instead of a deadlock of two blocked threads.
@@ -248,9 +276,22 @@ mod loom_tests {
         });
     }
 
+    /// A spawn pushed onto a worker's public deque wakes a sleeping worker, which steals it.
+    #[test]
+    fn loom_a_spawn_on_a_public_deque_wakes_a_sleeping_worker() {
+        inject_vs_sleep(false, Via::SpawnDeque);
+    }
+
+    /// Test of the test above: without the second look, the spawn's wake-up is lost.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_lost_spawn_wakeup_without_the_recheck() {
+        inject_vs_sleep(true, Via::SpawnDeque);
+    }
+
     #[test]
     fn loom_an_injected_job_wakes_a_sleeping_worker() {
-        inject_vs_sleep(false, false);
+        inject_vs_sleep(false, Via::Injector);
     }
 
     /// Test of the test above: without the sleeper's second look for work, loom finds the
@@ -258,19 +299,19 @@ mod loom_tests {
     #[test]
     #[should_panic(expected = "maximum number of branches")]
     fn loom_finds_the_lost_wakeup_without_the_recheck() {
-        inject_vs_sleep(true, false);
+        inject_vs_sleep(true, Via::Injector);
     }
 
     /// A job posted to a sleeping worker's mailbox wakes it (a working phase's share).
     #[test]
     fn loom_a_posted_job_wakes_its_sleeping_addressee() {
-        inject_vs_sleep(false, true);
+        inject_vs_sleep(false, Via::Mailbox);
     }
 
     /// Test of the test above: without the second look, the post's wake-up is lost.
     #[test]
     #[should_panic(expected = "maximum number of branches")]
     fn loom_finds_the_lost_mailbox_wakeup_without_the_recheck() {
-        inject_vs_sleep(true, true);
+        inject_vs_sleep(true, Via::Mailbox);
     }
 }

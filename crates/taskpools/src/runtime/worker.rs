@@ -21,6 +21,10 @@ pub(crate) enum LocalDeque {
 /// the steal-request protocol.
 pub(crate) struct PrivateFrames {
     pub(crate) frames: FrameStack,
+    /// `scope` spawns: a Chase–Lev deque that other workers steal from directly, so that a
+    /// worker busy in a long job (or descheduled) does not hold its spawns back. Joins stay in
+    /// `frames`, whose owner pays no fence.
+    pub(crate) spawns: chase_lev::Worker<JobRef>,
     pub(crate) req: StealRequests<JobRef>,
     /// A join runs as plain calls once this many jobs are queued (`forkjoin::EXPOSED`, or
     /// `u32::MAX` when the runtime was built with `serial_elision(false)`).
@@ -148,6 +152,32 @@ impl WorkerThread {
         }
     }
 
+    /// Queues a `scope` spawn: on the private pool into the worker's public spawn deque
+    /// (and the fork is a poll point, as for a join), on Chase–Lev into its one deque.
+    #[inline]
+    pub(crate) fn push_spawn(&self, job: JobRef) {
+        match &self.deque {
+            LocalDeque::ChaseLev(_) => self.push(job),
+            LocalDeque::Private(p) => {
+                let was_empty = p.spawns.push(job);
+                p.poll();
+                if was_empty && self.registry.threads > 1 {
+                    self.registry.notify_one();
+                }
+            }
+        }
+    }
+
+    /// This worker's newest job: its own frames first (joins and what they wait for), then
+    /// its spawns.
+    #[inline]
+    fn pop_own(&self) -> Option<JobRef> {
+        self.pop().or_else(|| match &self.deque {
+            LocalDeque::Private(p) => p.spawns.pop(),
+            LocalDeque::ChaseLev(_) => None,
+        })
+    }
+
     /// Answers a pending steal request (private deques).
     #[inline]
     pub(crate) fn poll(&self) {
@@ -194,6 +224,17 @@ impl WorkerThread {
                     }
                 },
                 (LocalDeque::Private(p), _) => {
+                    // Spawns first: taken without the victim's help.
+                    loop {
+                        match self.registry.spawn_stealers[v].steal() {
+                            Steal::Success(j) => {
+                                counters.steal();
+                                return Some(j);
+                            }
+                            Steal::Empty => break,
+                            Steal::Retry => {}
+                        }
+                    }
                     let mut watch = StallWatch::default();
                     let serve_own = || {
                         p.poll();
@@ -238,7 +279,7 @@ impl WorkerThread {
     /// workers wait for), then its own deque, then stolen or injected work.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
         self.take_mail()
-            .or_else(|| self.pop())
+            .or_else(|| self.pop_own())
             .or_else(|| self.steal())
     }
 
@@ -290,7 +331,7 @@ impl WorkerThread {
             self.find_work()
         } else {
             self.take_mail()
-                .or_else(|| self.pop())
+                .or_else(|| self.pop_own())
                 .or_else(|| self.take_injected())
         };
         match job {
