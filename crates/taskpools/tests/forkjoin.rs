@@ -538,3 +538,52 @@ fn dropping_the_runtime_runs_queued_spawns() {
         assert_eq!(Arc::strong_count(&done), 1, "{pool}");
     }
 }
+
+/// `scope_fifo` runs a worker's own spawns in spawn order, `scope` newest first; both run
+/// every spawn once, also with a second worker stealing, and nested joins inside still work.
+#[test]
+fn scope_fifo_runs_own_spawns_oldest_first() {
+    for pool in Pool::ALL {
+        let one = rt(pool, 1);
+        for fifo in [true, false] {
+            let order = std::sync::Mutex::new(Vec::new());
+            macro_rules! body {
+                () => {
+                    |s| {
+                        for i in 0..16 {
+                            let order = &order;
+                            s.spawn(move |_| order.lock().unwrap().push(i));
+                        }
+                    }
+                };
+            }
+            if fifo {
+                one.scope_fifo(body!());
+            } else {
+                one.scope(body!());
+            }
+            let order = order.into_inner().unwrap();
+            let expect: Vec<i32> = if fifo {
+                (0..16).collect()
+            } else {
+                (0..16).rev().collect()
+            };
+            assert_eq!(order, expect, "{pool}, fifo {fifo}");
+        }
+        let two = rt(pool, 2);
+        let hits: Vec<AtomicUsize> = (0..256).map(|_| AtomicUsize::new(0)).collect();
+        two.scope_fifo(|s| {
+            for h in &hits {
+                s.spawn(move |_| {
+                    let (a, b) = forkjoin::join(|| fib(10), || fib(9));
+                    assert_eq!(a + b, 89);
+                    h.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+        });
+        assert!(
+            hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+            "{pool}"
+        );
+    }
+}

@@ -108,7 +108,7 @@ pub use crate::runtime::{
     current_num_threads, current_thread_index, spawn, yield_now, Pool, Runtime, RuntimeBuilder,
     Yield, NUM_THREADS_ENV, STALL_REPORT,
 };
-pub use scope::{scope, Scope};
+pub use scope::{scope, scope_fifo, Scope};
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 

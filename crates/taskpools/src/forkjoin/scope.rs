@@ -66,14 +66,57 @@ where
     }
 }
 
+/// As [`scope`], but this worker runs the scope's spawns that it still holds oldest first
+/// (the order they were spawned in), as rayon's `scope_fifo` does; thieves take the oldest
+/// first either way. For sweeps over memory in spawn order (blocked stencils, a loop of
+/// independent blocks), where the default newest-first order walks memory backwards. Nested
+/// joins inside the spawns keep their newest-first order.
+///
+/// ```
+/// let order = std::sync::Mutex::new(Vec::new());
+/// let rt = taskpools::forkjoin::Runtime::new(1)?;
+/// rt.install(|| {
+///     taskpools::forkjoin::scope_fifo(|s| {
+///         for i in 0..4 {
+///             let order = &order;
+///             s.spawn(move |_| order.lock().unwrap().push(i));
+///         }
+///     })
+/// });
+/// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+pub fn scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => scope_on_with(w, op, true),
+        None => global().install(|| scope_fifo(op)),
+    }
+}
+
 fn scope_on<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    scope_on_with(w, op, false)
+}
+
+fn scope_on_with<'scope, OP, R>(w: &WorkerThread, op: OP, fifo: bool) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
     let s = Scope::new(Arc::clone(&w.registry));
     let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
-    w.wait_until(|| s.all_done());
+    if fifo {
+        w.wait_until_oldest_first(|| s.all_done());
+    } else {
+        w.wait_until(|| s.all_done());
+    }
     let spawned_panic = lock(&s.panic).take();
     match (r, spawned_panic) {
         (Err(p), _) => resume_unwind(p),

@@ -381,6 +381,15 @@ impl Runtime {
     {
         self.install(|| crate::forkjoin::scope(op))
     }
+
+    /// [`scope_fifo`](crate::forkjoin::scope_fifo) on this runtime.
+    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::forkjoin::Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| crate::forkjoin::scope_fifo(op))
+    }
 }
 
 impl Drop for Runtime {

@@ -317,6 +317,42 @@ impl WorkerThread {
         std::mem::forget(guard);
     }
 
+    /// As [`wait_until`](Self::wait_until), but first runs this worker's own spawns oldest
+    /// first (taken from the steal end of its spawn deque, as a thief would: `scope_fifo`).
+    pub(crate) fn wait_until_oldest_first(&self, done: impl Fn() -> bool) {
+        while !done() {
+            let Some(j) = self.own_oldest() else {
+                break;
+            };
+            let depth = self.waits.get();
+            self.waits.set(depth + 1);
+            // SAFETY: a job taken from a deque is executed once, here; jobs catch their own
+            // panics, so the depth is restored.
+            unsafe { j.execute() };
+            self.waits.set(depth);
+            self.poll();
+        }
+        self.wait_until(done);
+    }
+
+    /// The oldest job in this worker's spawn deque (its one deque on Chase–Lev).
+    fn own_oldest(&self) -> Option<JobRef> {
+        let s = match (&self.deque, &self.registry.stealers) {
+            (LocalDeque::Private(_), _) => &self.registry.spawn_stealers[self.index],
+            (LocalDeque::ChaseLev(_), Stealers::ChaseLev(s)) => &s[self.index],
+            (LocalDeque::ChaseLev(_), Stealers::Private(_)) => {
+                unreachable!("a runtime's workers all use its pool")
+            }
+        };
+        loop {
+            match s.steal() {
+                Steal::Success(j) => return Some(j),
+                Steal::Empty => return None,
+                Steal::Retry => {}
+            }
+        }
+    }
+
     /// One step of a wait: answers a pending steal request, then runs one job if there is one
     /// (a job addressed to this worker first, at any depth: a broadcast waits for it; then its
     /// own deque; then, below `MAX_STEALING_WAITS` nested waits, stolen work; then
