@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{deque, forkjoin, manber, queens, synthetic};
+use experiments::{blocked, deque, forkjoin, manber, queens, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -41,6 +41,9 @@ enum Cmd {
     /// N-Queens on the task pools, on fork-join (scope per node, binary joins), rayon, chili
     /// and forte.
     Queens(QueensArgs),
+    /// Coarse phases: a sparse blocked LU and Jacobi sweeps, a scope per step, on both
+    /// fork-join pools (scope and scope_fifo), rayon and sequentially.
+    Blocked(BlockedArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -213,6 +216,111 @@ fn forkjoin_cmd(p: &forkjoin::Params, out: &Outputs<'_>, quiet: bool) -> Result<
         report::bar_chart(
             path,
             "fork-join: speedup vs sequential",
+            "speedup vs sequential",
+            &labels,
+            &series,
+            Some(1.0),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct BlockedArgs {
+    /// Thread counts, comma-separated; each 1 to 4096, none given twice.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Repetitions (the median is reported); at least 1.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// LU: blocks per side, 2 to 256 (BOTS sparselu's pattern; 64 x 64 blocks of 64 is the
+    /// issue's size).
+    #[arg(long, default_value_t = 64)]
+    lu_blocks: usize,
+    /// LU: elements per block side, 1 to 256.
+    #[arg(long, default_value_t = 64)]
+    lu_block: usize,
+    /// Jacobi: grid side, a multiple of --grid-block, at most 16384 (two grids of f64).
+    #[arg(long, default_value_t = 4096)]
+    grid: usize,
+    /// Jacobi: block side.
+    #[arg(long, default_value_t = 128)]
+    grid_block: usize,
+    /// Jacobi: sweeps, 1 to 1000.
+    #[arg(long, default_value_t = 4)]
+    sweeps: usize,
+    /// Pin worker i of every runtime to core i mod cores and the sequential run to core 0:
+    /// `--pin`, `--pin true` (the default) or `--pin false`.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pin: bool,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+fn check_blocked(a: &BlockedArgs) -> Result<()> {
+    check_threads("--threads", &a.threads, 1)?;
+    check_positive("--reps", a.reps)?;
+    if !(2..=256).contains(&a.lu_blocks) || !(1..=256).contains(&a.lu_block) {
+        bail!(
+            "--lu-blocks {} --lu-block {}: blocks per side must be 2 to 256 and the block side 1 to 256",
+            a.lu_blocks,
+            a.lu_block
+        );
+    }
+    if a.grid_block == 0 || a.grid < 3 || a.grid > 16384 || a.grid % a.grid_block != 0 {
+        bail!(
+            "--grid {} --grid-block {}: the grid side must be 3 to 16384 and a multiple of the block side",
+            a.grid,
+            a.grid_block
+        );
+    }
+    if !(1..=1000).contains(&a.sweeps) {
+        bail!("--sweeps {}: 1 to 1000", a.sweeps);
+    }
+    a.out.check()
+}
+
+fn blocked_cmd(p: &blocked::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = blocked::run(p, &progress)?;
+    progress.finish();
+    let table = report::blocked_table(&records);
+    emit(&table, &records, out, quiet)?;
+    if let Some(path) = out.plot {
+        let mut labels: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for r in records.iter().filter(|r| r.runtime != "sequential") {
+            let l = format!("{} x{}", r.kernel, r.threads);
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+            let n = format!("{} {}", r.runtime, r.order);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = names
+            .iter()
+            .map(|n| {
+                let v = labels
+                    .iter()
+                    .map(|l| {
+                        records
+                            .iter()
+                            .find(|r| {
+                                format!("{} {}", r.runtime, r.order) == *n
+                                    && format!("{} x{}", r.kernel, r.threads) == *l
+                            })
+                            .map_or(f64::NAN, |r| r.speedup_vs_seq)
+                    })
+                    .collect();
+                (n.clone(), v)
+            })
+            .collect();
+        report::bar_chart(
+            path,
+            "blocked kernels, a scope per step: speedup vs sequential",
             "speedup vs sequential",
             &labels,
             &series,
@@ -1059,6 +1167,20 @@ fn run(cli: Cli) -> Result<()> {
                 kernels: kernels.into_iter().map(String::from).collect(),
             };
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
+        }
+        Cmd::Blocked(a) => {
+            check_blocked(&a)?;
+            let p = blocked::Params {
+                threads: a.threads,
+                reps: a.reps,
+                lu_blocks: a.lu_blocks,
+                lu_block: a.lu_block,
+                grid: a.grid,
+                grid_block: a.grid_block,
+                sweeps: a.sweeps,
+                pin: a.pin,
+            };
+            blocked_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Queens(a) => {
             let pools = parse_pools(&a.pool)?;

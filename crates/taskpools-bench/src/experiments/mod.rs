@@ -1,5 +1,6 @@
 //! One module per experiment.
 
+pub mod blocked;
 pub mod deque;
 pub mod forkjoin;
 pub mod manber;

@@ -4,7 +4,9 @@ mod plot;
 mod table;
 
 pub use plot::{bar_chart, line_chart, speedup_chart};
-pub use table::{deque_table, forkjoin_table, manber_table, queens_table, synthetic_table};
+pub use table::{
+    blocked_table, deque_table, forkjoin_table, manber_table, queens_table, synthetic_table,
+};
 
 use std::fs;
 use std::path::Path;

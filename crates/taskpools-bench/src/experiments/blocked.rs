@@ -1,0 +1,567 @@
+//! Coarse phases: two blocked kernels written as one `scope` per step, a few hundred coarse
+//! spawns each, in one invocation on our runtime (both pools, `scope` and `scope_fifo`), on
+//! rayon (`scope`, `scope_fifo`) and sequentially.
+//!
+//! - `lu`: the sparse blocked LU factorization of the BOTS suite (`sparselu`): an `nb × nb`
+//!   matrix of `bs × bs` blocks, some of them empty; step `k` factors the diagonal block, then
+//!   one scope updates row `k` and column `k` (`fwd`, `bdiv`), and a second scope updates the
+//!   trailing blocks (`bmod`, allocating blocks that fill in).
+//! - `jacobi`: Jacobi sweeps of the 5-point stencil over an `n × n` grid in `b × b` blocks,
+//!   one scope per sweep and a spawn per block, against the plain row-by-row loop.
+//!
+//! Each result is compared bit for bit with the sequential one (every variant does the same
+//! floating-point operations in the same order per element).
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use super::pinning::pinner;
+use super::summarize;
+use crate::report::Progress;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Repetitions (median reported).
+    pub reps: usize,
+    /// LU: blocks per side.
+    pub lu_blocks: usize,
+    /// LU: elements per block side.
+    pub lu_block: usize,
+    /// Jacobi: grid side.
+    pub grid: usize,
+    /// Jacobi: block side (divides the grid side).
+    pub grid_block: usize,
+    /// Jacobi: sweeps.
+    pub sweeps: usize,
+    /// Pin worker `i` of every runtime to core `i mod cores`, the sequential run to core 0.
+    pub pin: bool,
+}
+
+/// One row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// `blocked`.
+    pub experiment: String,
+    /// `lu` or `jacobi`.
+    pub kernel: String,
+    /// `sequential`, or `private-deque`, `chase-lev`, `rayon`.
+    pub runtime: String,
+    /// `scope` or `scope_fifo` (`loop` for the sequential row).
+    pub order: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Repetitions.
+    pub reps: usize,
+    /// Spawns one run makes.
+    pub spawns: u64,
+    /// Median time.
+    pub median_s: f64,
+    /// Fastest repetition.
+    pub min_s: f64,
+    /// Slowest repetition.
+    pub max_s: f64,
+    /// Sequential median / this median.
+    pub speedup_vs_seq: f64,
+    /// This median / the sequential median (the slowdown at 1 thread the issue bounds).
+    pub time_vs_seq: f64,
+    /// `chase-lev`'s median with the same order and threads / this median (rows of ours).
+    pub speed_vs_chase_lev: Option<f64>,
+}
+
+/// A raw view of a row-major `f64` array, for spawns that write disjoint parts of it.
+#[derive(Clone, Copy)]
+struct View {
+    ptr: *mut f64,
+    stride: usize,
+}
+// SAFETY: spawns given a `View` write only elements no other running spawn reads or writes
+// (their own block), and read only elements no running spawn writes (the other grid).
+unsafe impl Send for View {}
+// SAFETY: as above.
+unsafe impl Sync for View {}
+
+/// The spawning side of a scope, for the runtimes compared.
+trait Spawner<'s>: Sync {
+    fn spawn_job(&self, f: impl FnOnce() + Send + 's);
+}
+impl<'s> Spawner<'s> for taskpools::forkjoin::Scope<'s> {
+    fn spawn_job(&self, f: impl FnOnce() + Send + 's) {
+        self.spawn(move |_| f());
+    }
+}
+impl<'s> Spawner<'s> for rayon::Scope<'s> {
+    fn spawn_job(&self, f: impl FnOnce() + Send + 's) {
+        self.spawn(move |_| f());
+    }
+}
+impl<'s> Spawner<'s> for rayon::ScopeFifo<'s> {
+    fn spawn_job(&self, f: impl FnOnce() + Send + 's) {
+        self.spawn_fifo(move |_| f());
+    }
+}
+/// Runs spawns at once (the sequential blocked version).
+struct Inline;
+impl<'s> Spawner<'s> for Inline {
+    fn spawn_job(&self, f: impl FnOnce() + Send + 's) {
+        f()
+    }
+}
+
+/// How a step opens its scope.
+#[derive(Clone, Copy, PartialEq)]
+enum Rt {
+    Sequential,
+    Ours { pool: usize, fifo: bool },
+    Rayon { fifo: bool },
+}
+
+/// Opens a scope of runtime `rt` around `body` (which gets a spawner), on the current thread
+/// (the caller is inside that runtime's `install`).
+macro_rules! with_scope {
+    ($rt:expr, |$s:ident| $body:expr) => {
+        match $rt {
+            Rt::Sequential => {
+                let $s = &Inline;
+                $body
+            }
+            Rt::Ours { fifo: false, .. } => taskpools::forkjoin::scope(|$s| $body),
+            Rt::Ours { fifo: true, .. } => taskpools::forkjoin::scope_fifo(|$s| $body),
+            Rt::Rayon { fifo: false } => rayon::scope(|$s| $body),
+            Rt::Rayon { fifo: true } => rayon::scope_fifo(|$s| $body),
+        }
+    };
+}
+
+// ---- sparse LU (BOTS sparselu) ----
+
+type Blk = Box<[f64]>;
+
+/// The BOTS `genmat` pattern and values.
+fn lu_matrix(nb: usize, bs: usize) -> Vec<Option<Blk>> {
+    let mut init: i64 = 1325;
+    let mut m = Vec::with_capacity(nb * nb);
+    for ii in 0..nb {
+        for jj in 0..nb {
+            let mut null =
+                (ii < jj && ii % 3 != 0) || (ii > jj && jj % 3 != 0) || ii % 2 == 1 || jj % 2 == 1;
+            if ii == jj || ii + 1 == jj || ii == jj + 1 {
+                null = false;
+            }
+            m.push((!null).then(|| {
+                (0..bs * bs)
+                    .map(|_| {
+                        init = (3125 * init) % 65536;
+                        (init as f64 - 32768.0) / 16384.0
+                    })
+                    .collect()
+            }));
+        }
+    }
+    m
+}
+
+#[inline(never)]
+fn lu0(d: &mut [f64], bs: usize) {
+    for k in 0..bs {
+        for i in k + 1..bs {
+            d[i * bs + k] /= d[k * bs + k];
+            let f = d[i * bs + k];
+            for j in k + 1..bs {
+                d[i * bs + j] -= f * d[k * bs + j];
+            }
+        }
+    }
+}
+
+#[inline(never)]
+fn fwd(d: &[f64], col: &mut [f64], bs: usize) {
+    for j in 0..bs {
+        for k in 0..bs {
+            let c = col[k * bs + j];
+            for i in k + 1..bs {
+                col[i * bs + j] -= d[i * bs + k] * c;
+            }
+        }
+    }
+}
+
+#[inline(never)]
+fn bdiv(d: &[f64], row: &mut [f64], bs: usize) {
+    for i in 0..bs {
+        for k in 0..bs {
+            row[i * bs + k] /= d[k * bs + k];
+            let f = row[i * bs + k];
+            for j in k + 1..bs {
+                row[i * bs + j] -= f * d[k * bs + j];
+            }
+        }
+    }
+}
+
+#[inline(never)]
+fn bmod(row: &[f64], col: &[f64], inner: &mut [f64], bs: usize) {
+    for i in 0..bs {
+        for k in 0..bs {
+            let r = row[i * bs + k];
+            for j in 0..bs {
+                inner[i * bs + j] -= r * col[k * bs + j];
+            }
+        }
+    }
+}
+
+/// Factors `m` in place; returns the spawns made.
+fn lu(m: &mut [Option<Blk>], nb: usize, bs: usize, rt: Rt) -> u64 {
+    let mut spawns = 0u64;
+    for k in 0..nb {
+        let mut diag = m[k * nb + k].take().expect("the diagonal is never empty");
+        lu0(&mut diag, bs);
+        let d: &[f64] = &diag;
+        // Row k right of the diagonal and column k below it.
+        let mut n = 0u64;
+        with_scope!(rt, |s| {
+            for (idx, b) in m.iter_mut().enumerate() {
+                let (i, j) = (idx / nb, idx % nb);
+                let Some(b) = b.as_deref_mut() else { continue };
+                if i == k && j > k {
+                    n += 1;
+                    s.spawn_job(move || fwd(d, b, bs));
+                } else if j == k && i > k {
+                    n += 1;
+                    s.spawn_job(move || bdiv(d, b, bs));
+                }
+            }
+        });
+        spawns += n;
+        m[k * nb + k] = Some(diag);
+        // The trailing blocks: take row k and column k out, so that they can be read while
+        // the others are written.
+        let row: Vec<Option<Blk>> = (0..nb)
+            .map(|j| if j > k { m[k * nb + j].take() } else { None })
+            .collect();
+        let col: Vec<Option<Blk>> = (0..nb)
+            .map(|i| if i > k { m[i * nb + k].take() } else { None })
+            .collect();
+        // Fill-in first (sequential, as in BOTS's allocate_clean_block).
+        for i in k + 1..nb {
+            for j in k + 1..nb {
+                if col[i].is_some() && row[j].is_some() && m[i * nb + j].is_none() {
+                    m[i * nb + j] = Some(vec![0.0; bs * bs].into_boxed_slice());
+                }
+            }
+        }
+        let mut n = 0u64;
+        with_scope!(rt, |s| {
+            for (idx, b) in m.iter_mut().enumerate() {
+                let (i, j) = (idx / nb, idx % nb);
+                if i <= k || j <= k {
+                    continue;
+                }
+                let (Some(r), Some(c), Some(b)) =
+                    (col[i].as_deref(), row[j].as_deref(), b.as_deref_mut())
+                else {
+                    continue;
+                };
+                n += 1;
+                s.spawn_job(move || bmod(r, c, b, bs));
+            }
+        });
+        spawns += n;
+        for (j, b) in row.into_iter().enumerate() {
+            if j > k {
+                m[k * nb + j] = b;
+            }
+        }
+        for (i, b) in col.into_iter().enumerate() {
+            if i > k {
+                m[i * nb + k] = b;
+            }
+        }
+    }
+    spawns
+}
+
+// ---- Jacobi ----
+
+fn grid_init(n: usize) -> Vec<f64> {
+    let mut rng = fastrand::Rng::with_seed(7);
+    (0..n * n).map(|_| rng.f64()).collect()
+}
+
+/// One sweep's update of the interior rows `r0..r1`, columns `c0..c1` (row by row).
+#[inline(never)]
+fn sweep_block(src: View, dst: View, n: usize, (r0, r1): (usize, usize), (c0, c1): (usize, usize)) {
+    for i in r0.max(1)..r1.min(n - 1) {
+        for j in c0.max(1)..c1.min(n - 1) {
+            // SAFETY: in bounds (interior points of an n × n grid); `dst` elements of this
+            // block are written by this call only, `src` is not written during the sweep.
+            unsafe {
+                let at = |v: View, r: usize, c: usize| *v.ptr.add(r * v.stride + c);
+                let x = 0.25
+                    * (at(src, i - 1, j)
+                        + at(src, i + 1, j)
+                        + at(src, i, j - 1)
+                        + at(src, i, j + 1));
+                *dst.ptr.add(i * dst.stride + j) = x;
+            }
+        }
+    }
+}
+
+/// `sweeps` Jacobi sweeps between `a` and `b` (which start equal); returns the spawns made.
+/// The sequential variant is the plain loop over the whole grid.
+fn jacobi(a: &mut [f64], b: &mut [f64], n: usize, bl: usize, sweeps: usize, rt: Rt) -> u64 {
+    let mut spawns = 0;
+    let (mut src, mut dst) = (
+        View {
+            ptr: a.as_mut_ptr(),
+            stride: n,
+        },
+        View {
+            ptr: b.as_mut_ptr(),
+            stride: n,
+        },
+    );
+    for _ in 0..sweeps {
+        if rt == Rt::Sequential {
+            sweep_block(src, dst, n, (0, n), (0, n));
+        } else {
+            let blocks = n / bl;
+            with_scope!(rt, |s| {
+                for bi in 0..blocks {
+                    for bj in 0..blocks {
+                        s.spawn_job(move || {
+                            sweep_block(
+                                src,
+                                dst,
+                                n,
+                                (bi * bl, (bi + 1) * bl),
+                                (bj * bl, (bj + 1) * bl),
+                            )
+                        });
+                    }
+                }
+            });
+            spawns += (blocks * blocks) as u64;
+        }
+        std::mem::swap(&mut src, &mut dst);
+    }
+    spawns
+}
+
+/// Runs both kernels.
+pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
+    if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) {
+        bail!("--reps and every thread count must be at least 1");
+    }
+    if p.lu_blocks < 2 || p.lu_block == 0 {
+        bail!("--lu-blocks must be at least 2 and --lu-block at least 1");
+    }
+    if p.grid_block == 0 || p.grid < 3 || p.grid % p.grid_block != 0 {
+        bail!("--grid must be at least 3 and a multiple of --grid-block");
+    }
+    let pin_to = pinner(p.pin);
+    let pools = [
+        taskpools::forkjoin::Pool::PrivateDeque,
+        taskpools::forkjoin::Pool::ChaseLev,
+    ];
+    let ours: Vec<Vec<taskpools::Runtime>> = pools
+        .iter()
+        .map(|&pool| {
+            p.threads
+                .iter()
+                .map(|&t| {
+                    taskpools::Runtime::builder()
+                        .threads(t)
+                        .pool(pool)
+                        .pin(p.pin)
+                        .build()
+                })
+                .collect::<Result<_, _>>()
+        })
+        .collect::<Result<_, _>>()?;
+    let rayons: Vec<rayon::ThreadPool> = p
+        .threads
+        .iter()
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .start_handler(pin_to.clone())
+                .build()
+        })
+        .collect::<Result<_, _>>()?;
+    let variants: Vec<Rt> = vec![
+        Rt::Ours {
+            pool: 0,
+            fifo: false,
+        },
+        Rt::Ours {
+            pool: 0,
+            fifo: true,
+        },
+        Rt::Ours {
+            pool: 1,
+            fifo: false,
+        },
+        Rt::Ours {
+            pool: 1,
+            fifo: true,
+        },
+        Rt::Rayon { fifo: false },
+        Rt::Rayon { fifo: true },
+    ];
+    let label = |rt: Rt| -> (String, &'static str) {
+        match rt {
+            Rt::Sequential => ("sequential".into(), "loop"),
+            Rt::Ours { pool, fifo } => (
+                pools[pool].name().into(),
+                if fifo { "scope_fifo" } else { "scope" },
+            ),
+            Rt::Rayon { fifo } => ("rayon".into(), if fifo { "scope_fifo" } else { "scope" }),
+        }
+    };
+    // Runs `f` inside runtime `rt` at thread-count index `ti`, timed there.
+    let inside = |rt: Rt, ti: usize, f: &(dyn Fn() -> u64 + Sync)| -> (u64, f64) {
+        let timed = || {
+            let t0 = Instant::now();
+            let r = f();
+            (r, t0.elapsed().as_secs_f64())
+        };
+        match rt {
+            Rt::Sequential => std::thread::scope(|sc| {
+                sc.spawn(|| {
+                    pin_to(0);
+                    timed()
+                })
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            }),
+            Rt::Ours { pool, .. } => ours[pool][ti].install(timed),
+            Rt::Rayon { .. } => rayons[ti].install(timed),
+        }
+    };
+    let (nb, bs) = (p.lu_blocks, p.lu_block);
+    let lu_input = lu_matrix(nb, bs);
+    let mut lu_expected = lu_input.clone();
+    lu(&mut lu_expected, nb, bs, Rt::Sequential);
+    let n = p.grid;
+    let grid = grid_init(n);
+    let mut ja = grid.clone();
+    let mut jb = grid.clone();
+    jacobi(&mut ja, &mut jb, n, p.grid_block, p.sweeps, Rt::Sequential);
+    let jacobi_expected = if p.sweeps % 2 == 1 { jb } else { ja };
+    let same = |x: &[f64], y: &[f64]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
+    // One run of `kernel` on `rt`: (spawns, seconds), checked.
+    let run_one = |kernel: &str, rt: Rt, ti: usize| -> Result<(u64, f64)> {
+        let (name, order) = label(rt);
+        match kernel {
+            "lu" => {
+                let m = std::sync::Mutex::new(lu_input.clone());
+                let r = inside(rt, ti, &|| lu(&mut m.lock().unwrap(), nb, bs, rt));
+                let m = m.into_inner().unwrap();
+                let ok = m.iter().zip(&lu_expected).all(|(a, b)| match (a, b) {
+                    (Some(a), Some(b)) => same(a, b),
+                    (None, None) => true,
+                    _ => false,
+                });
+                if !ok {
+                    bail!("lu on {name} {order}: the result differs from the sequential one");
+                }
+                Ok(r)
+            }
+            _ => {
+                let g = std::sync::Mutex::new((grid.clone(), grid.clone()));
+                let r = inside(rt, ti, &|| {
+                    let mut g = g.lock().unwrap();
+                    let (a, b) = &mut *g;
+                    jacobi(a, b, n, p.grid_block, p.sweeps, rt)
+                });
+                let (a, b) = g.into_inner().unwrap();
+                let out = if p.sweeps % 2 == 1 { b } else { a };
+                if !same(&out, &jacobi_expected) {
+                    bail!("jacobi on {name} {order}: the result differs from the sequential one");
+                }
+                Ok(r)
+            }
+        }
+    };
+    let kernels = ["lu", "jacobi"];
+    progress.set_length((p.reps * kernels.len() * (1 + variants.len() * p.threads.len())) as u64);
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
+    let mut out = Vec::new();
+    for kernel in kernels {
+        let mut seq = Vec::new();
+        let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
+        let mut spawns = 0;
+        for _ in 0..p.reps {
+            progress.set_message(format!("{kernel} sequential"));
+            settle();
+            seq.push(run_one(kernel, Rt::Sequential, 0)?.1);
+            progress.inc();
+            for (&rt, per_thread) in variants.iter().zip(times.iter_mut()) {
+                for (ti, samples) in per_thread.iter_mut().enumerate() {
+                    let (name, order) = label(rt);
+                    progress.set_message(format!("{kernel} {name} {order} x{}", p.threads[ti]));
+                    settle();
+                    let (s, secs) = run_one(kernel, rt, ti)?;
+                    spawns = s;
+                    samples.push(secs);
+                    progress.inc();
+                }
+            }
+        }
+        let (sm, smin, smax) = summarize(&seq);
+        out.push(Record {
+            experiment: "blocked".into(),
+            kernel: kernel.into(),
+            runtime: "sequential".into(),
+            order: "loop".into(),
+            threads: 1,
+            reps: p.reps,
+            spawns: 0,
+            median_s: sm,
+            min_s: smin,
+            max_s: smax,
+            speedup_vs_seq: 1.0,
+            time_vs_seq: 1.0,
+            speed_vs_chase_lev: None,
+        });
+        for (vi, &rt) in variants.iter().enumerate() {
+            let (name, order) = label(rt);
+            for (ti, &t) in p.threads.iter().enumerate() {
+                let (m, mn, mx) = summarize(&times[vi][ti]);
+                let chase = match rt {
+                    Rt::Ours { fifo, .. } => {
+                        let ci = variants
+                            .iter()
+                            .position(|&v| v == Rt::Ours { pool: 1, fifo })
+                            .expect("chase-lev rows");
+                        Some(summarize(&times[ci][ti]).0 / m)
+                    }
+                    _ => None,
+                };
+                out.push(Record {
+                    experiment: "blocked".into(),
+                    kernel: kernel.into(),
+                    runtime: name.clone(),
+                    order: order.into(),
+                    threads: t,
+                    reps: p.reps,
+                    spawns,
+                    median_s: m,
+                    min_s: mn,
+                    max_s: mx,
+                    speedup_vs_seq: sm / m,
+                    time_vs_seq: m / sm,
+                    speed_vs_chase_lev: chase,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
