@@ -857,6 +857,18 @@ fn tour(out: &Path) -> Result<()> {
         pin: true,
     };
     queens_cmd(&p, &TourFiles::new(out, "queens").outputs(), false)?;
+    println!("== blocked: a scope per step (sparse LU, Jacobi), scope and scope_fifo\n");
+    let p = blocked::Params {
+        threads: vec![1, 2],
+        reps: 3,
+        lu_blocks: 24,
+        lu_block: 64,
+        grid: 1024,
+        grid_block: 128,
+        sweeps: 4,
+        pin: true,
+    };
+    blocked_cmd(&p, &TourFiles::new(out, "blocked").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],

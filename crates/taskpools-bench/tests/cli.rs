@@ -720,3 +720,62 @@ fn queens_runs_every_front_end_and_checks_counts() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn blocked_runs_both_kernels_and_checks_results() {
+    let out = taskpools(&[
+        "blocked",
+        "--reps",
+        "1",
+        "--lu-blocks",
+        "6",
+        "--lu-block",
+        "8",
+        "--grid",
+        "64",
+        "--grid-block",
+        "16",
+        "--sweeps",
+        "3",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    // lu: sequential + 6 variants x 2 thread counts; jacobi: the same + the blocked
+    // sequential row. Every result was compared bit for bit with the sequential one.
+    assert_eq!(recs.len(), 13 + 14);
+    for r in recs {
+        let ours = r["runtime"] == "private-deque" || r["runtime"] == "chase-lev";
+        assert_eq!(r["speed_vs_chase_lev"].is_number(), ours, "{r}");
+        if r["runtime"] != "sequential" {
+            assert!(r["spawns"].as_u64().unwrap() > 0, "{r}");
+        }
+    }
+    assert_eq!(
+        recs.iter()
+            .filter(|r| r["kernel"] == "jacobi" && r["runtime"] != "sequential")
+            .map(|r| r["spawns"].as_u64().unwrap())
+            .max(),
+        Some(3 * 16)
+    );
+    for (args, msg) in [
+        (
+            &["blocked", "--grid", "100", "--grid-block", "16"][..],
+            "multiple of the block",
+        ),
+        (&["blocked", "--lu-blocks", "1"][..], "2 to 256"),
+        (&["blocked", "--sweeps", "0"][..], "1 to 1000"),
+        (&["blocked", "--threads", "0"][..], "at least 1"),
+    ] {
+        let bad = taskpools(args);
+        assert!(!bad.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}

@@ -7,7 +7,8 @@
 //!   one scope updates row `k` and column `k` (`fwd`, `bdiv`), and a second scope updates the
 //!   trailing blocks (`bmod`, allocating blocks that fill in).
 //! - `jacobi`: Jacobi sweeps of the 5-point stencil over an `n × n` grid in `b × b` blocks,
-//!   one scope per sweep and a spawn per block, against the plain row-by-row loop.
+//!   one scope per sweep and a spawn per block, against the plain row-by-row loop and the
+//!   same blocks run in order by one thread (what blocking itself costs).
 //!
 //! Each result is compared bit for bit with the sequential one (every variant does the same
 //! floating-point operations in the same order per element).
@@ -116,8 +117,16 @@ impl<'s> Spawner<'s> for Inline {
 #[derive(Clone, Copy, PartialEq)]
 enum Rt {
     Sequential,
-    Ours { pool: usize, fifo: bool },
-    Rayon { fifo: bool },
+    /// Sequential, but in blocks in spawn order (the Jacobi baseline that prices blocking
+    /// itself; for the LU the sequential code is blocked already).
+    SequentialBlocked,
+    Ours {
+        pool: usize,
+        fifo: bool,
+    },
+    Rayon {
+        fifo: bool,
+    },
 }
 
 /// Opens a scope of runtime `rt` around `body` (which gets a spawner), on the current thread
@@ -125,7 +134,7 @@ enum Rt {
 macro_rules! with_scope {
     ($rt:expr, |$s:ident| $body:expr) => {
         match $rt {
-            Rt::Sequential => {
+            Rt::Sequential | Rt::SequentialBlocked => {
                 let $s = &Inline;
                 $body
             }
@@ -293,22 +302,32 @@ fn grid_init(n: usize) -> Vec<f64> {
     (0..n * n).map(|_| rng.f64()).collect()
 }
 
-/// One sweep's update of the interior rows `r0..r1`, columns `c0..c1` (row by row).
+/// One sweep's update of the interior rows `r0..r1`, columns `c0..c1` (row by row, on row
+/// slices, so that the inner loop vectorizes).
 #[inline(never)]
 fn sweep_block(src: View, dst: View, n: usize, (r0, r1): (usize, usize), (c0, c1): (usize, usize)) {
+    let (c0, c1) = (c0.max(1), c1.min(n - 1));
+    if c0 >= c1 {
+        return;
+    }
+    let w = c1 - c0;
     for i in r0.max(1)..r1.min(n - 1) {
-        for j in c0.max(1)..c1.min(n - 1) {
-            // SAFETY: in bounds (interior points of an n × n grid); `dst` elements of this
-            // block are written by this call only, `src` is not written during the sweep.
-            unsafe {
-                let at = |v: View, r: usize, c: usize| *v.ptr.add(r * v.stride + c);
-                let x = 0.25
-                    * (at(src, i - 1, j)
-                        + at(src, i + 1, j)
-                        + at(src, i, j - 1)
-                        + at(src, i, j + 1));
-                *dst.ptr.add(i * dst.stride + j) = x;
-            }
+        // SAFETY: rows i-1..=i+1 and columns c0-1..=c1 are inside the n × n grid; `src` is
+        // not written during the sweep, and this call is the only writer of its block of
+        // `dst` (the slices do not outlive the call).
+        let (up, mid, down, out) = unsafe {
+            let row = |v: View, r: usize, c: usize, len: usize| {
+                std::slice::from_raw_parts(v.ptr.add(r * v.stride + c), len)
+            };
+            (
+                row(src, i - 1, c0, w),
+                row(src, i, c0 - 1, w + 2),
+                row(src, i + 1, c0, w),
+                std::slice::from_raw_parts_mut(dst.ptr.add(i * dst.stride + c0), w),
+            )
+        };
+        for j in 0..w {
+            out[j] = 0.25 * (up[j] + down[j] + mid[j] + mid[j + 2]);
         }
     }
 }
@@ -418,6 +437,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let label = |rt: Rt| -> (String, &'static str) {
         match rt {
             Rt::Sequential => ("sequential".into(), "loop"),
+            Rt::SequentialBlocked => ("sequential".into(), "blocks"),
             Rt::Ours { pool, fifo } => (
                 pools[pool].name().into(),
                 if fifo { "scope_fifo" } else { "scope" },
@@ -433,7 +453,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             (r, t0.elapsed().as_secs_f64())
         };
         match rt {
-            Rt::Sequential => std::thread::scope(|sc| {
+            Rt::Sequential | Rt::SequentialBlocked => std::thread::scope(|sc| {
                 sc.spawn(|| {
                     pin_to(0);
                     timed()
@@ -496,12 +516,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     for kernel in kernels {
         let mut seq = Vec::new();
+        let mut seq_blocked = Vec::new();
         let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
         let mut spawns = 0;
         for _ in 0..p.reps {
             progress.set_message(format!("{kernel} sequential"));
             settle();
             seq.push(run_one(kernel, Rt::Sequential, 0)?.1);
+            if kernel == "jacobi" {
+                settle();
+                seq_blocked.push(run_one(kernel, Rt::SequentialBlocked, 0)?.1);
+            }
             progress.inc();
             for (&rt, per_thread) in variants.iter().zip(times.iter_mut()) {
                 for (ti, samples) in per_thread.iter_mut().enumerate() {
@@ -531,6 +556,24 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             time_vs_seq: 1.0,
             speed_vs_chase_lev: None,
         });
+        if !seq_blocked.is_empty() {
+            let (m, mn, mx) = summarize(&seq_blocked);
+            out.push(Record {
+                experiment: "blocked".into(),
+                kernel: kernel.into(),
+                runtime: "sequential".into(),
+                order: "blocks".into(),
+                threads: 1,
+                reps: p.reps,
+                spawns: 0,
+                median_s: m,
+                min_s: mn,
+                max_s: mx,
+                speedup_vs_seq: sm / m,
+                time_vs_seq: m / sm,
+                speed_vs_chase_lev: None,
+            });
+        }
         for (vi, &rt) in variants.iter().enumerate() {
             let (name, order) = label(rt);
             for (ti, &t) in p.threads.iter().enumerate() {
