@@ -587,3 +587,46 @@ fn scope_fifo_runs_own_spawns_oldest_first() {
         );
     }
 }
+
+/// A `scope_fifo` inside each of many spawns of an outer scope: its wait runs only its own
+/// jobs (through tickets), not the outer scope's, so the stack stays flat. (A first version
+/// took the oldest job on the worker's deque, an outer spawn, nesting one wait per spawn until
+/// the stack overflowed.) An outer join's second half is not run inside it either.
+#[test]
+fn nested_scope_fifo_does_not_run_outer_work() {
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            let rt = rt(pool, threads);
+            let ran = AtomicUsize::new(0);
+            rt.scope(|s| {
+                for _ in 0..20_000 {
+                    let ran = &ran;
+                    s.spawn(move |_| {
+                        forkjoin::scope_fifo(|s2| {
+                            s2.spawn(move |_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            })
+                        })
+                    });
+                }
+            });
+            assert_eq!(ran.load(Ordering::Relaxed), 20_000, "{pool}");
+        }
+        let one = rt(pool, 1);
+        let order = std::sync::Mutex::new(Vec::new());
+        one.install(|| {
+            forkjoin::join(
+                || {
+                    forkjoin::scope_fifo(|s| s.spawn(|_| order.lock().unwrap().push("spawn")));
+                    order.lock().unwrap().push("a end");
+                },
+                || order.lock().unwrap().push("b"),
+            )
+        });
+        assert_eq!(
+            order.into_inner().unwrap(),
+            ["spawn", "a end", "b"],
+            "{pool}"
+        );
+    }
+}

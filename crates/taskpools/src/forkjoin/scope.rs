@@ -13,10 +13,11 @@
 //! (whose `inject` wakes a sleeping worker). Loom models: `loom_models.rs`.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use crate::runtime::job::SpawnJob;
+use crate::runtime::job::{JobRef, SpawnJob};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry};
 use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
@@ -28,6 +29,11 @@ pub struct Scope<'scope> {
     /// Spawned jobs not yet finished (see [`Scope::job_done`]).
     pending: AtomicUsize,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// `scope_fifo`: the spawned jobs, oldest first. Each spawn queues its job here and a
+    /// *ticket* on the deque; whoever runs a ticket (this worker newest-first, or a thief)
+    /// runs the oldest job here, so the scope's own jobs start in spawn order (rayon's design
+    /// for `scope_fifo`). One ticket per job, so every ticket finds one.
+    fifo: Option<Mutex<VecDeque<JobRef>>>,
     /// Invariant in `'scope`.
     marker: PhantomData<&'scope mut &'scope ()>,
     /// Loom-only switch for a test of the tests: a spawned job that counts itself done before
@@ -66,11 +72,12 @@ where
     }
 }
 
-/// As [`scope`], but this worker runs the scope's spawns that it still holds oldest first
-/// (the order they were spawned in), as rayon's `scope_fifo` does; thieves take the oldest
-/// first either way. For sweeps over memory in spawn order (blocked stencils, a loop of
-/// independent blocks), where the default newest-first order walks memory backwards. Nested
-/// joins inside the spawns keep their newest-first order.
+/// As [`scope`], but the scope's spawns start in the order they were spawned in, whichever
+/// worker runs them (rayon's `scope_fifo`): each spawn queues its job in the scope and a
+/// ticket on the worker's deque, and running a ticket runs the scope's oldest waiting job. For
+/// sweeps over memory in spawn order (blocked stencils, a loop of independent blocks), where
+/// the default newest-first order walks memory backwards. Costs a lock per spawn and per start;
+/// nested joins and scopes inside the spawns keep their own order.
 ///
 /// ```
 /// let order = std::sync::Mutex::new(Vec::new());
@@ -110,13 +117,12 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    let s = Scope::new(Arc::clone(&w.registry));
-    let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
+    let mut s = Scope::new(Arc::clone(&w.registry));
     if fifo {
-        w.wait_until_oldest_first(|| s.all_done());
-    } else {
-        w.wait_until(|| s.all_done());
+        s.fifo = Some(Mutex::new(VecDeque::new()));
     }
+    let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
+    w.wait_until(|| s.all_done());
     let spawned_panic = lock(&s.panic).take();
     match (r, spawned_panic) {
         (Err(p), _) => resume_unwind(p),
@@ -131,6 +137,7 @@ impl<'scope> Scope<'scope> {
             registry,
             pending: AtomicUsize::new(0),
             panic: Mutex::new(None),
+            fifo: None,
             marker: PhantomData,
             #[cfg(loom)]
             broken_early_decrement: false,
@@ -159,7 +166,27 @@ impl<'scope> Scope<'scope> {
         // SAFETY: the scope waits for `pending` to reach zero, that is for this job to have
         // run, before it returns, so the job runs once and before anything it borrows (which
         // outlives `'scope`) goes away.
-        let job = unsafe { SpawnJob::into_job_ref(job) };
+        let mut job = unsafe { SpawnJob::into_job_ref(job) };
+        if let Some(q) = &self.fifo {
+            lock(q).push_back(job);
+            let ticket = move || {
+                let sp = scope_ptr;
+                // SAFETY: this ticket's job is one of the scope's `pending` jobs and is still
+                // in the queue (one ticket per job, each ticket takes one), so the scope is
+                // alive; the ticket does not touch the scope after running the job, whose
+                // `job_done` may end it.
+                let s = unsafe { &*sp.0 };
+                let j = lock(s.fifo.as_ref().expect("a fifo scope"))
+                    .pop_front()
+                    .expect("one queued job per ticket");
+                // SAFETY: taken from the queue once, so executed once; it is a spawned job
+                // owning its storage.
+                unsafe { j.execute() };
+            };
+            // SAFETY: as for the job: the ticket runs before the scope can end (its job, which
+            // the scope waits for, runs only through a ticket) and borrows nothing else.
+            job = unsafe { SpawnJob::into_job_ref(ticket) };
+        }
         match WorkerThread::current() {
             Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => w.push_spawn(job),
             _ => self.registry.inject(job),

@@ -10,10 +10,10 @@
 //!   `head`. A job leaves it when the owner pops it ([`pop`](FrameStack::pop) or
 //!   [`take_back`](FrameStack::take_back)) or hands it to a thief (`take_oldest`); its
 //!   `state` then says which (`POPPED`, `TAKEN`).
-//! - Jobs are pushed and popped in LIFO order by the owner. A join whose job is still
-//!   `QUEUED` after its first half usually finds it at `head`; the exception is a worker that,
-//!   while it waited inside that first half, ran a stolen spawn which spawned again into its
-//!   scope: those spawns sit above the join's job, and the join runs them first.
+//! - Jobs are pushed and popped in LIFO order by the owner. Only joins queue jobs here (scope
+//!   spawns go to the worker's public spawn deque), and a join pops or takes back its own job
+//!   before it returns, so a join whose job is still `QUEUED` after its first half finds it at
+//!   `head`; the join's slow path still runs any job above it first, should one be there.
 //! - `next` is valid for every job below `head` (the push of the job above set it); it is not
 //!   read for `head` itself.
 //! - `len` is the number of queued jobs: every write of `head` that links or unlinks one job

@@ -157,25 +157,36 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push_spawn(&self, job: JobRef) {
         match &self.deque {
-            LocalDeque::ChaseLev(_) => self.push(job),
+            LocalDeque::ChaseLev(d) => {
+                d.push(job);
+                if self.registry.threads > 1 {
+                    self.registry.notify_one();
+                }
+            }
             LocalDeque::Private(p) => {
-                let was_empty = p.spawns.push(job);
+                p.spawns.push(job);
                 p.poll();
-                if was_empty && self.registry.threads > 1 {
+                // Every spawn, not only one into an empty deque: a thief that takes one wakes
+                // nobody, so with sleepers around, waking one per spawn is what spreads a
+                // scope's spawns over all workers. (One fence and one load when nobody
+                // sleeps; spawns are coarse next to that.)
+                if self.registry.threads > 1 {
                     self.registry.notify_one();
                 }
             }
         }
     }
 
-    /// This worker's newest job: its own frames first (joins and what they wait for), then
-    /// its spawns.
+    /// This worker's newest job. On the private pool: its spawns first, then its join
+    /// frames. A wait's own work is in the spawn deque (a scope waits for its spawns; a join
+    /// body has taken back or finished its inner joins before it waits), while frames left
+    /// in the stack belong to joins that enclose the wait, so they are older.
     #[inline]
     fn pop_own(&self) -> Option<JobRef> {
-        self.pop().or_else(|| match &self.deque {
-            LocalDeque::Private(p) => p.spawns.pop(),
-            LocalDeque::ChaseLev(_) => None,
-        })
+        match &self.deque {
+            LocalDeque::Private(p) => p.spawns.pop().or_else(|| p.pop()),
+            LocalDeque::ChaseLev(d) => d.pop(),
+        }
     }
 
     /// Answers a pending steal request (private deques).
@@ -317,42 +328,6 @@ impl WorkerThread {
         std::mem::forget(guard);
     }
 
-    /// As [`wait_until`](Self::wait_until), but first runs this worker's own spawns oldest
-    /// first (taken from the steal end of its spawn deque, as a thief would: `scope_fifo`).
-    pub(crate) fn wait_until_oldest_first(&self, done: impl Fn() -> bool) {
-        while !done() {
-            let Some(j) = self.own_oldest() else {
-                break;
-            };
-            let depth = self.waits.get();
-            self.waits.set(depth + 1);
-            // SAFETY: a job taken from a deque is executed once, here; jobs catch their own
-            // panics, so the depth is restored.
-            unsafe { j.execute() };
-            self.waits.set(depth);
-            self.poll();
-        }
-        self.wait_until(done);
-    }
-
-    /// The oldest job in this worker's spawn deque (its one deque on Chase–Lev).
-    fn own_oldest(&self) -> Option<JobRef> {
-        let s = match (&self.deque, &self.registry.stealers) {
-            (LocalDeque::Private(_), _) => &self.registry.spawn_stealers[self.index],
-            (LocalDeque::ChaseLev(_), Stealers::ChaseLev(s)) => &s[self.index],
-            (LocalDeque::ChaseLev(_), Stealers::Private(_)) => {
-                unreachable!("a runtime's workers all use its pool")
-            }
-        };
-        loop {
-            match s.steal() {
-                Steal::Success(j) => return Some(j),
-                Steal::Empty => return None,
-                Steal::Retry => {}
-            }
-        }
-    }
-
     /// One step of a wait: answers a pending steal request, then runs one job if there is one
     /// (a job addressed to this worker first, at any depth: a broadcast waits for it; then its
     /// own deque; then, below `MAX_STEALING_WAITS` nested waits, stolen work; then
@@ -413,7 +388,13 @@ impl WorkerThread {
         // (`broadcast::claim` refuses one after it): while one holds the runtime, this worker
         // stays to run its share, which the broadcaster waits for.
         loop {
-            while let Some(j) = self.take_mail().or_else(|| self.take_injected()) {
+            // Own spawns too: a stolen spawn run here may have spawned into its scope, whose
+            // owner waits for it.
+            while let Some(j) = self
+                .take_mail()
+                .or_else(|| self.take_injected())
+                .or_else(|| self.pop_own())
+            {
                 // SAFETY: as in `wait_until`.
                 unsafe { j.execute() };
             }
