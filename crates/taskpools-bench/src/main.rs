@@ -234,13 +234,14 @@ struct BlockedArgs {
     #[arg(long, default_value_t = 3)]
     reps: usize,
     /// LU: blocks per side, 2 to 256 (BOTS sparselu's pattern; 64 x 64 blocks of 64 is the
-    /// issue's size).
+    /// issue's size). Three matrices of (blocks x block)^2 f64 must fit in 2 GiB.
     #[arg(long, default_value_t = 64)]
     lu_blocks: usize,
     /// LU: elements per block side, 1 to 256.
     #[arg(long, default_value_t = 64)]
     lu_block: usize,
-    /// Jacobi: grid side, a multiple of --grid-block, at most 16384 (two grids of f64).
+    /// Jacobi: grid side, a multiple of --grid-block, at most 8192 (four grids of f64 must
+    /// fit in 2 GiB), at most 1024 blocks per side.
     #[arg(long, default_value_t = 4096)]
     grid: usize,
     /// Jacobi: block side.
@@ -268,9 +269,39 @@ fn check_blocked(a: &BlockedArgs) -> Result<()> {
             a.lu_block
         );
     }
-    if a.grid_block == 0 || a.grid < 3 || a.grid > 16384 || a.grid % a.grid_block != 0 {
+    // The run keeps three matrices (input, expected result, the run's copy), which can fill
+    // in up to fully dense.
+    let lu_bytes = ((a.lu_blocks * a.lu_block) as u64).pow(2) * 8 * 3;
+    if lu_bytes > MAX_BLOCKED_BYTES {
         bail!(
-            "--grid {} --grid-block {}: the grid side must be 3 to 16384 and a multiple of the block side",
+            "--lu-blocks {} --lu-block {}: the LU's matrices could take {} MiB once filled in; \
+             at most {} MiB (64 x 64 blocks of 64 take 384 MiB)",
+            a.lu_blocks,
+            a.lu_block,
+            lu_bytes >> 20,
+            MAX_BLOCKED_BYTES >> 20
+        );
+    }
+    let grid_bytes = (a.grid as u64).pow(2) * 8 * 4;
+    if grid_bytes > MAX_BLOCKED_BYTES {
+        bail!(
+            "--grid {}: the four grids (input, expected, two for the run) would take {} MiB; at \
+             most {} MiB (a grid side of 8192)",
+            a.grid,
+            grid_bytes >> 20,
+            MAX_BLOCKED_BYTES >> 20
+        );
+    }
+    if a.grid_block != 0 && a.grid / a.grid_block > 1024 {
+        bail!(
+            "--grid {} --grid-block {}: at most 1024 blocks per side (a million spawns per sweep)",
+            a.grid,
+            a.grid_block
+        );
+    }
+    if a.grid_block == 0 || a.grid < 3 || a.grid % a.grid_block != 0 {
+        bail!(
+            "--grid {} --grid-block {}: the grid side must be at least 3 and a multiple of the block side",
             a.grid,
             a.grid_block
         );
@@ -901,6 +932,8 @@ const MAX_THREADS: usize = taskpools::MAX_THREADS;
 /// The most tasks `synthetic` may run: P(k) ≤ 2^30, i.e. k ≤ 40.
 const MAX_SYNTHETIC_TASKS: u64 = taskpools::synthetic::MAX_TASKS;
 /// The largest `--fib`: a run makes about fib(n) joins (fib(45) ≈ 1.1e9).
+/// Memory the `blocked` experiment may take for its matrices or grids.
+const MAX_BLOCKED_BYTES: u64 = 2 << 30;
 const MAX_FIB: u64 = 45;
 /// Work units of one synthetic run (about an hour sequentially at 0.8 ns per unit).
 const MAX_SYNTHETIC_UNITS: u64 = taskpools::synthetic::MAX_UNITS;

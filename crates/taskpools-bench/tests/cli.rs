@@ -771,6 +771,15 @@ fn blocked_runs_both_kernels_and_checks_results() {
         ),
         (&["blocked", "--lu-blocks", "1"][..], "2 to 256"),
         (&["blocked", "--sweeps", "0"][..], "1 to 1000"),
+        (
+            &["blocked", "--lu-blocks", "256", "--lu-block", "256"][..],
+            "at most 2048 MiB",
+        ),
+        (&["blocked", "--grid", "16384"][..], "at most 2048 MiB"),
+        (
+            &["blocked", "--grid", "8192", "--grid-block", "4"][..],
+            "at most 1024 blocks",
+        ),
         (&["blocked", "--threads", "0"][..], "at least 1"),
     ] {
         let bad = taskpools(args);

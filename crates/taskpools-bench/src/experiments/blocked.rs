@@ -304,17 +304,27 @@ fn grid_init(n: usize) -> Vec<f64> {
 
 /// One sweep's update of the interior rows `r0..r1`, columns `c0..c1` (row by row, on row
 /// slices, so that the inner loop vectorizes).
+///
+/// # Safety
+/// `src` and `dst` view distinct `n × n` arrays (stride `n`) that live through the call;
+/// nothing writes `src` meanwhile, and nothing else reads or writes this block of `dst`.
 #[inline(never)]
-fn sweep_block(src: View, dst: View, n: usize, (r0, r1): (usize, usize), (c0, c1): (usize, usize)) {
+unsafe fn sweep_block(
+    src: View,
+    dst: View,
+    n: usize,
+    (r0, r1): (usize, usize),
+    (c0, c1): (usize, usize),
+) {
     let (c0, c1) = (c0.max(1), c1.min(n - 1));
     if c0 >= c1 {
         return;
     }
     let w = c1 - c0;
     for i in r0.max(1)..r1.min(n - 1) {
-        // SAFETY: rows i-1..=i+1 and columns c0-1..=c1 are inside the n × n grid; `src` is
-        // not written during the sweep, and this call is the only writer of its block of
-        // `dst` (the slices do not outlive the call).
+        // SAFETY: rows i-1..=i+1 and columns c0-1..=c1 are inside the n × n grid (rows and
+        // columns are clamped to the interior); the rest is the function's contract, and the
+        // slices do not outlive the call.
         let (up, mid, down, out) = unsafe {
             let row = |v: View, r: usize, c: usize, len: usize| {
                 std::slice::from_raw_parts(v.ptr.add(r * v.stride + c), len)
@@ -335,6 +345,7 @@ fn sweep_block(src: View, dst: View, n: usize, (r0, r1): (usize, usize), (c0, c1
 /// `sweeps` Jacobi sweeps between `a` and `b` (which start equal); returns the spawns made.
 /// The sequential variant is the plain loop over the whole grid.
 fn jacobi(a: &mut [f64], b: &mut [f64], n: usize, bl: usize, sweeps: usize, rt: Rt) -> u64 {
+    assert!(a.len() == n * n && b.len() == n * n && n >= 3 && bl > 0 && n % bl == 0);
     let mut spawns = 0;
     let (mut src, mut dst) = (
         View {
@@ -348,13 +359,18 @@ fn jacobi(a: &mut [f64], b: &mut [f64], n: usize, bl: usize, sweeps: usize, rt: 
     );
     for _ in 0..sweeps {
         if rt == Rt::Sequential {
-            sweep_block(src, dst, n, (0, n), (0, n));
+            // SAFETY: `src` and `dst` view `a` and `b` (distinct, n × n, checked above), which
+            // this function borrows mutably; only this call touches them.
+            unsafe { sweep_block(src, dst, n, (0, n), (0, n)) };
         } else {
             let blocks = n / bl;
             with_scope!(rt, |s| {
                 for bi in 0..blocks {
                     for bj in 0..blocks {
-                        s.spawn_job(move || {
+                        // SAFETY: as above; within this sweep's scope every spawn writes its own
+                        // block of `dst` and only reads `src`, and the scope ends before the
+                        // next sweep swaps them.
+                        s.spawn_job(move || unsafe {
                             sweep_block(
                                 src,
                                 dst,
