@@ -292,7 +292,7 @@ fn no_starvation<O: Owner<usize>>(cap: usize) {
                     }
                 });
             }
-            let deadline = Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + Duration::from_secs(60);
             let mut i = 0;
             while hits.iter().any(|h| h.load(Ordering::Relaxed) < WANT) {
                 assert!(Instant::now() < deadline, "a thief starved");
@@ -602,7 +602,9 @@ fn private_deque_stress_exactly_once() {
 #[test]
 fn private_deque_no_starvation() {
     const WANT: usize = 10;
-    with_timeout(30, || {
+    // Generous deadlines: under valgrind threads run one at a time, and on a loaded 2-core
+    // host a thief's turns can be seconds apart (a 10 s deadline failed there once in four).
+    with_timeout(90, || {
         let (o, ts) = pd_set::<usize>();
         let hits: Vec<AtomicUsize> = (0..THIEVES).map(|_| AtomicUsize::new(0)).collect();
         let stop = AtomicBool::new(false);
@@ -619,7 +621,7 @@ fn private_deque_no_starvation() {
                     }
                 });
             }
-            let deadline = Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + Duration::from_secs(60);
             let mut i = 0;
             while hits.iter().any(|h| h.load(Ordering::Relaxed) < WANT) {
                 assert!(Instant::now() < deadline, "a thief starved");
