@@ -18,7 +18,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::pinning::pinner;
+use super::pinning::{pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 
@@ -420,16 +420,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .collect::<Result<_, _>>()
         })
         .collect::<Result<_, _>>()?;
-    let rayons: Vec<rayon::ThreadPool> = p
-        .threads
-        .iter()
-        .map(|&t| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .start_handler(pin_to.clone())
-                .build()
-        })
-        .collect::<Result<_, _>>()?;
+    let rayons = rayon_pools(&p.threads, p.pin)?;
     let variants: Vec<Rt> = vec![
         Rt::Ours {
             pool: 0,

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::pinning::{chili_pool, forte_pool, pinner};
+use super::pinning::{chili_pool, forte_pool, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 
@@ -550,16 +550,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         })
         .collect::<Result<_, _>>()?;
     let pin_to = pinner(p.pin);
-    let rayons: Vec<_> = p
-        .threads
-        .iter()
-        .map(|&t| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .start_handler(pin_to.clone())
-                .build()
-        })
-        .collect::<Result<_, _>>()?;
+    let rayons = rayon_pools(&p.threads, p.pin)?;
     let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
     let fortes: Vec<&'static forte::ThreadPool> =
         p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();

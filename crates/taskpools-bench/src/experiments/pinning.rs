@@ -114,3 +114,17 @@ pub fn forte_pool(t: usize, pin: bool) -> &'static forte::ThreadPool {
     );
     pool
 }
+
+/// One rayon pool per thread count, worker `i` pinned to core `i mod cores` when `pin`.
+pub fn rayon_pools(threads: &[usize], pin: bool) -> anyhow::Result<Vec<rayon::ThreadPool>> {
+    let pin_to = pinner(pin);
+    Ok(threads
+        .iter()
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .start_handler(pin_to.clone())
+                .build()
+        })
+        .collect::<Result<_, _>>()?)
+}

@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::{Builder, Ctx, PoolKind, Task};
 
-use super::pinning::{chili_pool, forte_pool, pinner};
+use super::pinning::{chili_pool, forte_pool, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 
@@ -216,59 +216,31 @@ join_version!(join_forte_m, &forte::Worker, join_method);
 
 /// The scope versions: each node opens a scope and spawns one job per child; each child
 /// writes its count into its own slot of the parent's array.
-fn scope_ours(b: Board) -> u64 {
-    if b.solved() {
-        return 1;
-    }
-    let mut counts = [0u64; MAX_N as usize];
-    taskpools::forkjoin::scope(|s| {
-        let mut free = b.free();
-        let mut slots = counts.iter_mut();
-        while free != 0 {
-            let q = free & free.wrapping_neg();
-            free ^= q;
-            let slot = slots.next().expect("at most n children");
-            s.spawn(move |_| *slot = scope_ours(b.place(q)));
+macro_rules! scope_version {
+    ($name:ident, $scope:path) => {
+        fn $name(b: Board) -> u64 {
+            if b.solved() {
+                return 1;
+            }
+            let mut counts = [0u64; MAX_N as usize];
+            $scope(|s| {
+                let mut free = b.free();
+                let mut slots = counts.iter_mut();
+                while free != 0 {
+                    let q = free & free.wrapping_neg();
+                    free ^= q;
+                    let slot = slots.next().expect("at most n children");
+                    s.spawn(move |_| *slot = $name(b.place(q)));
+                }
+            });
+            counts.iter().sum()
         }
-    });
-    counts.iter().sum()
+    };
 }
 
-fn scope_rayon(b: Board) -> u64 {
-    if b.solved() {
-        return 1;
-    }
-    let mut counts = [0u64; MAX_N as usize];
-    rayon::scope(|s| {
-        let mut free = b.free();
-        let mut slots = counts.iter_mut();
-        while free != 0 {
-            let q = free & free.wrapping_neg();
-            free ^= q;
-            let slot = slots.next().expect("at most n children");
-            s.spawn(move |_| *slot = scope_rayon(b.place(q)));
-        }
-    });
-    counts.iter().sum()
-}
-
-fn scope_forte(b: Board) -> u64 {
-    if b.solved() {
-        return 1;
-    }
-    let mut counts = [0u64; MAX_N as usize];
-    forte::scope(|s| {
-        let mut free = b.free();
-        let mut slots = counts.iter_mut();
-        while free != 0 {
-            let q = free & free.wrapping_neg();
-            free ^= q;
-            let slot = slots.next().expect("at most n children");
-            s.spawn(move |_| *slot = scope_forte(b.place(q)));
-        }
-    });
-    counts.iter().sum()
-}
+scope_version!(scope_ours, taskpools::forkjoin::scope);
+scope_version!(scope_rayon, rayon::scope);
+scope_version!(scope_forte, forte::scope);
 
 /// A variant: what to run, and its label.
 #[derive(Clone, Copy, PartialEq)]
@@ -316,16 +288,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         .iter()
         .map(|&t| taskpools::Runtime::builder().threads(t).pin(p.pin).build())
         .collect::<Result<_, _>>()?;
-    let rayons: Vec<rayon::ThreadPool> = p
-        .threads
-        .iter()
-        .map(|&t| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .start_handler(pin_to.clone())
-                .build()
-        })
-        .collect::<Result<_, _>>()?;
+    let rayons = rayon_pools(&p.threads, p.pin)?;
     let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
     let fortes: Vec<&'static forte::ThreadPool> =
         p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
