@@ -522,14 +522,29 @@ fn worker_counters_count_shares_injections_steals_and_sleeps() {
     assert_eq!(c.iter().map(|c| c.shares).sum::<u64>() - before, 3);
     assert!(c.iter().map(|c| c.injected).sum::<u64>() >= 3, "{c:?}");
     // `b` is pushed while `a` sleeps: on Chase–Lev the other worker takes it directly.
+    // `a` waits (bounded) until `b` has run, which only a thief can do meanwhile.
+    let b_ran = std::sync::atomic::AtomicBool::new(false);
     rt.join(
-        || thread::sleep(std::time::Duration::from_millis(100)),
-        || (),
+        || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while !b_ran.load(std::sync::atomic::Ordering::Acquire)
+                && std::time::Instant::now() < deadline
+            {
+                thread::sleep(std::time::Duration::from_millis(1));
+            }
+        },
+        || b_ran.store(true, std::sync::atomic::Ordering::Release),
     );
     let c = rt.worker_counters();
     assert!(c.iter().map(|c| c.steals).sum::<u64>() >= 1, "{c:?}");
     assert!(c.iter().map(|c| c.steal_rounds).sum::<u64>() >= 1, "{c:?}");
-    thread::sleep(std::time::Duration::from_millis(100));
-    let c = rt.worker_counters();
+    // An idle worker spins a while before it sleeps; on a loaded host that can take long,
+    // so wait for it (bounded) instead of sleeping a fixed time.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut c = rt.worker_counters();
+    while !c.iter().all(|c| c.sleeps >= 1) && std::time::Instant::now() < deadline {
+        thread::sleep(std::time::Duration::from_millis(20));
+        c = rt.worker_counters();
+    }
     assert!(c.iter().all(|c| c.sleeps >= 1), "idle workers sleep: {c:?}");
 }
