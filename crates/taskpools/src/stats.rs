@@ -24,6 +24,10 @@ pub struct WorkerStats {
     pub asleep: Duration,
     /// Times this worker went to sleep.
     pub sleeps: u64,
+    /// The worker left the phase before it ended: it ran dry while its thread was inside a
+    /// wait of another job, which may be what the phase needs (see the working phase's
+    /// termination notes).
+    pub retired: bool,
 }
 
 impl AddAssign<&WorkerStats> for WorkerStats {
@@ -36,6 +40,7 @@ impl AddAssign<&WorkerStats> for WorkerStats {
         self.idle += o.idle;
         self.asleep += o.asleep;
         self.sleeps += o.sleeps;
+        self.retired |= o.retired;
     }
 }
 

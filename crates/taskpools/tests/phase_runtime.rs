@@ -548,3 +548,28 @@ fn worker_counters_count_shares_injections_steals_and_sleeps() {
     }
     assert!(c.iter().all(|c| c.sleeps >= 1), "idle workers sleep: {c:?}");
 }
+
+/// A worker that steals a spawn of a phase task's scope can take its own share of the phase
+/// while it runs that spawn (in a wait nested inside it). The phase then needs the spawn,
+/// which is suspended below the share: the share must leave the phase when it runs dry
+/// instead of sleeping in it until the phase ends (it hung that way).
+#[test]
+fn a_phase_share_taken_on_top_of_a_stolen_spawn_does_not_hold_the_phase() {
+    let reps: u32 = if cfg!(debug_assertions) { 300 } else { 3000 };
+    within(120, move || {
+        for fj in Pool::ALL {
+            let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
+            for i in 0..reps {
+                let pool = PoolKind::ALL[i as usize % PoolKind::ALL.len()];
+                let tasks = (14..17).map(|n| FibTask { n, scoped: true });
+                let (_, sum) = Builder::new()
+                    .threads(2)
+                    .pool(pool)
+                    .runtime(&rt)
+                    .run_reduce(|_| 0u64, tasks, |a, b| a + b)
+                    .unwrap();
+                assert_eq!(sum, (14..17).map(fib_seq).sum::<u64>(), "{fj}/{pool}");
+            }
+        }
+    });
+}

@@ -13,6 +13,18 @@
 //! since all N are counted idle, and a worker leaves the count (`fetch_sub`) before it takes a
 //! task again. The count is touched only on the idle path, never per task.
 //!
+//! # Leaving early
+//!
+//! A worker can take its share of a phase while it waits inside another job (a join or a
+//! scope nested in a job it stole): the share then runs on top of that suspended job. If the
+//! phase needs the suspended job (a task of the phase waits for a spawn that this worker stole
+//! and is still running underneath), sleeping in the phase until it ends would never end. So
+//! an idle worker whose thread is inside such a wait does not sleep: it *leaves* the phase
+//! (its share returns, its thread goes back to what lies underneath) and stays counted idle
+//! for good. The argument above still holds: the worker made a complete failed `get` before
+//! it was counted, and it never takes or puts a task again. The phase finishes on the others;
+//! [`WorkerStats::retired`](crate::WorkerStats::retired) records it.
+//!
 //! # Sleeping without lost wake-ups
 //!
 //! After spinning for a while, an idle worker takes the lock, adds itself to `sleepers`,
@@ -220,6 +232,11 @@ impl Coordinator {
                 self.idle.fetch_sub(1, Ordering::SeqCst);
                 return true;
             }
+            if backoff.is_completed() && nested_in_a_wait() {
+                // Leave the phase, staying counted idle (see "Leaving early" above).
+                stats.retired = true;
+                return false;
+            }
             if self.policy == WakePolicy::Spin || !backoff.is_completed() {
                 backoff.snooze();
                 continue;
@@ -245,4 +262,10 @@ impl Coordinator {
             backoff.reset();
         }
     }
+}
+
+/// Whether this thread is a runtime worker inside a wait (running a job on top of a suspended
+/// one). Never under loom, whose models run on plain threads.
+fn nested_in_a_wait() -> bool {
+    crate::runtime::worker::WorkerThread::current().is_some_and(|w| w.waits.get() > 0)
 }
