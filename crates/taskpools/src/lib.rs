@@ -53,6 +53,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+pub mod dataflow;
 mod error;
 pub mod forkjoin;
 pub mod mem;

@@ -26,6 +26,8 @@ use std::ptr::{self, NonNull};
 
 use crate::sync::{lock, Arc, Mutex};
 
+pub mod region;
+
 /// The memory manager that serves list-node allocations in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemKind {

@@ -39,7 +39,7 @@ pub(crate) struct JobHeader {
 }
 
 impl JobHeader {
-    fn new(run: unsafe fn(*const JobHeader)) -> Self {
+    pub(crate) fn new(run: unsafe fn(*const JobHeader)) -> Self {
         JobHeader {
             run,
             prev: Cell::new(std::ptr::null()),

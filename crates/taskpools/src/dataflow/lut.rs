@@ -1,0 +1,263 @@
+//! The look-up table of a task: which of its children last wrote, and which read, each part of
+//! the data the task hands to its children (seed 002 §2, Figures 2.6–2.7, and §3.4.3).
+//!
+//! Only the task that owns the table reads or writes it (the parent runs its children's
+//! dependence analysis itself), so it needs no synchronization. Its memory lives in the task's
+//! region and is freed with it.
+//!
+//! Keys are blocks: a data region of the scope is cut into blocks of `block` bytes, counted
+//! from the region's first byte, and a two-level trie maps a block number to its slot (the
+//! first level indexed by the high bits, leaves of [`LEAF`] slots allocated on first use).
+//!
+//! - **Block mode** (the seed's): a slot holds the block's last writer and the readers since.
+//!   A read depends on the writer and joins the readers (read after read adds no edge); a
+//!   write depends on the readers, or on the writer when there are none (the readers
+//!   themselves depend on it), and becomes the writer. Two accesses to the same block are
+//!   ordered even when their bytes do not overlap: a false dependence, fewer with smaller
+//!   blocks, at more slots per access.
+//! - **Exact mode** (no false dependences, §5.1): a slot holds the exact byte ranges of the
+//!   accesses that touched the block. A new access depends on every entry whose range
+//!   overlaps its own (unless both read); a write then drops the entries whose range it
+//!   covers: any later access that overlaps a dropped entry overlaps the write too, and so
+//!   waits for it, and the write waited for the entry. Unaligned and odd-sized ranges cost
+//!   nothing extra.
+//!
+//! Either way, every access that conflicts with an earlier sibling's (same bytes, one of them
+//! a write) is ordered after it, directly or through a chain of edges: what makes the data
+//! handed to tasks exclusive.
+
+use std::ptr::{self, NonNull};
+
+use crate::mem::region::Region;
+
+/// Slots per trie leaf.
+pub(crate) const LEAF: usize = 256;
+
+/// A reader in a block's readers list (block mode).
+struct Reader<D> {
+    task: *const D,
+    next: *mut Reader<D>,
+}
+
+/// An access recorded in exact mode: bytes `[lo, hi)` of the region, inside the block.
+struct Entry<D> {
+    lo: usize,
+    hi: usize,
+    task: *const D,
+    write: bool,
+    next: *mut Entry<D>,
+}
+
+/// One block's state. All-zero is the empty slot.
+struct Slot<D> {
+    writer: *const D,
+    readers: *mut Reader<D>,
+    entries: *mut Entry<D>,
+}
+
+/// The trie of one data region.
+pub(crate) struct Trie<D> {
+    leaves: Vec<*mut Slot<D>>,
+}
+
+impl<D> Trie<D> {
+    /// A trie for a region of `bytes` bytes in blocks of `block` bytes.
+    pub(crate) fn new(bytes: usize, block: usize) -> Trie<D> {
+        let blocks = bytes.div_ceil(block).max(1);
+        Trie {
+            leaves: vec![ptr::null_mut(); blocks.div_ceil(LEAF)],
+        }
+    }
+
+    fn slot(&mut self, b: usize, region: &mut Region) -> &mut Slot<D> {
+        let leaf = &mut self.leaves[b / LEAF];
+        if leaf.is_null() {
+            *leaf = region.alloc_zeroed_array::<Slot<D>>(LEAF).as_ptr();
+        }
+        // SAFETY: the leaf is a zeroed array of `LEAF` slots in the owner's region, alive
+        // while the table is; an all-zero slot is valid (null pointers); the `&mut self`
+        // borrow makes this the only reference.
+        unsafe { &mut *leaf.add(b % LEAF) }
+    }
+
+    /// Records an access of `task` to `bytes` of the region (not empty), keyed `(exact, block)`, calling
+    /// `edge` for each earlier access it must wait for (possibly more than once per task:
+    /// the caller removes duplicates).
+    pub(crate) fn access(
+        &mut self,
+        bytes: std::ops::Range<usize>,
+        write: bool,
+        (exact, block): (bool, usize),
+        task: *const D,
+        region: &mut Region,
+        edge: &mut impl FnMut(*const D, &mut Region),
+    ) {
+        let (lo, hi) = (bytes.start, bytes.end);
+        debug_assert!(hi > lo);
+        for b in lo / block..=(hi - 1) / block {
+            let slot = self.slot(b, region);
+            if exact {
+                let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
+                exact_access(slot, l, h, write, task, region, edge);
+            } else {
+                block_access(slot, write, task, region, edge);
+            }
+        }
+    }
+}
+
+fn block_access<D>(
+    slot: &mut Slot<D>,
+    write: bool,
+    task: *const D,
+    region: &mut Region,
+    edge: &mut impl FnMut(*const D, &mut Region),
+) {
+    if !write {
+        if !slot.writer.is_null() && slot.writer != task {
+            edge(slot.writer, region);
+        }
+        // SAFETY: reader nodes live in the owner's region.
+        if slot.readers.is_null() || unsafe { (*slot.readers).task } != task {
+            slot.readers = region
+                .alloc(Reader {
+                    task,
+                    next: slot.readers,
+                })
+                .as_ptr();
+        }
+        return;
+    }
+    if slot.readers.is_null() {
+        if !slot.writer.is_null() && slot.writer != task {
+            edge(slot.writer, region);
+        }
+    } else {
+        let mut r = slot.readers;
+        while !r.is_null() {
+            // SAFETY: as above.
+            let (t, next) = unsafe { ((*r).task, (*r).next) };
+            if t != task {
+                edge(t, region);
+            }
+            r = next;
+        }
+        // A task that reads and writes the same block (two accesses) is both a reader and the
+        // writer: its later siblings wait for it through the writer.
+    }
+    slot.readers = ptr::null_mut();
+    slot.writer = task;
+}
+
+fn exact_access<D>(
+    slot: &mut Slot<D>,
+    lo: usize,
+    hi: usize,
+    write: bool,
+    task: *const D,
+    region: &mut Region,
+    edge: &mut impl FnMut(*const D, &mut Region),
+) {
+    let mut link: *mut *mut Entry<D> = &mut slot.entries;
+    // SAFETY: entries live in the owner's region; `link` points at the slot's head or at an
+    // entry's `next`, both valid while the table is.
+    unsafe {
+        while !(*link).is_null() {
+            let e = *link;
+            let overlaps = (*e).lo < hi && lo < (*e).hi;
+            if overlaps && (write || (*e).write) && (*e).task != task {
+                edge((*e).task, region);
+            }
+            if write && lo <= (*e).lo && (*e).hi <= hi {
+                // Covered by this write: later accesses wait for the write instead.
+                *link = (*e).next;
+            } else {
+                link = ptr::addr_of_mut!((*e).next);
+            }
+        }
+    }
+    let e: NonNull<Entry<D>> = region.alloc(Entry {
+        lo,
+        hi,
+        task,
+        write,
+        next: slot.entries,
+    });
+    slot.entries = e.as_ptr();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Edges found for a sequence of (lo, hi, write) accesses, task `i` = access `i`.
+    fn edges(accesses: &[(usize, usize, bool)], exact: bool, block: usize) -> Vec<Vec<usize>> {
+        let mut region = Region::new();
+        let mut t: Trie<u8> = Trie::new(1024, block);
+        let ids: Vec<u8> = vec![0; accesses.len()];
+        let base = ids.as_ptr();
+        accesses
+            .iter()
+            .enumerate()
+            .map(|(i, &(lo, hi, w))| {
+                let mut found = Vec::new();
+                // SAFETY (test): pointers into `ids`, used as identities only.
+                t.access(
+                    lo..hi,
+                    w,
+                    (exact, block),
+                    unsafe { base.add(i) },
+                    &mut region,
+                    &mut |p, _| found.push(unsafe { p.offset_from(base) } as usize),
+                );
+                found.sort_unstable();
+                found.dedup();
+                found
+            })
+            .collect()
+    }
+
+    #[test]
+    fn block_mode_orders_conflicts_and_has_false_dependences() {
+        // write [0,8), read [0,8), read [4,12), write [0,4), write [100,104)
+        let a = [
+            (0, 8, true),
+            (0, 8, false),
+            (4, 12, false),
+            (0, 4, true),
+            (100, 104, true),
+        ];
+        let e = edges(&a, false, 64);
+        assert_eq!(e[0], Vec::<usize>::new());
+        assert_eq!(e[1], [0]); // read after write
+        assert_eq!(e[2], [0]); // read after write; no edge to the other reader
+        assert_eq!(e[3], [1, 2]); // write after the readers
+        assert_eq!(e[4], Vec::<usize>::new()); // another block
+                                               // [100,104) and [64,68) share a 64-byte block: a false dependence.
+        let e = edges(&[(64, 68, true), (100, 104, true)], false, 64);
+        assert_eq!(e[1], [0]);
+    }
+
+    #[test]
+    fn exact_mode_has_no_false_dependences() {
+        let e = edges(
+            &[(64, 68, true), (100, 104, true), (66, 101, false)],
+            true,
+            64,
+        );
+        assert_eq!(e[1], Vec::<usize>::new());
+        assert_eq!(e[2], [0, 1]);
+        // A covering write drops what it covers: the next reader waits for the write only.
+        let e = edges(
+            &[(0, 3, true), (5, 9, false), (0, 10, true), (1, 2, false)],
+            true,
+            4,
+        );
+        assert_eq!(e[2], [0, 1]);
+        assert_eq!(e[3], [2]);
+        // A partial write keeps the older entry: the next reader waits for both.
+        let e = edges(&[(0, 8, true), (0, 4, true), (2, 6, false)], true, 64);
+        assert_eq!(e[1], [0]);
+        assert_eq!(e[2], [0, 1]);
+    }
+}

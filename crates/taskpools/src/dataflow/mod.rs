@@ -1,0 +1,699 @@
+//! Data-flow tasks: nested tasks whose order follows the data they declare (seed 002, PARTEE,
+//! chapter 2 and §3.4), on the same runtime as `join`, `scope` and the working phases.
+//!
+//! A task is spawned with its *footprint*: the parts of the data it reads (`in`, here
+//! [`read`](Part::read)), writes ([`out`](Part::out)) or both ([`inout`](Part::inout)), whole
+//! slices or strided sub-matrices (the seed's *stride* arguments, [`Matrix`]). The runtime
+//! runs it once every earlier sibling whose footprint conflicts with its own (same data, one
+//! of them writing) has completed — read after write, write after read, write after write —
+//! and lets readers of the same data run together. A task receives its data only through its
+//! declarations (`&[T]` for a read, `&mut [T]` for a write, [`TileRef`] / [`TileMut`] for a
+//! sub-matrix), so what it touches is what the analysis saw: the compiler rejects a task that
+//! reaches for undeclared data.
+//!
+//! ```
+//! use taskpools::dataflow;
+//!
+//! // A blocked prefix sum: each block adds its left neighbour's last element. The tasks are
+//! // spawned in any order the program likes; the declared accesses order them.
+//! let mut v = vec![1u64; 1000];
+//! dataflow::scope(|df| {
+//!     let r = df.region(&mut v);
+//!     let blocks: Vec<_> = r.chunks(100).collect();
+//!     df.spawn(blocks[0].inout(), |_, b| {
+//!         for i in 1..b.len() { b[i] += b[i - 1]; }
+//!     });
+//!     for w in blocks.windows(2) {
+//!         df.spawn((w[0].read(), w[1].inout()), |_, (left, b)| {
+//!             b[0] += left[left.len() - 1];
+//!             for i in 1..b.len() { b[i] += b[i - 1]; }
+//!         });
+//!     }
+//! });
+//! assert_eq!(v[999], 1000);
+//! ```
+//!
+//! # Nesting
+//!
+//! A task may spawn children of its own, over the data it received: its `&mut [T]` (or
+//! [`TileMut`]) becomes a region of the task's scope ([`Scope::region`], [`Scope::matrix`]).
+//! A task's footprint therefore covers its descendants', dependences are looked for only
+//! between siblings, each task's children are analysed in the task's own look-up table, and a
+//! task completes (releasing its successors) only after all its children have: the implicit
+//! sync at the end of every task. Data a task only reads can be captured by reference in
+//! its children's closures — the seed's `safe` arguments, which need no analysis because the
+//! borrow checker already proves nobody writes them.
+//!
+//! # What is rejected
+//!
+//! - Two declarations in one spawn that overlap where one of them writes: a panic at the
+//!   spawn, before anything is queued (declare the data once, as `inout`).
+//! - A declaration from another task's scope: a panic at the spawn. Declarations cannot be
+//!   captured by a task's closure (they are not `Send`), nor can the data a task receives
+//!   escape it:
+//!
+//! ```compile_fail
+//! let mut v = vec![0u32; 4];
+//! let (tx, rx) = std::sync::mpsc::channel::<&mut [u32]>();
+//! taskpools::dataflow::scope(|df| {
+//!     let r = df.region(&mut v);
+//!     // The task's `&mut [u32]` lives only as long as the task: it cannot be sent away.
+//!     df.spawn(r.inout(), move |_, a| tx.send(a).unwrap());
+//! });
+//! ```
+//!
+//! ```compile_fail
+//! let mut v = vec![0u32; 4];
+//! taskpools::dataflow::scope(|df| {
+//!     let r = df.region(&mut v);
+//!     let part = r.part(0..2);
+//!     // A declaration cannot be smuggled into a task to be used there without a dependence.
+//!     df.spawn((), move |df2, ()| { let _ = part.read(); });
+//! });
+//! ```
+//!
+//! ```compile_fail
+//! let mut v = vec![0u32; 4];
+//! taskpools::dataflow::scope(|df| {
+//!     let _r = df.region(&mut v);
+//!     // `v` belongs to the scope now: a task cannot touch it without declaring it.
+//!     df.spawn((), |_, ()| v[0] = 1);
+//! });
+//! ```
+//!
+//! A cycle cannot be expressed: a task can only wait for siblings spawned before it.
+//!
+//! # Panics
+//!
+//! A panicking task's dependents (and theirs) do not run: they are cancelled. Its other
+//! siblings finish, and the scope then resumes the first panic in its caller ([`try_scope`]
+//! returns it with the number of cancelled tasks instead). The runtime stays usable.
+//!
+//! # Design note
+//!
+//! - **Descriptors and regions.** Each running task (and each root scope) has a *frame* on
+//!   the stack of the thread that runs it, holding its look-up table and a
+//!   [region](crate::mem::region::Region) where its children's descriptors, their notify-list
+//!   nodes and the table's leaves are allocated. Only that thread spawns the task's children,
+//!   so neither needs a lock. The frame lives until every child has completed (each child's
+//!   last access to it is the decrement of its `children` counter), and then frees the region
+//!   in one go. [`Scope::sync`] frees it early, once the children so far are done.
+//! - **Dependences.** At a spawn the parent finds, in its look-up table ([`lut`]), the earlier
+//!   siblings the new task must wait for, pushes a node for the new task onto each one's
+//!   notify list (a push that finds the list closed means that sibling is done: no edge),
+//!   and arms the new task's counter with the number of edges. Whoever brings the counter to
+//!   zero — the arm itself, or the last predecessor to complete — queues the task on its own
+//!   worker. See [`notify`] for why no notification is lost or doubled; the loom models there
+//!   cover a spawn racing a completion and two predecessors completing at once.
+//! - **Safety.** The data handed to a task is exclusive for writes and shared for reads
+//!   because (a) regions are made from `&mut` borrows for the scope's lifetime, (b) every
+//!   access the task gets is one it declared, checked for self-overlap at the spawn, (c) the
+//!   analysis orders every conflicting pair of siblings (in block mode conservatively), and
+//!   (d) a task's lifetime `'t` ends before it completes, so nothing it received outlives the
+//!   point where its successors start.
+//! - **ND mode** (the seed's analysis switched off, with explicit syncs) would hand the same
+//!   data to tasks the programmer promises are independent: in Rust that promise is a borrow.
+//!   Programs without dependence analysis are written with `join` / `forkjoin::scope` over
+//!   disjoint [`TileMut`]s ([`TileMut::into_tiles`], [`TileMut::quadrants`]), which the
+//!   compiler checks; [`Scope::sync`] is the seed's `sync` inside a data-flow scope.
+
+mod access;
+mod lut;
+pub(crate) mod notify;
+
+use std::any::Any;
+use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::ptr;
+
+pub use access::{
+    Accesses, Matrix, Part, Read, Region, Sub, TileMut, TileRead, TileRef, TileWrite, Write,
+};
+
+use crate::mem::region::Region as Arena;
+use crate::runtime::job::{JobHeader, JobRef};
+use crate::runtime::worker::WorkerThread;
+use crate::runtime::{global, Registry};
+use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
+use crate::Error;
+use lut::Trie;
+use notify::{DepCounter, NotifyList, NotifyNode};
+
+/// One declared access, as the analysis sees it: rows of `len` elements, `ld` apart, starting
+/// at element `start` of region `region` of the scope `frame`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Footprint {
+    frame: *const (),
+    region: u32,
+    start: usize,
+    len: usize,
+    ld: usize,
+    rows: usize,
+    write: bool,
+}
+
+impl Footprint {
+    /// Element ranges `[lo, hi)` of the footprint's non-empty rows.
+    fn row_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let n = if self.len == 0 { 0 } else { self.rows };
+        (0..n).map(move |r| {
+            let lo = self.start + r * self.ld;
+            (lo, lo + self.len)
+        })
+    }
+
+    /// Whether the two footprints (of the same region) share an element.
+    fn overlaps(&self, o: &Footprint) -> bool {
+        if self.len == 0 || o.len == 0 || self.rows == 0 || o.rows == 0 {
+            return false;
+        }
+        // Same layout: rectangles in (row, column) space when no row wraps past `ld`.
+        if self.ld == o.ld && self.ld > 0 {
+            let (r1, c1) = (self.start / self.ld, self.start % self.ld);
+            let (r2, c2) = (o.start / o.ld, o.start % o.ld);
+            if c1 + self.len <= self.ld && c2 + o.len <= o.ld {
+                return r1 < r2 + o.rows
+                    && r2 < r1 + self.rows
+                    && c1 < c2 + o.len
+                    && c2 < c1 + self.len;
+            }
+        }
+        self.row_ranges()
+            .any(|(a, b)| o.row_ranges().any(|(c, d)| a < d && c < b))
+    }
+}
+
+/// How the look-up tables key the data: blocks of a fixed size (the seed's design; accesses
+/// to the same block are ordered even if their bytes do not overlap) or exact byte ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    block: usize,
+    exact: bool,
+}
+
+impl Default for Config {
+    /// Blocks of 2 KiB (the seed's setting), block mode.
+    fn default() -> Self {
+        Config {
+            block: Self::DEFAULT_BLOCK,
+            exact: false,
+        }
+    }
+}
+
+impl Config {
+    /// The default block size in bytes.
+    pub const DEFAULT_BLOCK: usize = 2048;
+    /// The largest block size accepted.
+    pub const MAX_BLOCK: usize = 1 << 30;
+
+    /// Block mode with blocks of `bytes` bytes (1 to [`Config::MAX_BLOCK`]): smaller blocks
+    /// cost more look-up-table slots per access, larger ones create false dependences.
+    pub fn blocks(bytes: usize) -> Result<Config, Error> {
+        if bytes == 0 || bytes > Self::MAX_BLOCK {
+            return Err(Error::TooLarge {
+                what: format!("data-flow block size of {bytes} bytes"),
+                limit: format!("1 to {} bytes", Self::MAX_BLOCK),
+            });
+        }
+        Ok(Config {
+            block: bytes,
+            exact: false,
+        })
+    }
+
+    /// Exact mode: no false dependences, whatever the alignment and size of the accesses; the
+    /// tables are indexed by blocks of `bytes` bytes, each holding the exact ranges that touch
+    /// it.
+    pub fn exact(bytes: usize) -> Result<Config, Error> {
+        Ok(Config {
+            exact: true,
+            ..Self::blocks(bytes)?
+        })
+    }
+
+    /// The block size in bytes.
+    pub fn block_bytes(&self) -> usize {
+        self.block
+    }
+
+    /// Whether dependences are exact.
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+}
+
+/// A panic from a data-flow scope's tasks (or its own closure), with how many tasks were
+/// cancelled because they depended on the panicking one.
+pub struct TaskPanic {
+    /// The first panic's payload.
+    pub payload: Box<dyn Any + Send>,
+    /// Tasks that did not run because a task they (transitively) depended on panicked.
+    pub cancelled: usize,
+}
+
+impl std::fmt::Debug for TaskPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let msg = self
+            .payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(non-string payload)");
+        f.debug_struct("TaskPanic")
+            .field("message", &msg)
+            .field("cancelled", &self.cancelled)
+            .finish()
+    }
+}
+
+/// State shared by all frames of one root scope.
+struct Shared {
+    config: Config,
+    cancelled: AtomicUsize,
+}
+
+/// A data region registered with a frame.
+struct RegionInfo {
+    elem: usize,
+    bytes: usize,
+    trie: Trie<TaskDesc>,
+}
+
+/// What only the frame's own thread touches.
+struct FrameLocal {
+    arena: Arena,
+    regions: Vec<RegionInfo>,
+    scratch: Vec<Footprint>,
+}
+
+/// A running task's (or root scope's) bookkeeping for its children (see the design note).
+struct Frame {
+    registry: Arc<Registry>,
+    shared: *const Shared,
+    /// Children spawned and not yet completed.
+    children: AtomicUsize,
+    /// The first panic of a child (or of a child's descendants).
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    local: UnsafeCell<FrameLocal>,
+}
+
+impl Frame {
+    fn new(registry: Arc<Registry>, shared: *const Shared) -> Frame {
+        Frame {
+            registry,
+            shared,
+            children: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+            local: UnsafeCell::new(FrameLocal {
+                arena: Arena::new(),
+                regions: Vec::new(),
+                scratch: Vec::new(),
+            }),
+        }
+    }
+
+    fn shared(&self) -> &Shared {
+        // SAFETY: the root scope's `Shared` outlives every frame of the scope (the root waits
+        // for all its children, which wait for theirs).
+        unsafe { &*self.shared }
+    }
+
+    /// # Safety
+    /// Only the frame's own thread, and not while another reference from this call is alive.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn local(&self) -> &mut FrameLocal {
+        // SAFETY: per the contract.
+        unsafe { &mut *self.local.get() }
+    }
+
+    fn keep_panic(&self, p: Box<dyn Any + Send>) {
+        let mut slot = lock(&self.panic);
+        if slot.is_none() {
+            *slot = Some(p);
+        }
+    }
+
+    /// Waits (running other work) until every child so far has completed.
+    fn wait_children(&self, w: &WorkerThread) {
+        w.wait_until(|| self.children.load(Ordering::Acquire) == 0);
+    }
+}
+
+/// A task descriptor (seed 002 §2): the job the runtime runs, the dependence counter, the
+/// notify list, and the type-erased closure with its declared accesses. Lives in the parent's
+/// region until the parent completes.
+#[repr(C)]
+struct TaskDesc {
+    header: JobHeader,
+    deps: DepCounter,
+    notify: NotifyList,
+    /// A predecessor panicked or was cancelled: do not run, cancel the successors.
+    cancelled: AtomicBool,
+    /// The last sibling that registered an edge to this task (parent's thread only): skips
+    /// duplicate edges from a footprint that meets this task in several blocks.
+    last_succ: Cell<*const TaskDesc>,
+    parent: *const Frame,
+    body: *mut u8,
+    /// Runs the body with the task's frame, or drops it unrun (`None`).
+    call: unsafe fn(*mut u8, Option<&Frame>),
+}
+
+// SAFETY: shared between the parent's thread (analysis: `last_succ`, pushes) and the threads
+// that complete predecessors (atomics only) or run the task (after it is handed over through
+// the counter and a deque); `last_succ` is touched by the parent's thread only.
+unsafe impl Sync for TaskDesc {}
+
+struct Body<F, A> {
+    f: F,
+    a: A,
+}
+
+unsafe fn call_body<'e, F, A>(body: *mut u8, frame: Option<&Frame>)
+where
+    A: Accesses,
+    F: for<'t> FnOnce(&'t Scope<'t, 'e>, A::Data<'t>),
+{
+    // SAFETY: `body` holds the `Body<F, A>` written at the spawn, read out exactly once here
+    // (the descriptor runs or is cancelled once).
+    let Body { f, a } = unsafe { body.cast::<Body<F, A>>().read() };
+    if let Some(frame) = frame {
+        let s = Scope::<'_, 'e>::new(frame);
+        // SAFETY: the task's dependences are satisfied: the declared data is exclusive for
+        // its writes and unwritten by others for its reads until the task completes, which
+        // is after `f` returns and the frame's children are done.
+        f(&s, unsafe { a.into_data() });
+    }
+}
+
+/// Queues a ready task on the current worker (every data-flow task is readied on a worker of
+/// its scope's runtime: by its parent, or by a predecessor as it completes).
+fn schedule(d: *const TaskDesc, registry: &Registry) {
+    // SAFETY: the header is the descriptor's first field; the descriptor lives until its
+    // parent completes, which waits for it to have run.
+    let job = unsafe { JobRef::from_header(d.cast()) };
+    match WorkerThread::current() {
+        Some(w) if ptr::eq(&*w.registry, registry) => w.push_spawn(job),
+        _ => registry.inject(job),
+    }
+}
+
+/// The job function of a data-flow task.
+unsafe fn run_task(h: *const JobHeader) {
+    // SAFETY: the header of a descriptor (first field, `repr(C)`), alive until its parent
+    // completes, which cannot happen before this function's last line.
+    let d = unsafe { &*h.cast::<TaskDesc>() };
+    // SAFETY: the parent frame waits for this task before it goes.
+    let parent = unsafe { &*d.parent };
+    let cancelled = d.cancelled.load(Ordering::Relaxed);
+    let mut failed = cancelled;
+    if cancelled {
+        // SAFETY: the body is dropped once, unrun.
+        unsafe { (d.call)(d.body, None) };
+        parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
+    } else {
+        let frame = Frame::new(Arc::clone(&parent.registry), parent.shared);
+        // SAFETY: the body runs once.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+            (d.call)(d.body, Some(&frame))
+        }));
+        let w = WorkerThread::current().expect("data-flow tasks run on workers");
+        frame.wait_children(w);
+        let child_panic = lock(&frame.panic).take();
+        drop(frame);
+        if let Some(p) = r.err().or(child_panic) {
+            failed = true;
+            parent.keep_panic(p);
+        }
+    }
+    // SAFETY: closed once, at completion; the nodes live in the parent's region.
+    unsafe {
+        d.notify.close(|s| {
+            // SAFETY: a sibling descriptor in the same region.
+            let s = &*s.cast::<TaskDesc>();
+            if failed {
+                s.cancelled.store(true, Ordering::Relaxed);
+            }
+            if s.deps.fire() {
+                schedule(s, &parent.registry);
+            }
+        })
+    };
+    // The last access to the parent's frame and region (this descriptor included).
+    parent.children.fetch_sub(1, Ordering::Release);
+}
+
+/// A data-flow scope: hand it data with [`region`](Scope::region), spawn tasks on parts of
+/// it with [`spawn`](Scope::spawn). `'s` is how long the scope's data is borrowed; `'e` is
+/// the environment the scope lives in.
+pub struct Scope<'s, 'e: 's> {
+    frame: *const Frame,
+    /// Invariant in both lifetimes; not `Send` or `Sync` (raw pointer): a scope is used by the
+    /// thread that runs its task.
+    marker: PhantomData<(&'s mut &'s (), &'e mut &'e ())>,
+}
+
+impl<'s, 'e> Scope<'s, 'e> {
+    fn new(frame: &Frame) -> Scope<'s, 'e> {
+        Scope {
+            frame,
+            marker: PhantomData,
+        }
+    }
+
+    fn frame(&self) -> &Frame {
+        // SAFETY: a scope is handed out only by reference while its frame is alive.
+        unsafe { &*self.frame }
+    }
+
+    fn register(&self, bytes: usize, elem: usize) -> u32 {
+        let f = self.frame();
+        let block = f.shared().config.block;
+        // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`).
+        let l = unsafe { f.local() };
+        let id = u32::try_from(l.regions.len()).expect("fewer than 2^32 regions per task");
+        l.regions.push(RegionInfo {
+            elem,
+            bytes,
+            trie: Trie::new(bytes, block),
+        });
+        id
+    }
+
+    /// Hands `data` to the scope for the scope's lifetime: the tasks spawned here reach it
+    /// through accesses declared on the returned region.
+    pub fn region<T>(&self, data: &'s mut [T]) -> Region<'s, T> {
+        let id = self.register(std::mem::size_of_val(data), std::mem::size_of::<T>());
+        Region {
+            frame: self.frame.cast(),
+            id,
+            ptr: data.as_mut_ptr(),
+            len: data.len(),
+            marker: PhantomData,
+        }
+    }
+
+    /// Hands a tile (a task's [`TileMut`], say) to the scope as a matrix of its rows and
+    /// columns, for the task's children to split further.
+    pub fn matrix<T>(&self, mut tile: TileMut<'s, T>) -> Matrix<'s, T> {
+        let (rows, cols, ld) = (tile.rows(), tile.cols(), tile.ld());
+        let elems = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+        let id = self.register(elems * std::mem::size_of::<T>(), std::mem::size_of::<T>());
+        Matrix {
+            frame: self.frame.cast(),
+            id,
+            ptr: tile.as_mut_ptr(),
+            offset: 0,
+            rows,
+            cols,
+            ld,
+            marker: PhantomData,
+        }
+    }
+
+    /// Spawns a task that runs `f` with the data of `accesses` once every earlier sibling
+    /// task whose declared accesses conflict with these has completed.
+    ///
+    /// `accesses` is one declaration, a tuple of them, an array or a `Vec` (see
+    /// [`Accesses`]); `f` receives this task's own scope (for children) and the data, in the
+    /// same shape. Panics, before anything is queued, if two of the declarations overlap and
+    /// one of them writes, or if a declaration belongs to another scope.
+    pub fn spawn<A, F>(&self, accesses: A, f: F)
+    where
+        A: Accesses,
+        F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+    {
+        let frame = self.frame();
+        // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`); no other
+        // reference to the local state is alive during this call.
+        let local = unsafe { frame.local() };
+        let mut fps = std::mem::take(&mut local.scratch);
+        fps.clear();
+        accesses.footprints(&mut fps);
+        check(&fps, self.frame.cast());
+
+        let body = local
+            .arena
+            .alloc(Body { f, a: accesses })
+            .as_ptr()
+            .cast::<u8>();
+        let desc = local
+            .arena
+            .alloc(TaskDesc {
+                header: JobHeader::new(run_task),
+                deps: DepCounter::new(),
+                notify: NotifyList::new(),
+                cancelled: AtomicBool::new(false),
+                last_succ: Cell::new(ptr::null()),
+                parent: frame,
+                body,
+                call: call_body::<F, A>,
+            })
+            .as_ptr()
+            .cast_const();
+        frame.children.fetch_add(1, Ordering::Relaxed);
+
+        let config = frame.shared().config;
+        let mut found = 0usize;
+        for fp in &fps {
+            let info = &mut local.regions[fp.region as usize];
+            let (elem, bytes) = (info.elem, info.bytes);
+            for (lo, hi) in fp.row_ranges() {
+                let (lo, hi) = (lo * elem, (hi * elem).min(bytes));
+                if hi <= lo {
+                    continue; // zero-sized elements: nothing to order
+                }
+                info.trie.access(
+                    lo..hi,
+                    fp.write,
+                    (config.exact, config.block),
+                    desc,
+                    &mut local.arena,
+                    &mut |pred: *const TaskDesc, arena: &mut Arena| {
+                        // SAFETY: a sibling's descriptor in this frame's region.
+                        let p = unsafe { &*pred };
+                        if p.last_succ.get() == desc {
+                            return;
+                        }
+                        p.last_succ.set(desc);
+                        if p.notify.is_closed() {
+                            return;
+                        }
+                        let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
+                        // SAFETY: the node lives in this frame's region, which outlives
+                        // every sibling's completion.
+                        if unsafe { p.notify.push(node) } {
+                            found += 1;
+                        }
+                    },
+                );
+            }
+        }
+        local.scratch = fps;
+        // SAFETY: the descriptor was just written and is alive.
+        if unsafe { &*desc }.deps.arm(found) {
+            schedule(desc, &frame.registry);
+        }
+    }
+
+    /// Waits until every task spawned in this scope so far has completed (running other
+    /// work meanwhile), then frees their descriptors: the seed's `sync`. Needed only where a
+    /// task must see its children's results itself (seed 002 §2.2), or to bound the memory of
+    /// a long-running scope; dependences between siblings need no sync.
+    pub fn sync(&self) {
+        let f = self.frame();
+        let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
+        f.wait_children(w);
+        // SAFETY: the frame's thread; every child has completed, so nothing refers to the
+        // region's descriptors, nodes or table leaves any more.
+        let l = unsafe { f.local() };
+        let block = f.shared().config.block;
+        for r in &mut l.regions {
+            r.trie = Trie::new(r.bytes, block);
+        }
+        l.arena.reset();
+    }
+}
+
+/// Checks a spawn's declarations: all from this scope, no overlap involving a write.
+fn check(fps: &[Footprint], frame: *const ()) {
+    for (i, a) in fps.iter().enumerate() {
+        assert!(
+            a.frame == frame,
+            "taskpools::dataflow: an access declared on another task's region was passed to \
+             spawn; declare accesses on regions of the scope that spawns"
+        );
+        for (j, b) in fps[..i].iter().enumerate() {
+            if a.region == b.region && (a.write || b.write) && a.overlaps(b) {
+                panic!(
+                    "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
+                     them writes; declare the data once (as inout)"
+                );
+            }
+        }
+    }
+}
+
+/// Runs `f` with a data-flow scope on the current runtime (the global one outside any), waits
+/// for every task spawned in it, and returns `f`'s result; resumes the first panic of a task
+/// (see [`try_scope`]). Blocks of [`Config::DEFAULT_BLOCK`] bytes.
+pub fn scope<'e, F, R>(f: F) -> R
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
+    R: Send,
+{
+    scope_with(Config::default(), f)
+}
+
+/// [`scope`] with a look-up-table configuration.
+pub fn scope_with<'e, F, R>(config: Config, f: F) -> R
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
+    R: Send,
+{
+    match try_scope(config, f) {
+        Ok(r) => r,
+        Err(p) => resume_unwind(p.payload),
+    }
+}
+
+/// [`scope_with`], returning a panic (with the number of tasks it cancelled) instead of
+/// resuming it.
+pub fn try_scope<'e, F, R>(config: Config, f: F) -> Result<R, TaskPanic>
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => root(w, config, f),
+        None => global().install(|| {
+            let w = WorkerThread::current().expect("install runs on a worker");
+            root(w, config, f)
+        }),
+    }
+}
+
+fn root<'e, F, R>(w: &WorkerThread, config: Config, f: F) -> Result<R, TaskPanic>
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R,
+{
+    let shared = Shared {
+        config,
+        cancelled: AtomicUsize::new(0),
+    };
+    let frame = Frame::new(Arc::clone(&w.registry), &shared);
+    let r = {
+        let s = Scope::new(&frame);
+        catch_unwind(AssertUnwindSafe(|| f(&s)))
+    };
+    frame.wait_children(w);
+    let child_panic = lock(&frame.panic).take();
+    drop(frame);
+    let cancelled = shared.cancelled.load(Ordering::Relaxed);
+    match (r, child_panic) {
+        (Ok(r), None) => Ok(r),
+        (Err(payload), _) | (Ok(_), Some(payload)) => Err(TaskPanic { payload, cancelled }),
+    }
+}
