@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{blocked, deque, forkjoin, manber, queens, synthetic};
+use experiments::{blocked, dataflow, deque, forkjoin, manber, queens, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -44,6 +44,10 @@ enum Cmd {
     /// Coarse phases: a sparse blocked LU and Jacobi sweeps, a scope per step, on both
     /// fork-join pools (scope and scope_fifo), rayon and sequentially.
     Blocked(BlockedArgs),
+    /// Data-flow tasks (in/out/inout footprints): per-task cost with 0 to 4 declared accesses
+    /// on task graphs, against OpenMP tasks with `depend` (libgomp) and row-synchronized
+    /// fork-join, rayon and OpenMP.
+    Dataflow(DataflowArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -427,6 +431,110 @@ fn queens_cmd(p: &queens::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> 
             &labels,
             &series,
             Some(1.0),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct DataflowArgs {
+    /// Thread counts, comma-separated; each 1 to 4096, none given twice.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Repetitions (the median is reported); at least 1.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Tasks per graph, 1 to 10,000,000.
+    #[arg(long, default_value_t = 200_000)]
+    tasks: usize,
+    /// Blocks per row of the graphs (the width of the chains, stencils and random DAG),
+    /// 3 to 1,000,000.
+    #[arg(long, default_value_t = 64)]
+    width: usize,
+    /// Graphs, comma-separated, or `all`: independent, chains, fan-in-2, fan-in-4, random.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    graphs: Vec<String>,
+    /// Pin worker i of every runtime and OpenMP thread i to core i mod cores, and the
+    /// sequential run to core 0: `--pin`, `--pin true` (the default) or `--pin false`.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pin: bool,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// The most tasks `dataflow` may run per graph (its arrays take about 30 bytes per task).
+const MAX_DATAFLOW_TASKS: usize = 10_000_000;
+
+fn dataflow_params(a: &DataflowArgs) -> Result<dataflow::Params> {
+    check_threads("--threads", &a.threads, 1)?;
+    check_positive("--reps", a.reps)?;
+    if !(1..=MAX_DATAFLOW_TASKS).contains(&a.tasks) {
+        bail!("--tasks {}: 1 to {MAX_DATAFLOW_TASKS}", a.tasks);
+    }
+    if !(3..=1_000_000).contains(&a.width) {
+        bail!("--width {}: 3 to 1000000", a.width);
+    }
+    let graphs = if a.graphs.iter().any(|g| g == "all") {
+        dataflow::Graph::ALL.to_vec()
+    } else {
+        a.graphs
+            .iter()
+            .map(|g| dataflow::Graph::from_name(g))
+            .collect::<Result<Vec<_>>>()?
+    };
+    a.out.check()?;
+    Ok(dataflow::Params {
+        threads: a.threads.clone(),
+        reps: a.reps,
+        tasks: a.tasks,
+        width: a.width,
+        graphs,
+        pin: a.pin,
+    })
+}
+
+fn dataflow_cmd(p: &dataflow::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = dataflow::run(p, &progress)?;
+    progress.finish();
+    let table = report::dataflow_table(&records, dataflow::openmp_available());
+    emit(&table, &records, out, quiet)?;
+    if let Some(path) = out.plot {
+        let mut labels: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for r in records.iter().filter(|r| r.variant != "sequential") {
+            let l = format!("{} x{}", r.graph, r.threads);
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+            if !names.contains(&r.variant) {
+                names.push(r.variant.clone());
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = names
+            .iter()
+            .map(|n| {
+                let v = labels
+                    .iter()
+                    .map(|l| {
+                        records
+                            .iter()
+                            .find(|r| r.variant == *n && format!("{} x{}", r.graph, r.threads) == *l)
+                            .and_then(|r| r.ns_per_task)
+                            .unwrap_or(f64::NAN)
+                    })
+                    .collect();
+                (n.clone(), v)
+            })
+            .collect();
+        report::bar_chart(
+            path,
+            "data-flow task graphs: nanoseconds per task (lower is better)",
+            "ns per task",
+            &labels,
+            &series,
+            None,
         )?;
     }
     Ok(())
@@ -900,6 +1008,16 @@ fn tour(out: &Path) -> Result<()> {
         pin: true,
     };
     blocked_cmd(&p, &TourFiles::new(out, "blocked").outputs(), false)?;
+    println!("== dataflow: per-task cost of data-flow tasks, against OpenMP depend\n");
+    let p = dataflow::Params {
+        threads: vec![1, 2],
+        reps: 3,
+        tasks: 20_000,
+        width: 64,
+        graphs: dataflow::Graph::ALL.to_vec(),
+        pin: true,
+    };
+    dataflow_cmd(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
@@ -1226,6 +1344,10 @@ fn run(cli: Cli) -> Result<()> {
                 pin: a.pin,
             };
             blocked_cmd(&p, &a.out.outputs(), a.out.quiet())?;
+        }
+        Cmd::Dataflow(a) => {
+            let p = dataflow_params(&a)?;
+            dataflow_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Queens(a) => {
             let pools = parse_pools(&a.pool)?;

@@ -1,6 +1,7 @@
 //! One module per experiment.
 
 pub mod blocked;
+pub mod dataflow;
 pub mod deque;
 pub mod forkjoin;
 pub mod manber;

@@ -1,0 +1,101 @@
+/* OpenMP peers of `taskpools dataflow`: the same task graphs as the Rust side, run as OpenMP
+ * tasks with `depend` clauses (libgomp when built with GCC). One thread creates every task
+ * inside `single`, as the Rust side's scope does; the graph arrives from Rust as arrays:
+ * task t writes block out[t] (inout) and reads the blocks reads[3t .. 3t + nreads[t]).
+ * The task body is the same as the Rust one: d[o] += 1 + the values read. */
+#define _GNU_SOURCE
+#include <omp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#define STRIDE 8 /* u64 per block: one 64-byte line each */
+
+static inline void body(uint64_t *d, int32_t o, const int32_t *r, int32_t k) {
+    uint64_t s = 1;
+    for (int32_t j = 0; j < k; j++) s += d[(int64_t)r[j] * STRIDE];
+    d[(int64_t)o * STRIDE] += s;
+}
+
+/* Pins the calling OpenMP thread to core (thread number mod cores), as the Rust side pins
+ * worker i to core i mod cores. libgomp keeps its threads, so this holds for later regions. */
+static void pin_me(int32_t pin) {
+    if (!pin) return;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(omp_get_thread_num() % n, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Runs the graph on `threads` threads; returns the elapsed seconds. */
+double taskpools_omp_graph(uint64_t *d, int64_t n, const int32_t *out, const int32_t *reads,
+                           const int32_t *nreads, int32_t threads, int32_t pin) {
+    double t0 = 0, t1 = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        pin_me(pin);
+#pragma omp barrier
+#pragma omp single
+        {
+            t0 = omp_get_wtime();
+            for (int64_t t = 0; t < n; t++) {
+                int32_t o = out[t], k = nreads[t];
+                const int32_t *r = reads + 3 * t;
+                uint64_t *w = d + (int64_t)o * STRIDE;
+                switch (k) {
+                case 0:
+#pragma omp task firstprivate(o, r, k) depend(inout : w[0])
+                    body(d, o, r, k);
+                    break;
+                case 1:
+#pragma omp task firstprivate(o, r, k) depend(inout : w[0]) depend(in : d[(int64_t)r[0] * STRIDE])
+                    body(d, o, r, k);
+                    break;
+                case 2:
+#pragma omp task firstprivate(o, r, k) depend(inout : w[0]) \
+    depend(in : d[(int64_t)r[0] * STRIDE], d[(int64_t)r[1] * STRIDE])
+                    body(d, o, r, k);
+                    break;
+                default:
+#pragma omp task firstprivate(o, r, k) depend(inout : w[0])                                    \
+    depend(in : d[(int64_t)r[0] * STRIDE], d[(int64_t)r[1] * STRIDE], d[(int64_t)r[2] * STRIDE])
+                    body(d, o, r, k);
+                    break;
+                }
+            }
+#pragma omp taskwait
+            t1 = omp_get_wtime();
+        }
+    }
+    return t1 - t0;
+}
+
+/* The same tasks without dependences, a taskwait after every row of `width` tasks (what a
+ * programmer writes when the rows are known to be independent inside). */
+double taskpools_omp_rows(uint64_t *d, int64_t n, int64_t width, const int32_t *out,
+                          const int32_t *reads, const int32_t *nreads, int32_t threads, int32_t pin) {
+    double t0 = 0, t1 = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        pin_me(pin);
+#pragma omp barrier
+#pragma omp single
+        {
+            t0 = omp_get_wtime();
+            for (int64_t t = 0; t < n; t++) {
+                int32_t o = out[t], k = nreads[t];
+                const int32_t *r = reads + 3 * t;
+#pragma omp task firstprivate(o, r, k)
+                body(d, o, r, k);
+                if ((t + 1) % width == 0) {
+#pragma omp taskwait
+                }
+            }
+#pragma omp taskwait
+            t1 = omp_get_wtime();
+        }
+    }
+    return t1 - t0;
+}

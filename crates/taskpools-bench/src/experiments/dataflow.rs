@@ -1,0 +1,577 @@
+//! The cost of a data-flow task: task graphs of tiny tasks with 0 to 4 declared accesses,
+//! run by our data-flow scopes (block mode at two block sizes, exact mode), by OpenMP tasks
+//! with `depend` clauses (libgomp, C built by the build script) in the same invocation, and,
+//! where the graph is rows of independent tasks, with a sync after each row (our data-flow
+//! scope, our fork-join `scope`, rayon, OpenMP `taskwait`: the seed's "ND" programs).
+//!
+//! Every task `t` adds `1 + (the values it reads)` to the first word of the block it writes;
+//! each block is 8 words (64 bytes). Every variant's result is compared with the sequential
+//! loop's, word for word.
+//!
+//! Graphs over `width` blocks (rows of `width` tasks):
+//! - `independent`: every task its own block (no dependence);
+//! - `chains`: task `t` updates block `t mod width` (one predecessor each);
+//! - `fan-in-2`: two buffers of `width` blocks swapped each row; a task reads block `c` of one
+//!   and writes block `c` of the other (the stencil's pattern, two accesses);
+//! - `fan-in-4`: the same reading blocks `c - 1`, `c`, `c + 1` (four accesses);
+//! - `random`: a random block written and two other random blocks read (a random DAG of fixed
+//!   width; no row structure).
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+use taskpools::dataflow::{self, Config};
+
+use super::pinning::{pinner, rayon_pools};
+use super::summarize;
+use crate::report::Progress;
+
+/// Words per block.
+const STRIDE: usize = 8;
+
+/// A task graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Graph {
+    /// No dependences.
+    Independent,
+    /// `width` chains.
+    Chains,
+    /// Read one block of the other buffer.
+    FanIn2,
+    /// Read three blocks of the other buffer.
+    FanIn4,
+    /// Random DAG of fixed width.
+    Random,
+}
+
+impl Graph {
+    /// Every graph.
+    pub const ALL: [Graph; 5] = [
+        Graph::Independent,
+        Graph::Chains,
+        Graph::FanIn2,
+        Graph::FanIn4,
+        Graph::Random,
+    ];
+
+    /// The name on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Graph::Independent => "independent",
+            Graph::Chains => "chains",
+            Graph::FanIn2 => "fan-in-2",
+            Graph::FanIn4 => "fan-in-4",
+            Graph::Random => "random",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Result<Graph> {
+        Graph::ALL
+            .into_iter()
+            .find(|g| g.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<_> = Graph::ALL.iter().map(|g| g.name()).collect();
+                anyhow::anyhow!("unknown graph `{s}`; known: {}", known.join(", "))
+            })
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Repetitions (median reported).
+    pub reps: usize,
+    /// Tasks per graph.
+    pub tasks: usize,
+    /// Blocks per row.
+    pub width: usize,
+    /// Graphs to run.
+    pub graphs: Vec<Graph>,
+    /// Pin worker `i` of every runtime (and OpenMP thread `i`) to core `i mod cores`.
+    pub pin: bool,
+}
+
+/// One row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// `dataflow`.
+    pub experiment: String,
+    /// The graph.
+    pub graph: String,
+    /// Declared accesses per task (the written block and the blocks read).
+    pub accesses: usize,
+    /// Direct predecessors per task, on average (earlier tasks each one must wait for).
+    pub preds_per_task: f64,
+    /// The variant: `sequential`, `dataflow b64`, `dataflow b2048`, `dataflow exact`,
+    /// `openmp depend`, and for row graphs `dataflow rows`, `forkjoin rows`, `rayon rows`,
+    /// `openmp rows`.
+    pub variant: String,
+    /// Threads (1 for sequential).
+    pub threads: usize,
+    /// Tasks.
+    pub tasks: usize,
+    /// Repetitions.
+    pub reps: usize,
+    /// Median nanoseconds per task (`None`: not available in this build).
+    pub ns_per_task: Option<f64>,
+    /// Fastest and slowest repetition, ns per task.
+    pub min_ns: Option<f64>,
+    /// Slowest repetition.
+    pub max_ns: Option<f64>,
+    /// This variant's ns per task over `openmp depend`'s at the same threads.
+    pub vs_openmp_depend: Option<f64>,
+}
+
+/// A graph as arrays (the layout the C side takes).
+struct Tasks {
+    out: Vec<i32>,
+    reads: Vec<i32>,
+    nreads: Vec<i32>,
+    blocks: usize,
+    /// Tasks per row, when each row's tasks are independent of each other.
+    rows: Option<usize>,
+}
+
+fn build(g: Graph, n: usize, w: usize) -> Tasks {
+    let mut t = Tasks {
+        out: Vec::with_capacity(n),
+        reads: Vec::with_capacity(3 * n),
+        nreads: Vec::with_capacity(n),
+        blocks: 0,
+        rows: Some(w),
+    };
+    let mut rng = fastrand::Rng::with_seed(7);
+    for i in 0..n {
+        let (r, c) = (i / w, i % w);
+        let (src, dst) = ((r % 2) * w, ((r + 1) % 2) * w);
+        let (o, rd): (usize, Vec<usize>) = match g {
+            Graph::Independent => (i, vec![]),
+            Graph::Chains => (c, vec![]),
+            Graph::FanIn2 => (dst + c, vec![src + c]),
+            Graph::FanIn4 => (
+                dst + c,
+                vec![src + (c + w - 1) % w, src + c, src + (c + 1) % w],
+            ),
+            Graph::Random => {
+                let o = rng.usize(..w);
+                let mut a = rng.usize(..w);
+                while a == o {
+                    a = rng.usize(..w);
+                }
+                let mut b = rng.usize(..w);
+                while b == o || b == a {
+                    b = rng.usize(..w);
+                }
+                (o, vec![a, b])
+            }
+        };
+        t.out.push(o as i32);
+        t.nreads.push(rd.len() as i32);
+        for k in 0..3 {
+            t.reads.push(rd.get(k).map_or(-1, |&x| x as i32));
+        }
+    }
+    t.blocks = match g {
+        Graph::Independent => n,
+        Graph::Chains | Graph::Random => w,
+        Graph::FanIn2 | Graph::FanIn4 => 2 * w,
+    };
+    if matches!(g, Graph::Random | Graph::Independent) {
+        t.rows = if g == Graph::Independent { Some(n) } else { None };
+    }
+    t
+}
+
+/// Direct predecessors per task: for each task, the distinct earlier tasks it conflicts
+/// with through the last writer or the readers since (the rules of the look-up table).
+fn preds_per_task(t: &Tasks) -> f64 {
+    let mut writer: Vec<Option<usize>> = vec![None; t.blocks];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); t.blocks];
+    let mut total = 0usize;
+    for i in 0..t.out.len() {
+        let mut preds: Vec<usize> = Vec::new();
+        for k in 0..t.nreads[i] as usize {
+            let b = t.reads[3 * i + k] as usize;
+            preds.extend(writer[b]);
+            readers[b].push(i);
+        }
+        let o = t.out[i] as usize;
+        if readers[o].is_empty() {
+            preds.extend(writer[o]);
+        } else {
+            preds.extend(readers[o].iter().copied().filter(|&x| x != i));
+        }
+        readers[o].clear();
+        writer[o] = Some(i);
+        preds.sort_unstable();
+        preds.dedup();
+        total += preds.len();
+    }
+    total as f64 / t.out.len() as f64
+}
+
+#[inline]
+fn body(d: &mut [u64], o: usize, reads: &[i32], k: usize) {
+    let mut s = 1u64;
+    for &r in &reads[..k] {
+        s = s.wrapping_add(d[r as usize * STRIDE]);
+    }
+    d[o * STRIDE] = d[o * STRIDE].wrapping_add(s);
+}
+
+fn sequential(t: &Tasks, d: &mut [u64]) {
+    for i in 0..t.out.len() {
+        body(d, t.out[i] as usize, &t.reads[3 * i..], t.nreads[i] as usize);
+    }
+}
+
+/// All tasks spawned in one data-flow scope with their declared accesses (or, with `rows`,
+/// a `sync` after every row).
+fn dataflow_run(t: &Tasks, d: &mut [u64], config: Config, rows: Option<usize>) {
+    dataflow::scope_with(config, |df| {
+        let r = df.region(d);
+        let blocks: Vec<_> = r.chunks(STRIDE).collect();
+        for i in 0..t.out.len() {
+            let w = blocks[t.out[i] as usize].inout();
+            let rd = |k: usize| blocks[t.reads[3 * i + k] as usize].read();
+            match t.nreads[i] {
+                0 => df.spawn(w, |_, w| w[0] = w[0].wrapping_add(1)),
+                1 => df.spawn((w, rd(0)), |_, (w, a)| {
+                    w[0] = w[0].wrapping_add(1u64.wrapping_add(a[0]))
+                }),
+                2 => df.spawn((w, rd(0), rd(1)), |_, (w, a, b)| {
+                    w[0] = w[0].wrapping_add(1u64.wrapping_add(a[0]).wrapping_add(b[0]))
+                }),
+                _ => df.spawn((w, rd(0), rd(1), rd(2)), |_, (w, a, b, c)| {
+                    let s = 1u64
+                        .wrapping_add(a[0])
+                        .wrapping_add(b[0])
+                        .wrapping_add(c[0]);
+                    w[0] = w[0].wrapping_add(s)
+                }),
+            }
+            if rows.is_some_and(|w| (i + 1) % w == 0) {
+                df.sync();
+            }
+        }
+    });
+}
+
+/// A raw view of the blocks for row-synchronized fork-join runs.
+#[derive(Clone, Copy)]
+struct View(*mut u64);
+// SAFETY: the row runs below hand it to spawns that write distinct blocks and read only blocks
+// that no task of the same row writes (the row graphs' structure), each row joined before the
+// next starts.
+unsafe impl Send for View {}
+unsafe impl Sync for View {}
+
+impl View {
+    /// Runs task `i`.
+    ///
+    /// # Safety
+    /// No other thread accesses block `out[i]`, and none writes the blocks it reads, meanwhile.
+    unsafe fn task(self, t: &Tasks, i: usize) {
+        let o = t.out[i] as usize * STRIDE;
+        let mut s = 1u64;
+        for k in 0..t.nreads[i] as usize {
+            // SAFETY: per the contract, nobody writes this block meanwhile.
+            s = s.wrapping_add(unsafe { *self.0.add(t.reads[3 * i + k] as usize * STRIDE) });
+        }
+        // SAFETY: per the contract, this thread is the block's only user.
+        unsafe { *self.0.add(o) = (*self.0.add(o)).wrapping_add(s) };
+    }
+}
+
+fn forkjoin_rows(t: &Tasks, d: &mut [u64], w: usize) {
+    let v = View(d.as_mut_ptr());
+    for row in (0..t.out.len()).step_by(w) {
+        taskpools::forkjoin::scope(|s| {
+            for i in row..(row + w).min(t.out.len()) {
+                // SAFETY: the tasks of a row write distinct blocks and read none that the row
+                // writes; the scope joins them before the next row.
+                s.spawn(move |_| unsafe { v.task(t, i) });
+            }
+        });
+    }
+}
+
+fn rayon_rows(t: &Tasks, d: &mut [u64], w: usize) {
+    let v = View(d.as_mut_ptr());
+    for row in (0..t.out.len()).step_by(w) {
+        rayon::scope(|s| {
+            for i in row..(row + w).min(t.out.len()) {
+                // SAFETY: as in `forkjoin_rows`.
+                s.spawn(move |_| unsafe { v.task(t, i) });
+            }
+        });
+    }
+}
+
+#[cfg(taskpools_openmp)]
+mod omp {
+    extern "C" {
+        pub fn taskpools_omp_graph(
+            d: *mut u64,
+            n: i64,
+            out: *const i32,
+            reads: *const i32,
+            nreads: *const i32,
+            threads: i32,
+            pin: i32,
+        ) -> f64;
+        pub fn taskpools_omp_rows(
+            d: *mut u64,
+            n: i64,
+            width: i64,
+            out: *const i32,
+            reads: *const i32,
+            nreads: *const i32,
+            threads: i32,
+            pin: i32,
+        ) -> f64;
+    }
+}
+
+/// OpenMP with `depend` (or with a taskwait per row of `rows`): elapsed seconds, or `None`
+/// when this build has no OpenMP.
+#[allow(unused_variables)]
+fn openmp(t: &Tasks, d: &mut [u64], threads: usize, rows: Option<usize>, pin: bool) -> Option<f64> {
+    #[cfg(taskpools_openmp)]
+    {
+        let n = t.out.len() as i64;
+        // SAFETY: the arrays hold `n` (reads: 3n) entries naming blocks inside `d`, which the C
+        // side reads and writes only under the tasks' dependences (or row taskwaits).
+        let s = unsafe {
+            match rows {
+                None => omp::taskpools_omp_graph(
+                    d.as_mut_ptr(),
+                    n,
+                    t.out.as_ptr(),
+                    t.reads.as_ptr(),
+                    t.nreads.as_ptr(),
+                    threads as i32,
+                    i32::from(pin),
+                ),
+                Some(w) => omp::taskpools_omp_rows(
+                    d.as_mut_ptr(),
+                    n,
+                    w as i64,
+                    t.out.as_ptr(),
+                    t.reads.as_ptr(),
+                    t.nreads.as_ptr(),
+                    threads as i32,
+                    i32::from(pin),
+                ),
+            }
+        };
+        Some(s)
+    }
+    #[cfg(not(taskpools_openmp))]
+    None
+}
+
+/// Whether this build has the OpenMP peers.
+pub fn openmp_available() -> bool {
+    cfg!(taskpools_openmp)
+}
+
+/// Runs the experiment.
+pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
+    if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) || p.tasks == 0 {
+        bail!("--reps, --tasks and every thread count must be at least 1");
+    }
+    if p.width < 3 {
+        bail!("--width must be at least 3");
+    }
+    let pin_to = pinner(p.pin);
+    let ours: Vec<taskpools::Runtime> = p
+        .threads
+        .iter()
+        .map(|&t| taskpools::Runtime::builder().threads(t).pin(p.pin).build())
+        .collect::<Result<_, _>>()?;
+    let rayons = rayon_pools(&p.threads, p.pin)?;
+    let mut out = Vec::new();
+    for &g in &p.graphs {
+        let t = &build(g, p.tasks, p.width);
+        let preds = preds_per_task(t);
+        let accesses = 1 + t.nreads.first().copied().unwrap_or(0) as usize;
+        let fresh = || vec![0u64; t.blocks * STRIDE];
+        let mut expected = fresh();
+        pin_to(0);
+        sequential(t, &mut expected);
+        let mut record = |variant: &str, threads: usize, samples: Option<Vec<f64>>| {
+            let ns = samples.map(|s| {
+                let (m, lo, hi) = summarize(&s);
+                let k = 1e9 / p.tasks as f64;
+                (m * k, lo * k, hi * k)
+            });
+            out.push(Record {
+                experiment: "dataflow".into(),
+                graph: g.name().into(),
+                accesses,
+                preds_per_task: preds,
+                variant: variant.into(),
+                threads,
+                tasks: p.tasks,
+                reps: p.reps,
+                ns_per_task: ns.map(|x| x.0),
+                min_ns: ns.map(|x| x.1),
+                max_ns: ns.map(|x| x.2),
+                vs_openmp_depend: None,
+            });
+        };
+        let check = |d: &[u64], what: &str| -> Result<()> {
+            if d != expected.as_slice() {
+                bail!("{} / {what}: the result differs from the sequential run's", g.name());
+            }
+            Ok(())
+        };
+        // Sequential.
+        let mut s = Vec::new();
+        for _ in 0..p.reps {
+            let mut d = fresh();
+            let t0 = Instant::now();
+            sequential(t, &mut d);
+            s.push(t0.elapsed().as_secs_f64());
+        }
+        record("sequential", 1, Some(s));
+        for (ti, &threads) in p.threads.iter().enumerate() {
+            progress.set_message(format!("dataflow {} x{threads}", g.name()));
+            type Variant<'a> = (&'a str, Box<dyn Fn(&mut [u64]) -> Option<f64> + 'a>);
+            let rt = &ours[ti];
+            let pool = &rayons[ti];
+            let mut variants: Vec<Variant> = vec![
+                (
+                    "dataflow b64",
+                    Box::new(|d| {
+                        let t0 = Instant::now();
+                        rt.install(|| dataflow_run(t, d, Config::blocks(64).unwrap(), None));
+                        Some(t0.elapsed().as_secs_f64())
+                    }),
+                ),
+                (
+                    "dataflow b2048",
+                    Box::new(|d| {
+                        let t0 = Instant::now();
+                        rt.install(|| dataflow_run(t, d, Config::default(), None));
+                        Some(t0.elapsed().as_secs_f64())
+                    }),
+                ),
+                (
+                    "dataflow exact",
+                    Box::new(|d| {
+                        let t0 = Instant::now();
+                        rt.install(|| dataflow_run(t, d, Config::exact(2048).unwrap(), None));
+                        Some(t0.elapsed().as_secs_f64())
+                    }),
+                ),
+                ("openmp depend", Box::new(|d| openmp(t, d, threads, None, p.pin))),
+            ];
+            if let Some(w) = t.rows {
+                variants.push((
+                    "dataflow rows",
+                    Box::new(move |d| {
+                        let t0 = Instant::now();
+                        rt.install(|| dataflow_run(t, d, Config::blocks(64).unwrap(), Some(w)));
+                        Some(t0.elapsed().as_secs_f64())
+                    }),
+                ));
+                variants.push((
+                    "forkjoin rows",
+                    Box::new(move |d| {
+                        let t0 = Instant::now();
+                        rt.install(|| forkjoin_rows(t, d, w));
+                        Some(t0.elapsed().as_secs_f64())
+                    }),
+                ));
+                variants.push((
+                    "rayon rows",
+                    Box::new(move |d| {
+                        let t0 = Instant::now();
+                        pool.install(|| rayon_rows(t, d, w));
+                        Some(t0.elapsed().as_secs_f64())
+                    }),
+                ));
+                variants.push((
+                    "openmp rows",
+                    Box::new(move |d| openmp(t, d, threads, Some(w), p.pin)),
+                ));
+            }
+            // Interleave the variants' repetitions so that drift on a shared host spreads
+            // over all of them.
+            let mut samples: Vec<Option<Vec<f64>>> = vec![Some(Vec::new()); variants.len()];
+            for _ in 0..p.reps {
+                for (k, (name, f)) in variants.iter().enumerate() {
+                    let mut d = fresh();
+                    match f(&mut d) {
+                        Some(secs) => {
+                            check(&d, name)?;
+                            if let Some(v) = &mut samples[k] {
+                                v.push(secs);
+                            }
+                        }
+                        None => samples[k] = None,
+                    }
+                }
+            }
+            for ((name, _), s) in variants.iter().zip(samples) {
+                record(name, threads, s);
+            }
+        }
+    }
+    // Ratios against OpenMP `depend` at the same graph and threads.
+    let omp: Vec<(String, usize, f64)> = out
+        .iter()
+        .filter(|r| r.variant == "openmp depend")
+        .filter_map(|r| r.ns_per_task.map(|v| (r.graph.clone(), r.threads, v)))
+        .collect();
+    for r in &mut out {
+        if r.variant == "sequential" {
+            continue;
+        }
+        r.vs_openmp_depend = omp
+            .iter()
+            .find(|(g, t, _)| *g == r.graph && *t == r.threads)
+            .and_then(|&(_, _, o)| r.ns_per_task.map(|v| v / o));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graphs_have_the_predecessors_they_claim() {
+        let n = 64 * 10;
+        assert_eq!(preds_per_task(&build(Graph::Independent, n, 64)), 0.0);
+        // Every chain task but the first of each chain has one predecessor.
+        let c = preds_per_task(&build(Graph::Chains, n, 64));
+        assert!((c - (n - 64) as f64 / n as f64).abs() < 1e-9, "{c}");
+        let f4 = preds_per_task(&build(Graph::FanIn4, n, 64));
+        assert!(f4 > 3.0, "{f4}");
+    }
+
+    #[test]
+    fn every_variant_matches_the_sequential_run() {
+        let p = Params {
+            threads: vec![1, 2],
+            reps: 1,
+            tasks: 2000,
+            width: 16,
+            graphs: Graph::ALL.to_vec(),
+            pin: false,
+        };
+        let r = run(&p, &Progress::new(false)).unwrap();
+        assert!(r.iter().any(|r| r.variant == "forkjoin rows"));
+        assert_eq!(
+            r.iter().any(|r| r.variant == "openmp depend" && r.ns_per_task.is_some()),
+            openmp_available()
+        );
+    }
+}
