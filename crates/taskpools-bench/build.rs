@@ -6,8 +6,14 @@ fn main() {
     println!("cargo:rerun-if-changed=csrc/dataflow_omp.c");
     println!("cargo:rustc-check-cfg=cfg(taskpools_openmp)");
     let mut b = cc::Build::new();
-    b.file("csrc/dataflow_omp.c").opt_level(2).cargo_warnings(false);
-    let runtime = if b.get_compiler().is_like_clang() { "omp" } else { "gomp" };
+    b.file("csrc/dataflow_omp.c")
+        .opt_level(2)
+        .cargo_warnings(false);
+    let runtime = if b.get_compiler().is_like_clang() {
+        "omp"
+    } else {
+        "gomp"
+    };
     let built = b.is_flag_supported("-fopenmp").unwrap_or(false)
         && b.flag("-fopenmp").try_compile("taskpools_omp").is_ok();
     if built {

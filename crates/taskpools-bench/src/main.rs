@@ -520,7 +520,9 @@ fn dataflow_cmd(p: &dataflow::Params, out: &Outputs<'_>, quiet: bool) -> Result<
                     .map(|l| {
                         records
                             .iter()
-                            .find(|r| r.variant == *n && format!("{} x{}", r.graph, r.threads) == *l)
+                            .find(|r| {
+                                r.variant == *n && format!("{} x{}", r.graph, r.threads) == *l
+                            })
                             .and_then(|r| r.ns_per_task)
                             .unwrap_or(f64::NAN)
                     })

@@ -49,7 +49,11 @@ fn one_scope(rt: &Runtime, data: &mut [u64], tasks: usize, config: Config) {
 
 #[test]
 fn repeated_scopes_with_a_million_tasks_do_not_grow_the_heap() {
-    let tasks = if cfg!(debug_assertions) { 20_000 } else { 200_000 };
+    let tasks = if cfg!(debug_assertions) {
+        20_000
+    } else {
+        200_000
+    };
     for pool in Pool::ALL {
         for config in [Config::default(), Config::exact(512).unwrap()] {
             let rt = Runtime::builder().threads(2).pool(pool).build().unwrap();

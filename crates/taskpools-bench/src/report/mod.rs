@@ -5,7 +5,8 @@ mod table;
 
 pub use plot::{bar_chart, line_chart, speedup_chart};
 pub use table::{
-    blocked_table, dataflow_table, deque_table, forkjoin_table, manber_table, queens_table, synthetic_table,
+    blocked_table, dataflow_table, deque_table, forkjoin_table, manber_table, queens_table,
+    synthetic_table,
 };
 
 use std::fs;

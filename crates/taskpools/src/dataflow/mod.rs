@@ -135,7 +135,7 @@ use crate::mem::region::Region as Arena;
 use crate::runtime::job::{JobHeader, JobRef};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry};
-use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::Error;
 use lut::Trie;
 use notify::{DepCounter, NotifyList, NotifyNode};
@@ -269,6 +269,9 @@ impl std::fmt::Debug for TaskPanic {
     }
 }
 
+/// Outstanding children past which a spawn first runs a job itself.
+const THROTTLE: usize = 256;
+
 /// State shared by all frames of one root scope.
 struct Shared {
     config: Config,
@@ -291,21 +294,26 @@ struct FrameLocal {
 
 /// A running task's (or root scope's) bookkeeping for its children (see the design note).
 struct Frame {
-    registry: Arc<Registry>,
+    /// The scope's runtime (kept alive by the root's worker, which holds an `Arc` of it for
+    /// longer than any frame of the scope lives).
+    registry: *const Registry,
     shared: *const Shared,
     /// Children spawned and not yet completed.
     children: AtomicUsize,
+    /// Whether `panic` holds a panic (spares a lock per task in the common case).
+    panicked: AtomicBool,
     /// The first panic of a child (or of a child's descendants).
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     local: UnsafeCell<FrameLocal>,
 }
 
 impl Frame {
-    fn new(registry: Arc<Registry>, shared: *const Shared) -> Frame {
+    fn new(registry: *const Registry, shared: *const Shared) -> Frame {
         Frame {
             registry,
             shared,
             children: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
             local: UnsafeCell::new(FrameLocal {
                 arena: Arena::new(),
@@ -329,10 +337,26 @@ impl Frame {
         unsafe { &mut *self.local.get() }
     }
 
+    fn registry(&self) -> &Registry {
+        // SAFETY: see the field.
+        unsafe { &*self.registry }
+    }
+
     fn keep_panic(&self, p: Box<dyn Any + Send>) {
         let mut slot = lock(&self.panic);
         if slot.is_none() {
             *slot = Some(p);
+        }
+        self.panicked.store(true, Ordering::Relaxed);
+    }
+
+    /// The first panic kept, once every child has completed (their `children` decrements,
+    /// which the caller has seen with Acquire, come after their `keep_panic`).
+    fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
+        if self.panicked.load(Ordering::Relaxed) {
+            lock(&self.panic).take()
+        } else {
+            None
         }
     }
 
@@ -414,14 +438,14 @@ unsafe fn run_task(h: *const JobHeader) {
         unsafe { (d.call)(d.body, None) };
         parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
     } else {
-        let frame = Frame::new(Arc::clone(&parent.registry), parent.shared);
+        let frame = Frame::new(parent.registry, parent.shared);
         // SAFETY: the body runs once.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe {
             (d.call)(d.body, Some(&frame))
         }));
         let w = WorkerThread::current().expect("data-flow tasks run on workers");
         frame.wait_children(w);
-        let child_panic = lock(&frame.panic).take();
+        let child_panic = frame.take_panic();
         drop(frame);
         if let Some(p) = r.err().or(child_panic) {
             failed = true;
@@ -437,7 +461,7 @@ unsafe fn run_task(h: *const JobHeader) {
                 s.cancelled.store(true, Ordering::Relaxed);
             }
             if s.deps.fire() {
-                schedule(s, &parent.registry);
+                schedule(s, parent.registry());
             }
         })
     };
@@ -594,7 +618,16 @@ impl<'s, 'e> Scope<'s, 'e> {
         local.scratch = fps;
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
-            schedule(desc, &frame.registry);
+            schedule(desc, frame.registry());
+        }
+        // Throttle: with many children outstanding, the spawner runs one job before it goes
+        // on (as libgomp does), so that a long stream of spawns does not queue up all its
+        // descriptors before any runs. `local` is not used past this point: the job may be a
+        // child of this frame (which never touches `local`) or any other work.
+        if frame.children.load(Ordering::Relaxed) > THROTTLE {
+            if let Some(w) = WorkerThread::current() {
+                w.run_one();
+            }
         }
     }
 
@@ -683,13 +716,13 @@ where
         config,
         cancelled: AtomicUsize::new(0),
     };
-    let frame = Frame::new(Arc::clone(&w.registry), &shared);
+    let frame = Frame::new(&*w.registry, &shared);
     let r = {
         let s = Scope::new(&frame);
         catch_unwind(AssertUnwindSafe(|| f(&s)))
     };
     frame.wait_children(w);
-    let child_panic = lock(&frame.panic).take();
+    let child_panic = frame.take_panic();
     drop(frame);
     let cancelled = shared.cancelled.load(Ordering::Relaxed);
     match (r, child_panic) {
