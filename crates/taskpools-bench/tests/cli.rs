@@ -788,3 +788,40 @@ fn blocked_runs_both_kernels_and_checks_results() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn dataflow_runs_every_graph_and_variant_and_checks_results() {
+    let out = taskpools(&[
+        "dataflow", "--tasks", "3000", "--width", "16", "--reps", "1", "--json", "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    // Per graph: sequential + 4 variants x 2 thread counts (+ 4 row variants x 2 on the
+    // four graphs with rows; random has none). Every result was checked against the
+    // sequential one.
+    assert_eq!(recs.len(), 5 + 5 * 4 * 2 + 4 * 4 * 2);
+    for g in ["independent", "chains", "fan-in-2", "fan-in-4", "random"] {
+        assert!(recs
+            .iter()
+            .any(|r| r["graph"] == g && r["variant"] == "dataflow b64" && r["threads"] == 2));
+    }
+    // Our rows always have a figure; OpenMP's say null only in a build without OpenMP.
+    assert!(recs
+        .iter()
+        .filter(|r| r["variant"].as_str().unwrap().starts_with("dataflow"))
+        .all(|r| r["ns_per_task"].is_f64()));
+}
+
+#[test]
+fn dataflow_bad_input_is_refused_at_once() {
+    refused(&["dataflow", "--width", "2"], "--width 2");
+    refused(&["dataflow", "--tasks", "0"], "--tasks 0");
+    refused(&["dataflow", "--tasks", "20000000"], "--tasks 20000000");
+    refused(&["dataflow", "--graphs", "tree"], "unknown graph `tree`");
+    refused(&["dataflow", "--reps", "0"], "--reps 0");
+}

@@ -371,7 +371,13 @@ fn configs() -> Vec<Config> {
 
 #[test]
 fn random_programs_match_the_sequential_elision() {
-    let programs: u64 = if cfg!(debug_assertions) { 40 } else { 150 };
+    let programs: u64 = if std::env::var_os("TASKPOOLS_STRESS").is_some_and(|v| v == "small") {
+        8
+    } else if cfg!(debug_assertions) {
+        40
+    } else {
+        150
+    };
     for pool in Pool::ALL {
         for threads in [1, 2, 4] {
             let rt = Runtime::builder()
