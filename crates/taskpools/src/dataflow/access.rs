@@ -353,7 +353,8 @@ mod sealed {
 }
 
 /// What [`Scope::spawn`](super::Scope::spawn) accepts: one declared access, a tuple of up to
-/// eight, an array or a `Vec` of them, or `()` for none. `Data<'t>` is what the task receives:
+/// eight, an array, a `Vec` or an `Option` of them, or `()` for none. `Data<'t>` is what the
+/// task receives:
 /// the same shape, with `&[T]`, `&mut [T]`, [`TileRef`] or [`TileMut`] in place of each
 /// declaration.
 pub trait Accesses: sealed::Sealed {
@@ -446,6 +447,20 @@ impl<A: Accesses, const N: usize> Accesses for [A; N] {
     }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
         // SAFETY: each element's contract is the array's.
+        self.map(|a| unsafe { a.into_data() })
+    }
+}
+
+impl<A: Accesses> sealed::Sealed for Option<A> {}
+impl<A: Accesses> Accesses for Option<A> {
+    type Data<'t> = Option<A::Data<'t>>;
+    fn footprints(&self, out: &mut Vec<Footprint>) {
+        if let Some(a) = self {
+            a.footprints(out);
+        }
+    }
+    unsafe fn into_data<'t>(self) -> Self::Data<'t> {
+        // SAFETY: the contract is the option's.
         self.map(|a| unsafe { a.into_data() })
     }
 }
