@@ -541,3 +541,126 @@ fn bad_block_sizes_are_refused() {
     let e = Config::blocks(0).unwrap_err().to_string();
     assert!(e.contains("block size"), "{e}");
 }
+
+#[test]
+fn sizes_that_overflow_are_refused_not_wrapped() {
+    let mut v = [0u8; 16];
+    let (_a, b) = v.split_at_mut(8);
+    let caught = |f: &dyn Fn()| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err();
+    dataflow::scope(|df| {
+        let r = df.region(&mut *b);
+        let m = r.matrix(2, 4);
+        assert!(caught(&|| {
+            m.sub(usize::MAX, 0, 1, 1);
+        }));
+        assert!(caught(&|| {
+            m.sub(0, 1, 1, usize::MAX);
+        }));
+        assert!(caught(&|| {
+            r.matrix_ld(3, 1, usize::MAX / 2 + 1);
+        }));
+        assert!(caught(&|| {
+            m.tile(usize::MAX, 0, 2);
+        }));
+    });
+    let w = [0u8; 4];
+    assert!(caught(&|| {
+        TileMut::from_slice(&mut [0u8; 4], 1 << 33, 1 << 31);
+    }));
+    assert!(caught(&|| {
+        dataflow::TileRef::from_slice(&w, usize::MAX, 2);
+    }));
+}
+
+/// A zero-sized type whose `&mut`s must not be live on two threads at once.
+struct Token;
+
+#[test]
+fn tasks_over_zero_sized_elements_are_still_ordered() {
+    static INSIDE: AtomicUsize = AtomicUsize::new(0);
+    static CLASHES: AtomicUsize = AtomicUsize::new(0);
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let mut tokens = vec![Token, Token];
+    rt.install(|| {
+        dataflow::scope(|df| {
+            let r = df.region(&mut tokens);
+            for _ in 0..20 {
+                df.spawn(r.part(0..1).inout(), |_, _t: &mut [Token]| {
+                    if INSIDE.fetch_add(1, Ordering::SeqCst) != 0 {
+                        CLASHES.fetch_add(1, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    INSIDE.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        })
+    });
+    assert_eq!(CLASHES.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_late_dependent_of_a_failed_task_is_cancelled_too() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let mut v = vec![0u64; 8];
+    let ran = AtomicUsize::new(0);
+    let r = rt.install(|| {
+        dataflow::try_scope(Config::default(), |df| {
+            let r = df.region(&mut v);
+            df.spawn(r.inout(), |_, x| {
+                x[0] = 1;
+                panic!("expected test panic in a data-flow task");
+            });
+            // Let the other worker run (and fail) it before the dependent is spawned.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            df.spawn(r.read(), |_, _| {
+                ran.fetch_add(1, Ordering::Relaxed);
+            });
+        })
+    });
+    let p = r.unwrap_err();
+    assert_eq!(p.cancelled, 1);
+    assert_eq!(ran.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn a_panicking_destructor_of_a_cancelled_task_is_reported_not_an_abort() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("expected test panic in a destructor");
+        }
+    }
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let mut v = vec![0u64; 8];
+    let r = rt.install(|| {
+        dataflow::try_scope(Config::default(), |df| {
+            let r = df.region(&mut v);
+            df.spawn(r.inout(), |_, _| {
+                panic!("expected test panic in a data-flow task")
+            });
+            let bomb = Bomb;
+            df.spawn(r.inout(), move |_, _| {
+                let _keep = &bomb;
+            });
+        })
+    });
+    let p = r.unwrap_err();
+    assert_eq!(p.cancelled, 1);
+    assert_eq!(rt.join(|| 1, || 2), (1, 2));
+}
+
+#[test]
+fn sync_resumes_a_child_s_panic() {
+    let mut v = vec![0u64; 8];
+    let after = AtomicUsize::new(0);
+    let r = dataflow::try_scope(Config::default(), |df| {
+        let r = df.region(&mut v);
+        df.spawn(r.inout(), |_, _| {
+            panic!("expected test panic in a data-flow task")
+        });
+        df.sync();
+        after.fetch_add(1, Ordering::Relaxed);
+    });
+    assert!(r.is_err());
+    assert_eq!(after.load(Ordering::Relaxed), 0);
+}

@@ -11,10 +11,15 @@ use taskpools::forkjoin::{Pool, Runtime};
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// Requests for zero bytes (undefined behaviour for a `GlobalAlloc` caller): must stay 0.
+static ZERO_SIZED: AtomicIsize = AtomicIsize::new(0);
 
 // SAFETY: forwards to the system allocator, counting bytes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if l.size() == 0 {
+            ZERO_SIZED.fetch_add(1, Ordering::Relaxed);
+        }
         LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
         // SAFETY: the caller's contract is `System`'s.
         unsafe { System.alloc(l) }
@@ -77,4 +82,24 @@ fn repeated_scopes_with_a_million_tasks_do_not_grow_the_heap() {
             assert!(total > 0);
         }
     }
+}
+
+#[test]
+fn zero_sized_over_aligned_captures_do_not_ask_the_allocator_for_zero_bytes() {
+    #[repr(align(128))]
+    struct Z;
+    let before = ZERO_SIZED.load(Ordering::Relaxed);
+    let mut v = vec![0u8; 4];
+    dataflow::scope(|df| {
+        let r = df.region(&mut v);
+        for _ in 0..10 {
+            let z = Z;
+            df.spawn((), move |_, ()| {
+                let _keep = &z;
+            });
+        }
+        df.spawn(r.inout(), |_, x| x[0] = 1);
+    });
+    assert_eq!(v[0], 1);
+    assert_eq!(ZERO_SIZED.load(Ordering::Relaxed), before);
 }

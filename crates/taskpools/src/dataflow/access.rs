@@ -94,7 +94,12 @@ impl<'s, T> Region<'s, T> {
             ld >= cols,
             "data-flow matrix: leading dimension {ld} < {cols} columns"
         );
-        let need = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+        let need = if rows == 0 {
+            Some(0)
+        } else {
+            (rows - 1).checked_mul(ld).and_then(|x| x.checked_add(cols))
+        };
+        let need = need.unwrap_or(usize::MAX);
         assert!(
             need <= self.len,
             "data-flow matrix of {rows}×{cols} (leading dimension {ld}) needs {need} elements; \
@@ -231,7 +236,8 @@ impl<'s, T> Matrix<'s, T> {
     /// fit.
     pub fn sub(&self, r: usize, c: usize, h: usize, w: usize) -> Sub<'s, T> {
         assert!(
-            r + h <= self.rows && c + w <= self.cols,
+            r.checked_add(h).is_some_and(|e| e <= self.rows)
+                && c.checked_add(w).is_some_and(|e| e <= self.cols),
             "data-flow sub-matrix {h}×{w} at ({r}, {c}) does not fit a {}×{} matrix",
             self.rows,
             self.cols
@@ -253,7 +259,7 @@ impl<'s, T> Matrix<'s, T> {
     /// does not divide the sides). Panics if the tile starts outside the matrix.
     pub fn tile(&self, i: usize, j: usize, bs: usize) -> Sub<'s, T> {
         assert!(bs > 0, "data-flow tiles of size 0");
-        let (r, c) = (i * bs, j * bs);
+        let (r, c) = (i.saturating_mul(bs), j.saturating_mul(bs));
         assert!(
             r < self.rows && c < self.cols,
             "data-flow tile ({i}, {j}) of {bs}×{bs} is outside a {}×{} matrix",
@@ -591,9 +597,9 @@ impl<'t, T> TileRef<'t, T> {
     /// Panics if `data` is shorter.
     pub fn from_slice(data: &'t [T], rows: usize, cols: usize) -> TileRef<'t, T> {
         assert!(
-            data.len() >= rows * cols,
-            "a {rows}×{cols} tile needs {} elements",
-            rows * cols
+            rows.checked_mul(cols).is_some_and(|n| n <= data.len()),
+            "a {rows}×{cols} tile does not fit {} elements",
+            data.len()
         );
         TileRef {
             ptr: data.as_ptr(),
@@ -617,9 +623,9 @@ impl<'t, T> TileMut<'t, T> {
     /// Panics if `data` is shorter.
     pub fn from_slice(data: &'t mut [T], rows: usize, cols: usize) -> TileMut<'t, T> {
         assert!(
-            data.len() >= rows * cols,
-            "a {rows}×{cols} tile needs {} elements",
-            rows * cols
+            rows.checked_mul(cols).is_some_and(|n| n <= data.len()),
+            "a {rows}×{cols} tile does not fit {} elements",
+            data.len()
         );
         TileMut {
             ptr: data.as_mut_ptr(),

@@ -138,7 +138,7 @@ use crate::runtime::{global, Registry};
 use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::Error;
 use lut::Trie;
-use notify::{DepCounter, NotifyList, NotifyNode};
+use notify::{DepCounter, NotifyList, NotifyNode, Push};
 
 /// One declared access, as the analysis sees it: rows of `len` elements, `ld` apart, starting
 /// at element `start` of region `region` of the scope `frame`.
@@ -210,7 +210,9 @@ impl Config {
     pub const MAX_BLOCK: usize = 1 << 30;
 
     /// Block mode with blocks of `bytes` bytes (1 to [`Config::MAX_BLOCK`]): smaller blocks
-    /// cost more look-up-table slots per access, larger ones create false dependences.
+    /// cost more look-up-table slots per access, larger ones create false dependences. Each
+    /// region's table starts with one pointer per 256 blocks (for 1-byte blocks over 1 GiB of
+    /// data, 32 MiB per region, again after every [`Scope::sync`]).
     pub fn blocks(bytes: usize) -> Result<Config, Error> {
         if bytes == 0 || bytes > Self::MAX_BLOCK {
             return Err(Error::TooLarge {
@@ -434,8 +436,11 @@ unsafe fn run_task(h: *const JobHeader) {
     let cancelled = d.cancelled.load(Ordering::Relaxed);
     let mut failed = cancelled;
     if cancelled {
-        // SAFETY: the body is dropped once, unrun.
-        unsafe { (d.call)(d.body, None) };
+        // SAFETY: the body is dropped once, unrun. Dropping runs user destructors, which may
+        // panic: keep that panic like a task's.
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe { (d.call)(d.body, None) })) {
+            parent.keep_panic(p);
+        }
         parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
     } else {
         let frame = Frame::new(parent.registry, parent.shared);
@@ -454,7 +459,7 @@ unsafe fn run_task(h: *const JobHeader) {
     }
     // SAFETY: closed once, at completion; the nodes live in the parent's region.
     unsafe {
-        d.notify.close(|s| {
+        d.notify.close(failed, |s| {
             // SAFETY: a sibling descriptor in the same region.
             let s = &*s.cast::<TaskDesc>();
             if failed {
@@ -509,7 +514,10 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// Hands `data` to the scope for the scope's lifetime: the tasks spawned here reach it
     /// through accesses declared on the returned region.
     pub fn region<T>(&self, data: &'s mut [T]) -> Region<'s, T> {
-        let id = self.register(std::mem::size_of_val(data), std::mem::size_of::<T>());
+        // Zero-sized elements are keyed as one byte each: they are still distinct places that
+        // a `&mut` may claim.
+        let elem = std::mem::size_of::<T>().max(1);
+        let id = self.register(data.len() * elem, elem);
         Region {
             frame: self.frame.cast(),
             id,
@@ -523,8 +531,10 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// columns, for the task's children to split further.
     pub fn matrix<T>(&self, mut tile: TileMut<'s, T>) -> Matrix<'s, T> {
         let (rows, cols, ld) = (tile.rows(), tile.cols(), tile.ld());
+        // The tile lies in memory, so its span fits in `usize` (checked by its constructors).
         let elems = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
-        let id = self.register(elems * std::mem::size_of::<T>(), std::mem::size_of::<T>());
+        let elem = std::mem::size_of::<T>().max(1);
+        let id = self.register(elems * elem, elem);
         Matrix {
             frame: self.frame.cast(),
             id,
@@ -585,10 +595,12 @@ impl<'s, 'e> Scope<'s, 'e> {
             let info = &mut local.regions[fp.region as usize];
             let (elem, bytes) = (info.elem, info.bytes);
             for (lo, hi) in fp.row_ranges() {
-                let (lo, hi) = (lo * elem, (hi * elem).min(bytes));
-                if hi <= lo {
-                    continue; // zero-sized elements: nothing to order
-                }
+                let (lo, hi) = (lo * elem, hi * elem);
+                assert!(
+                    lo < hi && hi <= bytes,
+                    "taskpools::dataflow: an access outside its region (a bug in the access's \
+                     constructor)"
+                );
                 info.trie.access(
                     lo..hi,
                     fp.write,
@@ -602,14 +614,24 @@ impl<'s, 'e> Scope<'s, 'e> {
                             return;
                         }
                         p.last_succ.set(desc);
-                        if p.notify.is_closed() {
-                            return;
-                        }
-                        let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
-                        // SAFETY: the node lives in this frame's region, which outlives
-                        // every sibling's completion.
-                        if unsafe { p.notify.push(node) } {
-                            found += 1;
+                        let outcome = match p.notify.closed_state() {
+                            Some(closed) => closed,
+                            None => {
+                                let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
+                                // SAFETY: the node lives in this frame's region, which
+                                // outlives every sibling's completion.
+                                unsafe { p.notify.push(node) }
+                            }
+                        };
+                        match outcome {
+                            Push::Pushed => found += 1,
+                            Push::Done => {}
+                            // A failed predecessor: this task is cancelled too (its `arm`
+                            // below publishes the flag to whoever runs it).
+                            // SAFETY: the descriptor was just written and is alive.
+                            Push::Failed => {
+                                unsafe { &*desc }.cancelled.store(true, Ordering::Relaxed)
+                            }
                         }
                     },
                 );
@@ -632,13 +654,20 @@ impl<'s, 'e> Scope<'s, 'e> {
     }
 
     /// Waits until every task spawned in this scope so far has completed (running other
-    /// work meanwhile), then frees their descriptors: the seed's `sync`. Needed only where a
+    /// work meanwhile), then frees their descriptors: the seed's `sync`. If one of them
+    /// panicked, the panic is resumed here. Needed only where a
     /// task must see its children's results itself (seed 002 §2.2), or to bound the memory of
     /// a long-running scope; dependences between siblings need no sync.
     pub fn sync(&self) {
         let f = self.frame();
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
         f.wait_children(w);
+        if let Some(p) = f.take_panic() {
+            // A child failed: its dependents were cancelled, and tasks spawned after the sync
+            // could no longer be ordered after it (the table is reset below), so the panic
+            // goes on now, to the task (or scope) that called `sync`.
+            resume_unwind(p);
+        }
         // SAFETY: the frame's thread; every child has completed, so nothing refers to the
         // region's descriptors, nodes or table leaves any more.
         let l = unsafe { f.local() };

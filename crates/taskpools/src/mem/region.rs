@@ -120,6 +120,14 @@ impl Region {
 
     /// Uninitialized memory for `layout`, valid until the region is dropped or reset.
     pub fn alloc_layout(&mut self, layout: Layout) -> NonNull<u8> {
+        if layout.size() == 0 {
+            // Nothing to store: any non-null, aligned address will do (the global allocator
+            // must not be asked for zero bytes).
+            // SAFETY: an alignment is never zero.
+            return unsafe {
+                NonNull::new_unchecked(std::ptr::without_provenance_mut(layout.align()))
+            };
+        }
         if layout.size() > CHUNK_BYTES / 4 || layout.align() > CHUNK_ALIGN {
             let l = layout
                 .align_to(CHUNK_ALIGN)
@@ -132,7 +140,7 @@ impl Region {
             return p;
         }
         let start = (self.cur + layout.align() - 1) & !(layout.align() - 1);
-        if start + layout.size() > self.end || self.cur == 0 {
+        if self.cur == 0 || start + layout.size() > self.end {
             let c = take_chunk();
             let base = c.0.as_ptr() as usize;
             self.chunks.push(c);
