@@ -169,6 +169,9 @@ impl Footprint {
         if self.len == 0 || o.len == 0 || self.rows == 0 || o.rows == 0 {
             return false;
         }
+        if self.rows == 1 && o.rows == 1 {
+            return self.start < o.start + o.len && o.start < self.start + self.len;
+        }
         // Same layout: rectangles in (row, column) space when no row wraps past `ld`.
         if self.ld == o.ld && self.ld > 0 {
             let (r1, c1) = (self.start / self.ld, self.start % self.ld);

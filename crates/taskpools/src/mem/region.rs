@@ -119,7 +119,25 @@ impl Region {
     }
 
     /// Uninitialized memory for `layout`, valid until the region is dropped or reset.
+    #[inline]
     pub fn alloc_layout(&mut self, layout: Layout) -> NonNull<u8> {
+        let start = (self.cur + layout.align() - 1) & !(layout.align() - 1);
+        if self.cur != 0
+            && layout.size() != 0
+            && layout.size() <= CHUNK_BYTES / 4
+            && layout.align() <= CHUNK_ALIGN
+            && start + layout.size() <= self.end
+        {
+            self.cur = start + layout.size();
+            // SAFETY: `start` lies inside the current chunk, which is non-null.
+            return unsafe { NonNull::new_unchecked(start as *mut u8) };
+        }
+        self.alloc_slow(layout)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(&mut self, layout: Layout) -> NonNull<u8> {
         if layout.size() == 0 {
             // Nothing to store: any non-null, aligned address will do (the global allocator
             // must not be asked for zero bytes).
@@ -146,7 +164,7 @@ impl Region {
             self.chunks.push(c);
             self.cur = base;
             self.end = base + CHUNK_BYTES;
-            return self.alloc_layout(layout);
+            return self.alloc_slow(layout);
         }
         self.cur = start + layout.size();
         // SAFETY: `start` lies inside the current chunk, which is non-null.
@@ -154,6 +172,7 @@ impl Region {
     }
 
     /// Moves `value` into the region. Its destructor will not run (see the module docs).
+    #[inline]
     pub fn alloc<T>(&mut self, value: T) -> NonNull<T> {
         let p = self.alloc_layout(Layout::new::<T>()).cast::<T>();
         // SAFETY: fresh memory of `T`'s size and alignment.
