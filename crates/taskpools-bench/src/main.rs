@@ -323,36 +323,12 @@ fn blocked_cmd(p: &blocked::Params, out: &Outputs<'_>, quiet: bool) -> Result<()
     let table = report::blocked_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
-        let mut labels: Vec<String> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        for r in records.iter().filter(|r| r.runtime != "sequential") {
-            let l = format!("{} x{}", r.kernel, r.threads);
-            if !labels.contains(&l) {
-                labels.push(l);
-            }
-            let n = format!("{} {}", r.runtime, r.order);
-            if !names.contains(&n) {
-                names.push(n);
-            }
-        }
-        let series: Vec<(String, Vec<f64>)> = names
-            .iter()
-            .map(|n| {
-                let v = labels
-                    .iter()
-                    .map(|l| {
-                        records
-                            .iter()
-                            .find(|r| {
-                                format!("{} {}", r.runtime, r.order) == *n
-                                    && format!("{} x{}", r.kernel, r.threads) == *l
-                            })
-                            .map_or(f64::NAN, |r| r.speedup_vs_seq)
-                    })
-                    .collect();
-                (n.clone(), v)
-            })
-            .collect();
+        let (labels, series) = report::grouped_series(
+            &records,
+            |r| (r.runtime != "sequential").then(|| format!("{} x{}", r.kernel, r.threads)),
+            |r| format!("{} {}", r.runtime, r.order),
+            |r| r.speedup_vs_seq,
+        );
         report::bar_chart(
             path,
             "blocked kernels, a scope per step: speedup vs sequential",
@@ -502,35 +478,12 @@ fn dataflow_cmd(p: &dataflow::Params, out: &Outputs<'_>, quiet: bool) -> Result<
     let table = report::dataflow_table(&records, dataflow::openmp_available());
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
-        let mut labels: Vec<String> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        for r in records.iter().filter(|r| r.variant != "sequential") {
-            let l = format!("{} x{}", r.graph, r.threads);
-            if !labels.contains(&l) {
-                labels.push(l);
-            }
-            if !names.contains(&r.variant) {
-                names.push(r.variant.clone());
-            }
-        }
-        let series: Vec<(String, Vec<f64>)> = names
-            .iter()
-            .map(|n| {
-                let v = labels
-                    .iter()
-                    .map(|l| {
-                        records
-                            .iter()
-                            .find(|r| {
-                                r.variant == *n && format!("{} x{}", r.graph, r.threads) == *l
-                            })
-                            .and_then(|r| r.ns_per_task)
-                            .unwrap_or(f64::NAN)
-                    })
-                    .collect();
-                (n.clone(), v)
-            })
-            .collect();
+        let (labels, series) = report::grouped_series(
+            &records,
+            |r| (r.variant != "sequential").then(|| format!("{} x{}", r.graph, r.threads)),
+            |r| r.variant.clone(),
+            |r| r.ns_per_task.unwrap_or(f64::NAN),
+        );
         report::bar_chart(
             path,
             "data-flow task graphs: nanoseconds per task (lower is better)",

@@ -45,9 +45,13 @@
 //! assert_eq!((a, b), (2, 4));
 //! ```
 //!
+//! Nested tasks that declare what they read and write, ordered by a dependence analysis
+//! (PARTEE's data-flow model), are in [`dataflow`].
+//!
 //! Layers, bottom to top: [`queue`] and [`mem`] (queues, deques, node memory managers),
 //! [`pool`] (the family behind [`TaskPool`]), [`runtime`] (the persistent workers), and the
-//! front ends on it: [`phase`] (the working phase, driven by [`Builder`]) and [`forkjoin`];
+//! front ends on it: [`phase`] (the working phase, driven by [`Builder`]), [`forkjoin`] and
+//! [`dataflow`];
 //! the synthetic algorithm of the seed is in [`synthetic`].
 
 #![warn(missing_docs)]

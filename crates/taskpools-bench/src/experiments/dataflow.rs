@@ -389,6 +389,13 @@ pub fn openmp_available() -> bool {
     cfg!(taskpools_openmp)
 }
 
+/// Seconds `f` takes.
+fn timed(f: impl FnOnce()) -> Option<f64> {
+    let t0 = Instant::now();
+    f();
+    Some(t0.elapsed().as_secs_f64())
+}
+
 /// Runs the experiment.
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) || p.tasks == 0 {
@@ -457,60 +464,34 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             type Variant<'a> = (&'a str, Box<dyn Fn(&mut [u64]) -> Option<f64> + 'a>);
             let rt = &ours[ti];
             let pool = &rayons[ti];
-            let mut variants: Vec<Variant> = vec![
-                (
-                    "dataflow b64",
-                    Box::new(|d| {
-                        let t0 = Instant::now();
-                        rt.install(|| dataflow_run(t, d, Config::blocks(64).unwrap(), None));
-                        Some(t0.elapsed().as_secs_f64())
-                    }),
-                ),
-                (
-                    "dataflow b2048",
-                    Box::new(|d| {
-                        let t0 = Instant::now();
-                        rt.install(|| dataflow_run(t, d, Config::default(), None));
-                        Some(t0.elapsed().as_secs_f64())
-                    }),
-                ),
-                (
-                    "dataflow exact",
-                    Box::new(|d| {
-                        let t0 = Instant::now();
-                        rt.install(|| dataflow_run(t, d, Config::exact(64).unwrap(), None));
-                        Some(t0.elapsed().as_secs_f64())
-                    }),
-                ),
-                (
-                    "openmp depend",
-                    Box::new(|d| openmp(t, d, threads, None, p.pin)),
-                ),
-            ];
+            let mut variants: Vec<Variant> = Vec::new();
+            for (name, config) in [
+                ("dataflow b64", Config::blocks(64)?),
+                ("dataflow b2048", Config::default()),
+                ("dataflow exact", Config::exact(64)?),
+            ] {
+                variants.push((
+                    name,
+                    Box::new(move |d| timed(|| rt.install(|| dataflow_run(t, d, config, None)))),
+                ));
+            }
+            variants.push((
+                "openmp depend",
+                Box::new(|d| openmp(t, d, threads, None, p.pin)),
+            ));
             if let Some(w) = t.rows {
+                let b64 = Config::blocks(64)?;
                 variants.push((
                     "dataflow rows",
-                    Box::new(move |d| {
-                        let t0 = Instant::now();
-                        rt.install(|| dataflow_run(t, d, Config::blocks(64).unwrap(), Some(w)));
-                        Some(t0.elapsed().as_secs_f64())
-                    }),
+                    Box::new(move |d| timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w))))),
                 ));
                 variants.push((
                     "forkjoin rows",
-                    Box::new(move |d| {
-                        let t0 = Instant::now();
-                        rt.install(|| forkjoin_rows(t, d, w));
-                        Some(t0.elapsed().as_secs_f64())
-                    }),
+                    Box::new(move |d| timed(|| rt.install(|| forkjoin_rows(t, d, w)))),
                 ));
                 variants.push((
                     "rayon rows",
-                    Box::new(move |d| {
-                        let t0 = Instant::now();
-                        pool.install(|| rayon_rows(t, d, w));
-                        Some(t0.elapsed().as_secs_f64())
-                    }),
+                    Box::new(move |d| timed(|| pool.install(|| rayon_rows(t, d, w)))),
                 ));
                 variants.push((
                     "openmp rows",

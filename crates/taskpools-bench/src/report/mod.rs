@@ -106,3 +106,43 @@ pub fn write_csv<T: Serialize>(path: &Path, records: &[T]) -> Result<()> {
     w.flush()?;
     Ok(())
 }
+
+/// Bar-chart data from records: the labels (x groups) and series names in the order they
+/// first appear, and per series one value per label (`NaN` where no record has both).
+/// Records whose `label` is `None` (a sequential baseline, say) are left out.
+pub fn grouped_series<R>(
+    records: &[R],
+    label: impl Fn(&R) -> Option<String>,
+    name: impl Fn(&R) -> String,
+    value: impl Fn(&R) -> f64,
+) -> (Vec<String>, Vec<(String, Vec<f64>)>) {
+    let mut labels: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for r in records {
+        if let Some(l) = label(r) {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+            let n = name(r);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    let series = names
+        .iter()
+        .map(|n| {
+            let v = labels
+                .iter()
+                .map(|l| {
+                    records
+                        .iter()
+                        .find(|r| label(r).as_ref() == Some(l) && name(r) == *n)
+                        .map_or(f64::NAN, &value)
+                })
+                .collect();
+            (n.clone(), v)
+        })
+        .collect();
+    (labels, series)
+}

@@ -1,4 +1,5 @@
-//! Memory managers for the nodes of list-based queues (seed 004 §4.4 and Table 1).
+//! Memory managers for the nodes of list-based queues (seed 004 §4.4 and Table 1), and the
+//! [`region`] allocator of the data-flow tasks (seed 002 §3.4.1).
 //!
 //! A list-based queue asks a per-worker [`NodeCache`] for the memory of one node and gives it
 //! back when the node leaves the queue. Which strategy serves those requests is chosen per run
