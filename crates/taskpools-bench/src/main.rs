@@ -484,13 +484,12 @@ fn dataflow_cmd(p: &dataflow::Params, out: &Outputs<'_>, quiet: bool) -> Result<
             |r| r.variant.clone(),
             |r| r.ns_per_task.unwrap_or(f64::NAN),
         );
-        report::bar_chart(
+        report::bar_chart_log(
             path,
-            "data-flow task graphs: nanoseconds per task (lower is better)",
+            "data-flow task graphs: nanoseconds per task (lower is better, log scale)",
             "ns per task",
             &labels,
             &series,
-            None,
         )?;
     }
     Ok(())

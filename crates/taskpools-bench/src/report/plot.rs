@@ -29,13 +29,47 @@ pub fn bar_chart(
     series: &[(String, Vec<f64>)],
     reference: Option<f64>,
 ) -> Result<()> {
-    let ymax = series
+    bar_chart_scaled(path, title, y_desc, labels, series, reference, false)
+}
+
+/// [`bar_chart`] with a logarithmic y axis (for values that span decades; values ≤ 0 are
+/// left out).
+pub fn bar_chart_log(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    labels: &[String],
+    series: &[(String, Vec<f64>)],
+) -> Result<()> {
+    bar_chart_scaled(path, title, y_desc, labels, series, None, true)
+}
+
+fn bar_chart_scaled(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    labels: &[String],
+    series: &[(String, Vec<f64>)],
+    reference: Option<f64>,
+    log: bool,
+) -> Result<()> {
+    // On a log axis the bars are drawn at log10 of their values, from the floor below the
+    // smallest, and the axis labels say the values themselves.
+    let tf = move |v: f64| if log { v.log10() } else { v };
+    let shown = |v: &f64| v.is_finite() && (!log || *v > 0.0);
+    let values = series
         .iter()
         .flat_map(|(_, v)| v.iter().copied())
         .chain(reference)
-        .fold(0.0f64, f64::max)
-        .max(1e-9)
-        * 1.35;
+        .filter(shown)
+        .map(tf);
+    let (ymin, ymax) = if log {
+        let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+        let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
+        (lo.floor(), hi + 0.35 * (hi - lo.floor()).max(0.5))
+    } else {
+        (0.0, values.fold(0.0f64, f64::max).max(1e-9) * 1.35)
+    };
     let width = (120 + labels.len() * 80).max(640) as u32;
     let root = SVGBackend::new(path, (width, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
@@ -44,12 +78,22 @@ pub fn bar_chart(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..labels.len() as f64, 0f64..ymax)
+        .build_cartesian_2d(0f64..labels.len() as f64, ymin..ymax)
         .map_err(|e| anyhow!("{e}"))?;
     let axis = labels.to_vec();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
+    let pow10 = |y: &f64| {
+        let v = 10f64.powf(*y);
+        if v >= 10.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let mut mesh = chart.configure_mesh();
+    if log {
+        mesh.y_label_formatter(&pow10);
+    }
+    mesh.disable_x_mesh()
         .x_labels(labels.len() * 2 + 1)
         .x_label_formatter(&move |x| {
             let i = x.floor() as usize;
@@ -62,17 +106,28 @@ pub fn bar_chart(
         .y_desc(y_desc)
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
-    let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    let palette = [
+        BLUE,
+        RED,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        BLACK,
+        RGBColor(230, 140, 0),
+        RGBColor(140, 90, 40),
+        RGBColor(128, 128, 128),
+        RGBColor(120, 120, 0),
+    ];
     let w = 0.8 / series.len().max(1) as f64;
     for (si, (name, values)) in series.iter().enumerate() {
         let color = palette[si % palette.len()];
         let bars: Vec<_> = values
             .iter()
             .enumerate()
-            .filter(|(_, v)| v.is_finite())
+            .filter(|(_, v)| shown(v))
             .map(|(i, &v)| {
                 let x0 = i as f64 + 0.1 + si as f64 * w;
-                Rectangle::new([(x0, 0.0), (x0 + w * 0.9, v)], color.filled())
+                Rectangle::new([(x0, ymin), (x0 + w * 0.9, tf(v))], color.filled())
             })
             .collect();
         chart
@@ -84,7 +139,7 @@ pub fn bar_chart(
     if let Some(r) = reference {
         chart
             .draw_series(LineSeries::new(
-                [(0.0, r), (labels.len() as f64, r)],
+                [(0.0, tf(r)), (labels.len() as f64, tf(r))],
                 BLACK.stroke_width(1),
             ))
             .map_err(|e| anyhow!("{e}"))?;
