@@ -664,3 +664,41 @@ fn sync_resumes_a_child_s_panic() {
     assert!(r.is_err());
     assert_eq!(after.load(Ordering::Relaxed), 0);
 }
+
+#[test]
+fn long_streams_past_the_throttle_match_the_sequential_run() {
+    // Far more children than the spawner lets queue up, so spawns run tasks themselves
+    // (ready ones at once, else a queued job): the result must not change.
+    const BLOCKS: usize = 32;
+    let mut rng = fastrand::Rng::with_seed(11);
+    let tasks: Vec<(usize, usize, usize)> = (0..20_000)
+        .map(|_| (rng.usize(..BLOCKS), rng.usize(..BLOCKS), rng.usize(..BLOCKS)))
+        .collect();
+    let mut expected = vec![1u64; BLOCKS * 4];
+    for &(w, a, b) in &tasks {
+        if w != a && w != b {
+            let s = expected[a * 4].wrapping_mul(3) ^ expected[b * 4];
+            expected[w * 4] = expected[w * 4].wrapping_add(s);
+        }
+    }
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            let rt = Runtime::builder().threads(threads).pool(pool).build().unwrap();
+            let mut d = vec![1u64; BLOCKS * 4];
+            rt.install(|| {
+                dataflow::scope_with(Config::blocks(32).unwrap(), |df| {
+                    let r = df.region(&mut d);
+                    let p: Vec<_> = r.chunks(4).collect();
+                    for &(w, a, b) in &tasks {
+                        if w != a && w != b {
+                            df.spawn((p[w].inout(), p[a].read(), p[b].read()), |_, (w, a, b)| {
+                                w[0] = w[0].wrapping_add(a[0].wrapping_mul(3) ^ b[0]);
+                            });
+                        }
+                    }
+                })
+            });
+            assert_eq!(d, expected, "{pool}, {threads} threads");
+        }
+    }
+}

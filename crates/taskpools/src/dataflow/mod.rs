@@ -274,8 +274,9 @@ impl std::fmt::Debug for TaskPanic {
     }
 }
 
-/// Outstanding children past which a spawn first runs a job itself.
-const THROTTLE: usize = 256;
+/// Outstanding children per worker thread past which a spawn first runs a job itself (the
+/// figure libgomp uses for its tasks).
+const THROTTLE_PER_THREAD: usize = 64;
 
 /// State shared by all frames of one root scope.
 struct Shared {
@@ -642,14 +643,24 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
         local.scratch = fps;
         // SAFETY: the descriptor was just written and is alive.
+        // Throttle: with many children outstanding, the spawner works before it goes on (as
+        // libgomp does), so that a long stream of spawns does not queue up all its
+        // descriptors before any runs: it runs the new task at once if it is ready, else one
+        // queued job. `local` is not used past this point: what runs here may be a child of
+        // this frame (which never touches `local`) or any other work.
+        let throttled =
+            frame.children.load(Ordering::Relaxed) > THROTTLE_PER_THREAD * frame.registry().threads;
+        // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
+            if throttled {
+                // SAFETY: ready, and queued nowhere, so this is its one execution; its parent
+                // (this frame) is alive until it completes.
+                unsafe { run_task(desc.cast()) };
+                return;
+            }
             schedule(desc, frame.registry());
         }
-        // Throttle: with many children outstanding, the spawner runs one job before it goes
-        // on (as libgomp does), so that a long stream of spawns does not queue up all its
-        // descriptors before any runs. `local` is not used past this point: the job may be a
-        // child of this frame (which never touches `local`) or any other work.
-        if frame.children.load(Ordering::Relaxed) > THROTTLE {
+        if throttled {
             if let Some(w) = WorkerThread::current() {
                 w.run_one();
             }

@@ -197,7 +197,16 @@ impl Region {
 
     /// Frees everything allocated so far (chunks go back to the pool); the region can be
     /// used again.
+    #[inline]
     pub fn reset(&mut self) {
+        if self.chunks.is_empty() && self.large.is_empty() {
+            return;
+        }
+        self.reset_slow();
+    }
+
+    #[inline(never)]
+    fn reset_slow(&mut self) {
         for (p, l) in self.large.drain(..) {
             // SAFETY: allocated in `alloc_layout` with exactly this layout.
             unsafe { dealloc(p.as_ptr(), l) };
