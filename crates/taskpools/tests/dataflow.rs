@@ -672,7 +672,13 @@ fn long_streams_past_the_throttle_match_the_sequential_run() {
     const BLOCKS: usize = 32;
     let mut rng = fastrand::Rng::with_seed(11);
     let tasks: Vec<(usize, usize, usize)> = (0..20_000)
-        .map(|_| (rng.usize(..BLOCKS), rng.usize(..BLOCKS), rng.usize(..BLOCKS)))
+        .map(|_| {
+            (
+                rng.usize(..BLOCKS),
+                rng.usize(..BLOCKS),
+                rng.usize(..BLOCKS),
+            )
+        })
         .collect();
     let mut expected = vec![1u64; BLOCKS * 4];
     for &(w, a, b) in &tasks {
@@ -683,7 +689,11 @@ fn long_streams_past_the_throttle_match_the_sequential_run() {
     }
     for pool in Pool::ALL {
         for threads in [1, 2] {
-            let rt = Runtime::builder().threads(threads).pool(pool).build().unwrap();
+            let rt = Runtime::builder()
+                .threads(threads)
+                .pool(pool)
+                .build()
+                .unwrap();
             let mut d = vec![1u64; BLOCKS * 4];
             rt.install(|| {
                 dataflow::scope_with(Config::blocks(32).unwrap(), |df| {
@@ -701,4 +711,36 @@ fn long_streams_past_the_throttle_match_the_sequential_run() {
             assert_eq!(d, expected, "{pool}, {threads} threads");
         }
     }
+}
+
+#[test]
+fn a_huge_slice_of_zero_sized_elements_is_one_slot() {
+    let mut v = vec![(); usize::MAX];
+    let n = AtomicUsize::new(0);
+    dataflow::scope(|df| {
+        let r = df.region(&mut v);
+        df.spawn(r.part(0..10).inout(), |_, _| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        df.spawn(r.part(usize::MAX - 10..usize::MAX).read(), |_, _| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+    });
+    assert_eq!(n.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn after_a_caught_sync_panic_the_scope_goes_on_afresh() {
+    let mut v = vec![0u64; 2];
+    let r = dataflow::try_scope(Config::default(), |df| {
+        let r = df.region(&mut v);
+        df.spawn(r.part(0..1).inout(), |_, _| {
+            panic!("expected test panic in a data-flow task")
+        });
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| df.sync())).is_err();
+        df.spawn(r.part(0..1).inout(), |_, x| x[0] = 42);
+        caught
+    });
+    assert!(r.unwrap());
+    assert_eq!(v[0], 42);
 }

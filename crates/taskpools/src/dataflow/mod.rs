@@ -515,13 +515,20 @@ impl<'s, 'e> Scope<'s, 'e> {
         id
     }
 
+    /// Registers a region of `elems` elements of `T`. Zero-sized elements are still places a
+    /// `&mut` may claim, but however many there are, they take no memory: the whole region
+    /// is then one slot (element size 0 below), so every two accesses to it are ordered.
+    fn register_elems<T>(&self, elems: usize) -> u32 {
+        match std::mem::size_of::<T>() {
+            0 => self.register(usize::from(elems > 0), 0),
+            elem => self.register(elems * elem, elem),
+        }
+    }
+
     /// Hands `data` to the scope for the scope's lifetime: the tasks spawned here reach it
     /// through accesses declared on the returned region.
     pub fn region<T>(&self, data: &'s mut [T]) -> Region<'s, T> {
-        // Zero-sized elements are keyed as one byte each: they are still distinct places that
-        // a `&mut` may claim.
-        let elem = std::mem::size_of::<T>().max(1);
-        let id = self.register(data.len() * elem, elem);
+        let id = self.register_elems::<T>(data.len());
         Region {
             frame: self.frame.cast(),
             id,
@@ -537,8 +544,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         let (rows, cols, ld) = (tile.rows(), tile.cols(), tile.ld());
         // The tile lies in memory, so its span fits in `usize` (checked by its constructors).
         let elems = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
-        let elem = std::mem::size_of::<T>().max(1);
-        let id = self.register(elems * elem, elem);
+        let id = self.register_elems::<T>(elems);
         Matrix {
             frame: self.frame.cast(),
             id,
@@ -558,6 +564,10 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// [`Accesses`]); `f` receives this task's own scope (for children) and the data, in the
     /// same shape. Panics, before anything is queued, if two of the declarations overlap and
     /// one of them writes, or if a declaration belongs to another scope.
+    ///
+    /// A spawn is a scheduling point (as creating an OpenMP task is): with many children
+    /// outstanding, the spawning thread runs the new task, or other queued work, before it
+    /// returns. Do not hold a lock or a `RefCell` borrow across spawns that the tasks need.
     pub fn spawn<A, F>(&self, accesses: A, f: F)
     where
         A: Accesses,
@@ -591,7 +601,6 @@ impl<'s, 'e> Scope<'s, 'e> {
             })
             .as_ptr()
             .cast_const();
-        frame.children.fetch_add(1, Ordering::Relaxed);
 
         let config = frame.shared().config;
         let mut found = 0usize;
@@ -599,7 +608,11 @@ impl<'s, 'e> Scope<'s, 'e> {
             let info = &mut local.regions[fp.region as usize];
             let (elem, bytes) = (info.elem, info.bytes);
             for (lo, hi) in fp.row_ranges() {
-                let (lo, hi) = (lo * elem, hi * elem);
+                let (lo, hi) = if elem == 0 {
+                    (0, 1)
+                } else {
+                    (lo * elem, hi * elem)
+                };
                 assert!(
                     lo < hi && hi <= bytes,
                     "taskpools::dataflow: an access outside its region (a bug in the access's \
@@ -648,8 +661,11 @@ impl<'s, 'e> Scope<'s, 'e> {
         // descriptors before any runs: it runs the new task at once if it is ready, else one
         // queued job. `local` is not used past this point: what runs here may be a child of
         // this frame (which never touches `local`) or any other work.
-        let throttled =
-            frame.children.load(Ordering::Relaxed) > THROTTLE_PER_THREAD * frame.registry().threads;
+        let throttled = frame.children.load(Ordering::Relaxed)
+            >= THROTTLE_PER_THREAD * frame.registry().threads;
+        // Counted from here on: nothing below can panic before the task is armed, so a
+        // counted child always runs (or is cancelled) and completes.
+        frame.children.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
             if throttled {
@@ -676,12 +692,6 @@ impl<'s, 'e> Scope<'s, 'e> {
         let f = self.frame();
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
         f.wait_children(w);
-        if let Some(p) = f.take_panic() {
-            // A child failed: its dependents were cancelled, and tasks spawned after the sync
-            // could no longer be ordered after it (the table is reset below), so the panic
-            // goes on now, to the task (or scope) that called `sync`.
-            resume_unwind(p);
-        }
         // SAFETY: the frame's thread; every child has completed, so nothing refers to the
         // region's descriptors, nodes or table leaves any more.
         let l = unsafe { f.local() };
@@ -690,6 +700,12 @@ impl<'s, 'e> Scope<'s, 'e> {
             r.trie = Trie::new(r.bytes, block);
         }
         l.arena.reset();
+        if let Some(p) = f.take_panic() {
+            // A child failed (its dependents were cancelled): the panic goes on now, to the
+            // task or scope that called `sync`. If that code catches it, the scope goes on
+            // afresh: later spawns are not ordered after the children before the sync.
+            resume_unwind(p);
+        }
     }
 }
 
