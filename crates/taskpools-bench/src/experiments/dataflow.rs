@@ -23,7 +23,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::dataflow::{self, Config};
 
-use super::pinning::{pinner, rayon_pools};
+use super::pinning::{our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 
@@ -405,11 +405,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         bail!("--width must be at least 3");
     }
     let pin_to = pinner(p.pin);
-    let ours: Vec<taskpools::Runtime> = p
-        .threads
-        .iter()
-        .map(|&t| taskpools::Runtime::builder().threads(t).pin(p.pin).build())
-        .collect::<Result<_, _>>()?;
+    let ours = our_runtimes(&p.threads, p.pin)?;
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let mut out = Vec::new();
     for &g in &p.graphs {

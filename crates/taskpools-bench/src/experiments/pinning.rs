@@ -128,3 +128,12 @@ pub fn rayon_pools(threads: &[usize], pin: bool) -> anyhow::Result<Vec<rayon::Th
         })
         .collect::<Result<_, _>>()?)
 }
+
+/// One of our runtimes (default pool) per thread count, worker `i` pinned to core
+/// `i mod cores` when `pin`.
+pub fn our_runtimes(threads: &[usize], pin: bool) -> anyhow::Result<Vec<taskpools::Runtime>> {
+    Ok(threads
+        .iter()
+        .map(|&t| taskpools::Runtime::builder().threads(t).pin(pin).build())
+        .collect::<Result<_, _>>()?)
+}

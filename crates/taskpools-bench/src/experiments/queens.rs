@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::{Builder, Ctx, PoolKind, Task};
 
-use super::pinning::{chili_pool, forte_pool, pinner, rayon_pools};
+use super::pinning::{chili_pool, forte_pool, our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 
@@ -283,11 +283,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let pin_to = pinner(p.pin);
     // One runtime per thread count for both our front ends (a working phase and fork-join run
     // on the same workers), and the peers' pools.
-    let ours: Vec<taskpools::Runtime> = p
-        .threads
-        .iter()
-        .map(|&t| taskpools::Runtime::builder().threads(t).pin(p.pin).build())
-        .collect::<Result<_, _>>()?;
+    let ours = our_runtimes(&p.threads, p.pin)?;
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
     let fortes: Vec<&'static forte::ThreadPool> =
