@@ -655,7 +655,6 @@ impl<'s, 'e> Scope<'s, 'e> {
             }
         }
         local.scratch = fps;
-        // SAFETY: the descriptor was just written and is alive.
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
         // descriptors before any runs: it runs the new task at once if it is ready, else one
