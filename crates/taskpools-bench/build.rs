@@ -4,9 +4,11 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=csrc/dataflow_omp.c");
+    println!("cargo:rerun-if-changed=csrc/suite_omp.c");
     println!("cargo:rustc-check-cfg=cfg(taskpools_openmp)");
     let mut b = cc::Build::new();
     b.file("csrc/dataflow_omp.c")
+        .file("csrc/suite_omp.c")
         .opt_level(2)
         .cargo_warnings(false);
     let runtime = if b.get_compiler().is_like_clang() {

@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{blocked, dataflow, deque, forkjoin, manber, queens, synthetic};
+use experiments::{blocked, dataflow, deque, forkjoin, manber, queens, suite, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -48,6 +48,11 @@ enum Cmd {
     /// on task graphs, against OpenMP tasks with `depend` (libgomp) and row-synchronized
     /// fork-join, rayon and OpenMP.
     Dataflow(DataflowArgs),
+    /// The application suite of the data-flow seed (Table 4.1, Figure 4.1): Black-Scholes,
+    /// Cholesky, heat diffusion, LU, matrix multiply and mergesort as data-flow tasks, with
+    /// syncs instead of dependences (ND), fork-join, rayon and OpenMP (libgomp), against the
+    /// sequential programs.
+    Suite(SuiteArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -491,6 +496,170 @@ fn dataflow_cmd(p: &dataflow::Params, out: &Outputs<'_>, quiet: bool) -> Result<
             &labels,
             &series,
         )?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct SuiteArgs {
+    /// Thread counts, comma-separated; each 1 to 4096, none given twice.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Repetitions (the geometric mean is reported); at least 1.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Benchmarks, comma-separated, or `all`: black-scholes, cholesky, heat, lu, matmul,
+    /// mergesort.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    bench: Vec<String>,
+    /// The seed's problem sizes (30 M options, Cholesky 2048², heat 2048², LU 4096², matrix
+    /// multiply 2048², mergesort 2^20): minutes per benchmark on 2 cores. The size options
+    /// below override single sizes either way.
+    #[arg(long)]
+    paper_sizes: bool,
+    /// Black-Scholes options (default 2^22).
+    #[arg(long)]
+    options: Option<usize>,
+    /// Options per Black-Scholes task (default 128).
+    #[arg(long)]
+    options_block: Option<usize>,
+    /// Cholesky matrix side (default 1536).
+    #[arg(long)]
+    cholesky_n: Option<usize>,
+    /// Cholesky tile side; must divide the matrix side (default 128).
+    #[arg(long)]
+    cholesky_tile: Option<usize>,
+    /// Heat grid side (default 1536).
+    #[arg(long)]
+    heat_n: Option<usize>,
+    /// Heat steps (default 60).
+    #[arg(long)]
+    heat_steps: Option<usize>,
+    /// Rows per heat task (default 32).
+    #[arg(long)]
+    heat_band: Option<usize>,
+    /// LU matrix side (default 1280).
+    #[arg(long)]
+    lu_n: Option<usize>,
+    /// LU tile side; must divide the matrix side (default 128).
+    #[arg(long)]
+    lu_tile: Option<usize>,
+    /// Matrix-multiply side: the leaf side times a power of two (default 1024).
+    #[arg(long)]
+    matmul_n: Option<usize>,
+    /// Matrix-multiply leaf side (default 64).
+    #[arg(long)]
+    matmul_leaf: Option<usize>,
+    /// Mergesort keys (default 2^22).
+    #[arg(long)]
+    sort_n: Option<usize>,
+    /// Keys per mergesort leaf (default 4096).
+    #[arg(long)]
+    sort_leaf: Option<usize>,
+    /// Look-up tables of the `dataflow` variants: `exact` (no false dependences) or `blocks`
+    /// (the seed's block mode). Heat runs both its variants whatever this says.
+    #[arg(long, default_value = "exact")]
+    lut: String,
+    /// Block size of the look-up tables in bytes, 1 to 2^30 (the seed: 2048).
+    #[arg(long, default_value_t = 2048)]
+    lut_block: usize,
+    /// Pin worker i of every runtime and OpenMP thread i to core i mod cores, and the
+    /// sequential runs to core 0: `--pin`, `--pin true` (the default) or `--pin false`.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pin: bool,
+    /// Write the records as JSON (`-` for stdout: no table, no progress bar). The folder must
+    /// exist; the file is checked for writing before the run.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the records as CSV (a file: `-` is refused). The folder must exist.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Directory for the figures (one SVG per benchmark: speedup over threads, log axes);
+    /// created before the run.
+    #[arg(long)]
+    plot_dir: Option<PathBuf>,
+}
+
+fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
+    let benches = names_or_all(&a.bench, &suite::Bench::ALL, suite::Bench::from_name)?;
+    let config = match a.lut.as_str() {
+        "exact" => taskpools::dataflow::Config::exact(a.lut_block),
+        "blocks" => taskpools::dataflow::Config::blocks(a.lut_block),
+        other => bail!("--lut {other}: `exact` or `blocks`"),
+    }
+    .map_err(|e| anyhow::anyhow!("--lut-block: {e}"))?;
+    check_threads("--threads", &a.threads, 1)?;
+    check_positive("--reps", a.reps)?;
+    let mut s = if a.paper_sizes {
+        suite::Sizes::PAPER
+    } else {
+        suite::Sizes::DEFAULT
+    };
+    let set = |field: &mut usize, v: Option<usize>| {
+        if let Some(v) = v {
+            *field = v;
+        }
+    };
+    set(&mut s.options, a.options);
+    set(&mut s.options_block, a.options_block);
+    set(&mut s.cholesky_n, a.cholesky_n);
+    set(&mut s.cholesky_tile, a.cholesky_tile);
+    set(&mut s.heat_n, a.heat_n);
+    set(&mut s.heat_steps, a.heat_steps);
+    set(&mut s.heat_band, a.heat_band);
+    set(&mut s.lu_n, a.lu_n);
+    set(&mut s.lu_tile, a.lu_tile);
+    set(&mut s.matmul_n, a.matmul_n);
+    set(&mut s.matmul_leaf, a.matmul_leaf);
+    set(&mut s.sort_n, a.sort_n);
+    set(&mut s.sort_leaf, a.sort_leaf);
+    s.check()?;
+    check_output("--json", a.json.as_deref(), true)?;
+    check_output("--csv", a.csv.as_deref(), false)?;
+    if let Some(dir) = a.plot_dir.as_deref() {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("--plot-dir {}: cannot create", dir.display()))?;
+    }
+    Ok(suite::Params {
+        threads: a.threads.clone(),
+        reps: a.reps,
+        benches,
+        sizes: s,
+        dataflow: config,
+        pin: a.pin,
+    })
+}
+
+fn suite_cmd(
+    p: &suite::Params,
+    out: &Outputs<'_>,
+    plot_dir: Option<&Path>,
+    quiet: bool,
+) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = suite::run(p, &progress)?;
+    progress.finish();
+    let table = report::suite_table(&records, suite::openmp_available());
+    emit(&table, &records, out, quiet)?;
+    if let Some(dir) = plot_dir {
+        for b in &p.benches {
+            let rows: Vec<_> = records.iter().filter(|r| r.bench == b.name()).collect();
+            let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+            for r in rows.iter().filter(|r| r.variant != "sequential") {
+                let point = (r.threads as f64, r.speedup.unwrap_or(f64::NAN));
+                match series.iter_mut().find(|(n, _)| *n == r.variant) {
+                    Some((_, v)) => v.push(point),
+                    None => series.push((r.variant.clone(), vec![point])),
+                }
+            }
+            let title = format!("{} ({}): speedup over sequential", b.name(), rows[0].setup);
+            report::loglog_speedup(
+                &dir.join(format!("suite_{}.svg", b.name())),
+                &title,
+                &series,
+            )?;
+        }
     }
     Ok(())
 }
@@ -973,6 +1142,21 @@ fn tour(out: &Path) -> Result<()> {
         pin: true,
     };
     dataflow_cmd(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
+    println!("== suite: the data-flow seed's six applications, small sizes\n");
+    let p = suite::Params {
+        threads: vec![1, 2],
+        reps: 2,
+        benches: suite::Bench::ALL.to_vec(),
+        sizes: suite::Sizes::TOUR,
+        dataflow: taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK)?,
+        pin: true,
+    };
+    let files = TourFiles::new(out, "suite");
+    let outputs = Outputs {
+        plot: None,
+        ..files.outputs()
+    };
+    suite_cmd(&p, &outputs, Some(&out.join("suite")), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
@@ -1303,6 +1487,17 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Dataflow(a) => {
             let p = dataflow_params(&a)?;
             dataflow_cmd(&p, &a.out.outputs(), a.out.quiet())?;
+        }
+        Cmd::Suite(a) => {
+            let p = suite_params(&a)?;
+            let out = Outputs {
+                json: a.json.as_deref(),
+                csv: a.csv.as_deref(),
+                plot: None,
+                table: None,
+            };
+            let quiet = a.json.as_deref() == Some(Path::new("-"));
+            suite_cmd(&p, &out, a.plot_dir.as_deref(), quiet)?;
         }
         Cmd::Queens(a) => {
             let pools = parse_pools(&a.pool)?;

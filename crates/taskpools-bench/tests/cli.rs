@@ -825,3 +825,90 @@ fn dataflow_bad_input_is_refused_at_once() {
     refused(&["dataflow", "--graphs", "tree"], "unknown graph `tree`");
     refused(&["dataflow", "--reps", "0"], "--reps 0");
 }
+
+#[test]
+fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
+    let dir = std::env::temp_dir().join(format!("taskpools-suite-{}", std::process::id()));
+    let out = taskpools(&[
+        "suite",
+        "--reps",
+        "1",
+        "--options",
+        "5000",
+        "--cholesky-n",
+        "64",
+        "--cholesky-tile",
+        "16",
+        "--heat-n",
+        "64",
+        "--heat-steps",
+        "5",
+        "--heat-band",
+        "8",
+        "--lu-n",
+        "64",
+        "--lu-tile",
+        "16",
+        "--matmul-n",
+        "64",
+        "--matmul-leaf",
+        "16",
+        "--sort-n",
+        "10000",
+        "--sort-leaf",
+        "100",
+        "--plot-dir",
+        dir.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    // Per benchmark: sequential + its variants at 1 and 2 threads; every result was checked
+    // against the sequential one (a mismatch fails the run).
+    let variants = [
+        ("black-scholes", 4),
+        ("cholesky", 3),
+        ("heat", 5),
+        ("lu", 3),
+        ("matmul", 4),
+        ("mergesort", 4),
+    ];
+    assert_eq!(
+        recs.len(),
+        variants.iter().map(|(_, v)| 1 + 2 * v).sum::<usize>()
+    );
+    for (b, _) in variants {
+        assert!(recs
+            .iter()
+            .any(|r| r["bench"] == b && r["variant"] == "dataflow" && r["threads"] == 2));
+        assert!(dir.join(format!("suite_{b}.svg")).exists(), "{b}");
+    }
+    assert!(recs
+        .iter()
+        .filter(|r| !r["variant"].as_str().unwrap().starts_with("openmp"))
+        .all(|r| r["ms"].is_f64() && r["speedup"].is_f64()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn suite_bad_input_is_refused_at_once() {
+    refused(&["suite", "--bench", "fft"], "unknown benchmark `fft`");
+    refused(
+        &["suite", "--cholesky-n", "1000", "--cholesky-tile", "128"],
+        "--cholesky-tile 128 must divide --cholesky-n 1000",
+    );
+    refused(&["suite", "--matmul-n", "768"], "--matmul-n 768");
+    refused(&["suite", "--heat-band", "0"], "--heat-band 0");
+    refused(&["suite", "--lu-n", "100000"], "--lu-n 100000");
+    refused(&["suite", "--lut", "fuzzy"], "--lut fuzzy");
+    refused(&["suite", "--lut-block", "0"], "--lut-block");
+    refused(&["suite", "--reps", "0"], "--reps 0");
+    refused(&["suite", "--threads", "0"], "--threads");
+    refused(&["suite", "--json", "/nonexistent/dir/x.json"], "--json");
+}

@@ -744,3 +744,38 @@ fn after_a_caught_sync_panic_the_scope_goes_on_afresh() {
     assert!(r.unwrap());
     assert_eq!(v[0], 42);
 }
+
+/// Read-only tiles split like mutable ones, and views built from raw parts see the same
+/// elements as views built from slices.
+#[test]
+fn read_only_tiles_split_and_raw_views_agree_with_slice_views() {
+    use taskpools::dataflow::TileRef;
+    let (rows, cols) = (6, 7);
+    let data: Vec<u32> = (0..rows * cols).map(|x| x as u32).collect();
+    let t = TileRef::from_slice(&data, rows, cols);
+    let [a, b, c, d] = t.quadrants(2, 3);
+    assert_eq!((a.rows(), a.cols(), d.rows(), d.cols()), (2, 3, 4, 4));
+    assert_eq!(b[(0, 0)], 3);
+    assert_eq!(c[(0, 0)], (2 * cols) as u32);
+    assert_eq!(d[(3, 3)], (5 * cols + 6) as u32);
+    assert_eq!(d.row(1), &data[3 * cols + 3..4 * cols]);
+    let (top, bottom) = t.split_at_row(rows);
+    assert_eq!((top.rows(), bottom.rows()), (rows, 0));
+    // SAFETY: a 3×2 view inside `data` (rows 7 apart), only read here.
+    let raw = unsafe { TileRef::from_raw_parts(data.as_ptr().add(8), 3, 2, cols) };
+    assert_eq!(raw.row(2), &data[22..24]);
+    let mut m = data.clone();
+    // SAFETY: a 2×2 view inside `m`, used only through `v` meanwhile.
+    let mut v = unsafe { TileMut::from_raw_parts(m.as_mut_ptr().add(cols), 2, 2, cols) };
+    v[(1, 1)] = 99;
+    let r = v.into_ref();
+    assert_eq!(r[(1, 1)], 99);
+    assert_eq!(m[2 * cols + 1], 99);
+}
+
+#[test]
+#[should_panic(expected = "split at column 8 of a tile of 7 columns")]
+fn read_only_tiles_refuse_a_split_outside() {
+    let data = vec![0u8; 42];
+    let _ = taskpools::dataflow::TileRef::from_slice(&data, 6, 7).split_at_col(8);
+}

@@ -7,6 +7,7 @@ pub mod forkjoin;
 pub mod manber;
 pub mod pinning;
 pub mod queens;
+pub mod suite;
 pub mod synthetic;
 
 /// Median, minimum and maximum of a non-empty sample.

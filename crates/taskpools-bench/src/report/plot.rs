@@ -268,3 +268,81 @@ pub fn line_chart(
     root.present().map_err(|e| anyhow!("{e}"))?;
     Ok(())
 }
+
+/// Speedup over threads on log-log axes (the seed's Figure 4.1): one line per series of
+/// (threads, speedup) points, and the linear speedup in grey.
+pub fn loglog_speedup(
+    path: &Path,
+    title: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<()> {
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && *x > 0.0 && *y > 0.0)
+        .collect();
+    let xmax = pts.iter().map(|p| p.0).fold(2.0f64, f64::max);
+    let ymax = pts.iter().map(|p| p.1).fold(xmax, f64::max) * 1.3;
+    let ymin = pts.iter().map(|p| p.1).fold(0.5f64, f64::min) * 0.8;
+    let root = SVGBackend::new(path, (720, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((1f64..xmax * 1.1).log_scale(), (ymin..ymax).log_scale())
+        .map_err(|e| anyhow!("{e}"))?;
+    chart
+        .configure_mesh()
+        .x_desc("threads (log)")
+        .y_desc("speedup over sequential (log)")
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    let grey = RGBColor(170, 170, 170);
+    chart
+        .draw_series(LineSeries::new(
+            [(1.0, 1.0), (xmax, xmax)],
+            grey.stroke_width(1),
+        ))
+        .map_err(|e| anyhow!("{e}"))?
+        .label("linear")
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], grey.stroke_width(1)));
+    let palette = [
+        RGBColor(0, 150, 60),
+        RGBColor(200, 30, 30),
+        RGBColor(30, 90, 200),
+        RGBColor(230, 140, 0),
+        RGBColor(140, 60, 170),
+        RGBColor(0, 160, 170),
+        RGBColor(90, 90, 90),
+    ];
+    for (i, (name, v)) in series.iter().enumerate() {
+        let color = palette[i % palette.len()];
+        let data: Vec<(f64, f64)> = v
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && *x > 0.0 && *y > 0.0)
+            .collect();
+        chart
+            .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
+            .map_err(|e| anyhow!("{e}"))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
+        chart
+            .draw_series(
+                data.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
+            )
+            .map_err(|e| anyhow!("{e}"))?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    root.present().map_err(|e| anyhow!("{e}"))?;
+    Ok(())
+}

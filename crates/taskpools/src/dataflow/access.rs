@@ -610,6 +610,64 @@ impl<'t, T> TileRef<'t, T> {
         }
     }
 
+    /// A view of `rows` × `cols` elements at `ptr` whose rows start `ld` elements apart
+    /// (for matrices that come through FFI).
+    ///
+    /// # Safety
+    /// For `'t`, every element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is
+    /// initialised, inside one allocation, and not written by anyone; `ld >= cols` when
+    /// `rows > 1`.
+    pub unsafe fn from_raw_parts(ptr: *const T, rows: usize, cols: usize, ld: usize) -> Self {
+        TileRef {
+            ptr,
+            rows,
+            cols,
+            ld,
+            marker: PhantomData,
+        }
+    }
+
+    /// Rows `[0, r)` and `[r, rows)`. Panics if `r > rows`.
+    pub fn split_at_row(self, r: usize) -> (TileRef<'t, T>, TileRef<'t, T>) {
+        assert!(
+            r <= self.rows,
+            "split at row {r} of a tile of {} rows",
+            self.rows
+        );
+        let top = TileRef { rows: r, ..self };
+        let bottom = TileRef {
+            ptr: self.ptr.wrapping_add(r * self.ld),
+            rows: self.rows - r,
+            ..self
+        };
+        (top, bottom)
+    }
+
+    /// Columns `[0, c)` and `[c, cols)`. Panics if `c > cols`.
+    pub fn split_at_col(self, c: usize) -> (TileRef<'t, T>, TileRef<'t, T>) {
+        assert!(
+            c <= self.cols,
+            "split at column {c} of a tile of {} columns",
+            self.cols
+        );
+        let left = TileRef { cols: c, ..self };
+        let right = TileRef {
+            ptr: self.ptr.wrapping_add(c),
+            cols: self.cols - c,
+            ..self
+        };
+        (left, right)
+    }
+
+    /// The four quadrants (top-left, top-right, bottom-left, bottom-right) split at row `r`
+    /// and column `c`.
+    pub fn quadrants(self, r: usize, c: usize) -> [TileRef<'t, T>; 4] {
+        let (top, bottom) = self.split_at_row(r);
+        let (a, b) = top.split_at_col(c);
+        let (cc, d) = bottom.split_at_col(c);
+        [a, b, cc, d]
+    }
+
     /// Row `i`, borrowed for the view's whole lifetime.
     pub fn row_ref(self, i: usize) -> &'t [T] {
         assert!(i < self.rows, "row {i} of a tile of {} rows", self.rows);
@@ -632,6 +690,34 @@ impl<'t, T> TileMut<'t, T> {
             rows,
             cols,
             ld: cols,
+            marker: PhantomData,
+        }
+    }
+
+    /// An exclusive view of `rows` × `cols` elements at `ptr` whose rows start `ld` elements
+    /// apart (for matrices that come through FFI).
+    ///
+    /// # Safety
+    /// For `'t`, every element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is
+    /// initialised, inside one allocation, and accessed by no one else; `ld >= cols` when
+    /// `rows > 1`.
+    pub unsafe fn from_raw_parts(ptr: *mut T, rows: usize, cols: usize, ld: usize) -> Self {
+        TileMut {
+            ptr,
+            rows,
+            cols,
+            ld,
+            marker: PhantomData,
+        }
+    }
+
+    /// The view, read-only, for its whole lifetime.
+    pub fn into_ref(self) -> TileRef<'t, T> {
+        TileRef {
+            ptr: self.ptr,
+            rows: self.rows,
+            cols: self.cols,
+            ld: self.ld,
             marker: PhantomData,
         }
     }

@@ -1,0 +1,199 @@
+//! Heat diffusion: a 5-point stencil over an `n` × `n` grid for a number of steps, two arrays
+//! swapped each step, one task per band of rows. The data-flow variant spawns every step's
+//! bands at once: a band waits only for the three bands of the previous step it reads (and
+//! for the readers of the band it overwrites), so steps overlap. It runs at two look-up-table
+//! granularities: the seed's 2 KiB blocks (a band of rows is hundreds of blocks, each a table
+//! entry: the seed's §4 overhead) and exact ranges indexed by one block per band. ND syncs
+//! after each step; rayon runs each step as a parallel loop over the bands.
+
+use rayon::prelude::*;
+use taskpools::dataflow::{self, Config};
+use taskpools::forkjoin::scope;
+
+use super::kernels;
+use super::{timed, Aligned, Ctx, Program};
+
+/// The grid, its copy and the result.
+pub struct Heat {
+    n: usize,
+    steps: usize,
+    band: usize,
+    input: Vec<f64>,
+    a: Aligned,
+    b: Aligned,
+    expected: Vec<f64>,
+}
+
+impl Heat {
+    /// An `n` × `n` grid, hot on its left and top edges, random inside; `steps` steps of
+    /// bands of `band` rows.
+    pub fn new(n: usize, steps: usize, band: usize) -> Self {
+        let mut rng = fastrand::Rng::with_seed(9);
+        let mut input: Vec<f64> = (0..n * n).map(|_| rng.f64()).collect();
+        for i in 0..n {
+            input[i] = 100.0;
+            input[i * n] = 100.0;
+        }
+        Heat {
+            n,
+            steps,
+            band,
+            input,
+            a: Aligned::new(n * n),
+            b: Aligned::new(n * n),
+            expected: Vec::new(),
+        }
+    }
+
+    /// The array that holds the last step's result.
+    fn result(&self) -> &[f64] {
+        if self.steps % 2 == 0 {
+            self.a.as_slice()
+        } else {
+            self.b.as_slice()
+        }
+    }
+
+    /// Exact mode indexed by one block per band.
+    fn coarse(&self) -> Config {
+        let bytes = (self.band * self.n * std::mem::size_of::<f64>()).min(Config::MAX_BLOCK);
+        Config::exact(bytes).expect("band size checked")
+    }
+}
+
+/// The rows a band reads: one above and one below, where the grid has them.
+fn halo(r0: usize, r1: usize, n: usize) -> (usize, usize) {
+    (r0.saturating_sub(1), (r1 + 1).min(n))
+}
+
+fn sequential(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize) {
+    let (mut src, mut dst) = (a, b);
+    for _ in 0..steps {
+        for (k, out) in dst.chunks_mut(band * n).enumerate() {
+            let r0 = k * band;
+            let (s0, s1) = halo(r0, r0 + out.len() / n, n);
+            kernels::heat_band(&src[s0 * n..s1 * n], s0, out, r0, n);
+        }
+        std::mem::swap(&mut src, &mut dst);
+    }
+}
+
+fn dataflow_run(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize, c: Config) {
+    dataflow::scope_with(c, |df| {
+        let (ra, rb) = (df.region(a), df.region(b));
+        for s in 0..steps {
+            let (src, dst) = if s % 2 == 0 { (&ra, &rb) } else { (&rb, &ra) };
+            for r0 in (0..n).step_by(band) {
+                let r1 = (r0 + band).min(n);
+                let (s0, s1) = halo(r0, r1, n);
+                df.spawn(
+                    (
+                        src.part(s0 * n..s1 * n).read(),
+                        dst.part(r0 * n..r1 * n).out(),
+                    ),
+                    move |_, (sv, dv)| kernels::heat_band(sv, s0, dv, r0, n),
+                );
+            }
+        }
+    });
+}
+
+fn nd(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize) {
+    let (mut src, mut dst) = (a, b);
+    for _ in 0..steps {
+        let s: &[f64] = src;
+        scope(|sc| {
+            for (k, out) in dst.chunks_mut(band * n).enumerate() {
+                sc.spawn(move |_| {
+                    let r0 = k * band;
+                    let (s0, s1) = halo(r0, r0 + out.len() / n, n);
+                    kernels::heat_band(&s[s0 * n..s1 * n], s0, out, r0, n);
+                });
+            }
+        });
+        std::mem::swap(&mut src, &mut dst);
+    }
+}
+
+fn rayon_run(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize) {
+    let (mut src, mut dst) = (a, b);
+    for _ in 0..steps {
+        let s: &[f64] = src;
+        dst.par_chunks_mut(band * n)
+            .enumerate()
+            .for_each(|(k, out)| {
+                let r0 = k * band;
+                let (s0, s1) = halo(r0, r0 + out.len() / n, n);
+                kernels::heat_band(&s[s0 * n..s1 * n], s0, out, r0, n);
+            });
+        std::mem::swap(&mut src, &mut dst);
+    }
+}
+
+impl Program for Heat {
+    fn setup(&self) -> String {
+        format!(
+            "{0}x{0} grid, {1} steps, bands of {2} rows",
+            self.n, self.steps, self.band
+        )
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["dataflow", "dataflow b2048", "nd", "rayon", "openmp depend"]
+    }
+
+    fn reset(&mut self) {
+        self.a.as_mut_slice().copy_from_slice(&self.input);
+        self.b.as_mut_slice().fill(0.0);
+    }
+
+    fn run(&mut self, variant: &str, ctx: &Ctx<'_>) -> Option<f64> {
+        let (n, steps, band) = (self.n, self.steps, self.band);
+        let coarse = self.coarse();
+        let (a, b) = (self.a.as_mut_slice(), self.b.as_mut_slice());
+        match variant {
+            "sequential" => timed(|| sequential(a, b, n, steps, band)),
+            "dataflow" => timed(|| {
+                ctx.rt
+                    .install(|| dataflow_run(a, b, n, steps, band, coarse))
+            }),
+            "dataflow b2048" => timed(|| {
+                ctx.rt
+                    .install(|| dataflow_run(a, b, n, steps, band, Config::default()))
+            }),
+            "nd" => timed(|| ctx.rt.install(|| nd(a, b, n, steps, band))),
+            "rayon" => timed(|| ctx.pool.install(|| rayon_run(a, b, n, steps, band))),
+            "openmp depend" => {
+                #[cfg(taskpools_openmp)]
+                {
+                    // SAFETY: `a` and `b` hold n×n doubles each; the driver's `depend` clauses
+                    // order every band with the bands it reads and overwrites, and it returns
+                    // after all.
+                    Some(unsafe {
+                        super::omp::taskpools_suite_heat(
+                            a.as_mut_ptr(),
+                            b.as_mut_ptr(),
+                            n as i64,
+                            steps as i64,
+                            band as i64,
+                            kernels::ffi::heat_band,
+                            ctx.threads as i32,
+                            i32::from(ctx.pin),
+                        )
+                    })
+                }
+                #[cfg(not(taskpools_openmp))]
+                None
+            }
+            _ => unreachable!("unknown variant {variant}"),
+        }
+    }
+
+    fn keep_as_expected(&mut self) {
+        self.expected = self.result().to_vec();
+    }
+
+    fn matches_expected(&self) -> bool {
+        self.result() == self.expected.as_slice()
+    }
+}

@@ -1,0 +1,224 @@
+//! Matrix multiply, recursive: `C += A B` on `n` × `n` matrices split into quadrants down to
+//! leaves of `leaf` × `leaf`; each of C's quadrants gets two products, one after the other.
+//! The data-flow variant spawns all eight products of a level at once, each declaring its C
+//! quadrant `inout` (A and B are only read: captured, the seed's `safe`), so the second
+//! product into a quadrant waits for the first and nothing else waits; ND (and rayon, and
+//! OpenMP) run the first four products in parallel, sync, then the other four.
+
+use taskpools::dataflow::{self, Config, Scope, TileMut, TileRef};
+
+use super::kernels;
+use super::{timed, Aligned, Ctx, Program};
+
+/// A, B and C.
+pub struct Matmul {
+    n: usize,
+    leaf: usize,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Aligned,
+    expected: Vec<f64>,
+}
+
+impl Matmul {
+    /// Random `n` × `n` A and B (`n / leaf` a power of two).
+    pub fn new(n: usize, leaf: usize) -> Self {
+        let mut rng = fastrand::Rng::with_seed(13);
+        let mut a = vec![0.0; n * n];
+        let mut b = vec![0.0; n * n];
+        a.iter_mut().for_each(|x| *x = rng.f64() - 0.5);
+        b.iter_mut().for_each(|x| *x = rng.f64() - 0.5);
+        Matmul {
+            n,
+            leaf,
+            a,
+            b,
+            c: Aligned::new(n * n),
+            expected: Vec::new(),
+        }
+    }
+}
+
+type Q<'a> = [TileRef<'a, f64>; 4];
+
+/// The eight products of a level: (C quadrant, A quadrant, B quadrant), the first four before
+/// the last four.
+const PRODUCTS: [(usize, usize, usize); 8] = [
+    (0, 0, 0),
+    (1, 0, 1),
+    (2, 2, 0),
+    (3, 2, 1),
+    (0, 1, 2),
+    (1, 1, 3),
+    (2, 3, 2),
+    (3, 3, 3),
+];
+
+fn sequential(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize) {
+    let m = c.rows();
+    if m <= leaf {
+        return kernels::gemm_nn_add(a, b, c);
+    }
+    let h = m / 2;
+    let (qa, qb): (Q, Q) = (a.quadrants(h, h), b.quadrants(h, h));
+    let mut qc = c.quadrants(h, h);
+    for (ci, ai, bi) in PRODUCTS {
+        sequential(qa[ai], qb[bi], qc[ci].reborrow(), leaf);
+    }
+}
+
+fn nd(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize) {
+    use taskpools::forkjoin::join;
+    let m = c.rows();
+    if m <= leaf {
+        return kernels::gemm_nn_add(a, b, c);
+    }
+    let h = m / 2;
+    let (qa, qb): (Q, Q) = (a.quadrants(h, h), b.quadrants(h, h));
+    let [mut c0, mut c1, mut c2, mut c3] = c.quadrants(h, h);
+    for half in [0, 4] {
+        let p = |k: usize| PRODUCTS[half + k];
+        let (x0, x1, x2, x3) = (c0.reborrow(), c1.reborrow(), c2.reborrow(), c3.reborrow());
+        join(
+            || {
+                join(
+                    || nd(qa[p(0).1], qb[p(0).2], x0, leaf),
+                    || nd(qa[p(1).1], qb[p(1).2], x1, leaf),
+                )
+            },
+            || {
+                join(
+                    || nd(qa[p(2).1], qb[p(2).2], x2, leaf),
+                    || nd(qa[p(3).1], qb[p(3).2], x3, leaf),
+                )
+            },
+        );
+    }
+}
+
+fn rayon_run(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize) {
+    use rayon::join;
+    let m = c.rows();
+    if m <= leaf {
+        return kernels::gemm_nn_add(a, b, c);
+    }
+    let h = m / 2;
+    let (qa, qb): (Q, Q) = (a.quadrants(h, h), b.quadrants(h, h));
+    let [mut c0, mut c1, mut c2, mut c3] = c.quadrants(h, h);
+    for half in [0, 4] {
+        let p = |k: usize| PRODUCTS[half + k];
+        let (x0, x1, x2, x3) = (c0.reborrow(), c1.reborrow(), c2.reborrow(), c3.reborrow());
+        join(
+            || {
+                join(
+                    || rayon_run(qa[p(0).1], qb[p(0).2], x0, leaf),
+                    || rayon_run(qa[p(1).1], qb[p(1).2], x1, leaf),
+                )
+            },
+            || {
+                join(
+                    || rayon_run(qa[p(2).1], qb[p(2).2], x2, leaf),
+                    || rayon_run(qa[p(3).1], qb[p(3).2], x3, leaf),
+                )
+            },
+        );
+    }
+}
+
+/// One level of the data-flow version, inside the task that owns `c`.
+fn dataflow_level<'t>(
+    df: &Scope<'t, '_>,
+    a: TileRef<'t, f64>,
+    b: TileRef<'t, f64>,
+    c: TileMut<'t, f64>,
+    leaf: usize,
+) {
+    let m = c.rows();
+    if m <= leaf {
+        return kernels::gemm_nn_add(a, b, c);
+    }
+    let h = m / 2;
+    let (qa, qb): (Q, Q) = (a.quadrants(h, h), b.quadrants(h, h));
+    let mc = df.matrix(c);
+    for (ci, ai, bi) in PRODUCTS {
+        let (x, y) = (qa[ai], qb[bi]);
+        let q = mc.sub((ci / 2) * h, (ci % 2) * h, h, h);
+        df.spawn(q.inout(), move |df, c| dataflow_level(df, x, y, c, leaf));
+    }
+}
+
+fn dataflow_run(a: &[f64], b: &[f64], c: &mut [f64], n: usize, leaf: usize, config: Config) {
+    let (a, b) = (TileRef::from_slice(a, n, n), TileRef::from_slice(b, n, n));
+    dataflow::scope_with(config, |df| {
+        let c = df.region(c).matrix(n, n);
+        df.spawn(c.sub(0, 0, n, n).inout(), move |df, c| {
+            dataflow_level(df, a, b, c, leaf)
+        });
+    });
+}
+
+impl Program for Matmul {
+    fn setup(&self) -> String {
+        format!("{0}x{0} doubles, leaves of {1}x{1}", self.n, self.leaf)
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        vec!["dataflow", "nd", "rayon", "openmp tasks"]
+    }
+
+    fn reset(&mut self) {
+        self.c.as_mut_slice().fill(0.0);
+    }
+
+    fn run(&mut self, variant: &str, ctx: &Ctx<'_>) -> Option<f64> {
+        let (n, leaf) = (self.n, self.leaf);
+        let (a, b) = (&self.a[..], &self.b[..]);
+        let c = self.c.as_mut_slice();
+        let (ta, tb) = (TileRef::from_slice(a, n, n), TileRef::from_slice(b, n, n));
+        match variant {
+            "sequential" => timed(|| sequential(ta, tb, TileMut::from_slice(c, n, n), leaf)),
+            "dataflow" => timed(|| {
+                ctx.rt
+                    .install(|| dataflow_run(a, b, c, n, leaf, ctx.dataflow))
+            }),
+            "nd" => timed(|| {
+                ctx.rt
+                    .install(|| nd(ta, tb, TileMut::from_slice(c, n, n), leaf))
+            }),
+            "rayon" => timed(|| {
+                ctx.pool
+                    .install(|| rayon_run(ta, tb, TileMut::from_slice(c, n, n), leaf))
+            }),
+            "openmp tasks" => {
+                #[cfg(taskpools_openmp)]
+                {
+                    // SAFETY: a, b and c hold n×n doubles; the driver's tasks write disjoint
+                    // quadrants of c between taskwaits, and it returns after all of them.
+                    Some(unsafe {
+                        super::omp::taskpools_suite_matmul(
+                            a.as_ptr(),
+                            b.as_ptr(),
+                            c.as_mut_ptr(),
+                            n as i64,
+                            leaf as i64,
+                            kernels::ffi::gemm_nn_add,
+                            ctx.threads as i32,
+                            i32::from(ctx.pin),
+                        )
+                    })
+                }
+                #[cfg(not(taskpools_openmp))]
+                None
+            }
+            _ => unreachable!("unknown variant {variant}"),
+        }
+    }
+
+    fn keep_as_expected(&mut self) {
+        self.expected = self.c.as_slice().to_vec();
+    }
+
+    fn matches_expected(&self) -> bool {
+        self.c.as_slice() == self.expected.as_slice()
+    }
+}
