@@ -15,11 +15,15 @@
 //!   themselves depend on it), and becomes the writer. Two accesses to the same block are
 //!   ordered even when their bytes do not overlap: a false dependence, fewer with smaller
 //!   blocks, at more slots per access.
-//! - **Exact mode** (no false dependences, §5.1): a slot holds the exact byte ranges of the
-//!   accesses that touched the block. A new access depends on every entry whose range
-//!   overlaps its own (unless both read); a write then drops the entries whose range it
-//!   covers: any later access that overlaps a dropped entry overlaps the write too, and so
-//!   waits for it, and the write waited for the entry. Unaligned and odd-sized ranges cost
+//! - **Exact mode** (no false dependences, §5.1): a slot holds one entry per distinct byte
+//!   range accessed in the block, each with the range's last writer and the readers since
+//!   (block mode's rule, per range). A new access looks at every entry whose range overlaps
+//!   its own: a read depends on the entry's writer; a write depends on the entry's readers,
+//!   or on its writer when there are none (the readers read the writer's very range, so they
+//!   depend on it). A write then drops the entries whose range it covers: any later access
+//!   that overlaps a dropped entry overlaps the write too, and so waits for it, and the write
+//!   waited for the entry. A read of a range that has an entry joins its readers, so a range
+//!   read by many tasks is still one entry to look at. Unaligned and odd-sized ranges cost
 //!   nothing extra.
 //!
 //! Either way, every access that conflicts with an earlier sibling's (same bytes, one of them
@@ -39,12 +43,13 @@ struct Reader<D> {
     next: *mut Reader<D>,
 }
 
-/// An access recorded in exact mode: bytes `[lo, hi)` of the region, inside the block.
+/// A byte range recorded in exact mode: bytes `[lo, hi)` of the region, inside the block,
+/// with its last writer (null if none) and the readers since.
 struct Entry<D> {
     lo: usize,
     hi: usize,
-    task: *const D,
-    write: bool,
+    writer: *const D,
+    readers: *mut Reader<D>,
     next: *mut Entry<D>,
 }
 
@@ -159,28 +164,63 @@ fn exact_access<D>(
     edge: &mut impl FnMut(*const D, &mut Region),
 ) {
     let mut link: *mut *mut Entry<D> = &mut slot.entries;
-    // SAFETY: entries live in the owner's region; `link` points at the slot's head or at an
-    // entry's `next`, both valid while the table is.
+    // The entry of exactly this range, which a read joins.
+    let mut same: *mut Entry<D> = ptr::null_mut();
+    // SAFETY: entries and reader nodes live in the owner's region; `link` points at the slot's
+    // head or at an entry's `next`, all valid while the table is.
     unsafe {
         while !(*link).is_null() {
             let e = *link;
-            let overlaps = (*e).lo < hi && lo < (*e).hi;
-            if overlaps && (write || (*e).write) && (*e).task != task {
-                edge((*e).task, region);
+            if (*e).lo < hi && lo < (*e).hi {
+                let writer = (*e).writer;
+                if !write || (*e).readers.is_null() {
+                    if !writer.is_null() && writer != task {
+                        edge(writer, region);
+                    }
+                } else {
+                    let mut r = (*e).readers;
+                    while !r.is_null() {
+                        if (*r).task != task {
+                            edge((*r).task, region);
+                        }
+                        r = (*r).next;
+                    }
+                }
             }
             if write && lo <= (*e).lo && (*e).hi <= hi {
                 // Covered by this write: later accesses wait for the write instead.
                 *link = (*e).next;
-            } else {
-                link = ptr::addr_of_mut!((*e).next);
+                continue;
             }
+            if (*e).lo == lo && (*e).hi == hi {
+                same = e;
+            }
+            link = ptr::addr_of_mut!((*e).next);
+        }
+        if !write && !same.is_null() {
+            // A task that declares the same range twice is one reader.
+            let head = (*same).readers;
+            if head.is_null() || (*head).task != task {
+                (*same).readers = region.alloc(Reader { task, next: head }).as_ptr();
+            }
+            return;
         }
     }
+    let readers = if write {
+        ptr::null_mut()
+    } else {
+        region
+            .alloc(Reader {
+                task,
+                next: ptr::null_mut(),
+            })
+            .as_ptr()
+    };
     let e: NonNull<Entry<D>> = region.alloc(Entry {
         lo,
         hi,
-        task,
-        write,
+        writer: if write { task } else { ptr::null() },
+        readers,
         next: slot.entries,
     });
     slot.entries = e.as_ptr();
@@ -259,5 +299,37 @@ mod tests {
         let e = edges(&[(0, 8, true), (0, 4, true), (2, 6, false)], true, 64);
         assert_eq!(e[1], [0]);
         assert_eq!(e[2], [0, 1]);
+    }
+
+    #[test]
+    fn exact_mode_groups_the_readers_of_a_range() {
+        // write [0,8); three reads of [0,8); a read of [2,4); a write of [0,8); a read.
+        let e = edges(
+            &[
+                (0, 8, true),
+                (0, 8, false),
+                (0, 8, false),
+                (0, 8, false),
+                (2, 4, false),
+                (0, 8, true),
+                (0, 8, false),
+            ],
+            true,
+            64,
+        );
+        for r in 1..=4 {
+            assert_eq!(e[r], [0], "reader {r}");
+        }
+        assert_eq!(e[5], [1, 2, 3, 4]); // after every reader, not the first writer
+        assert_eq!(e[6], [5]);
+        // A write overlapping a read group in part waits for its readers, and the group
+        // stays for later writes.
+        let e = edges(
+            &[(0, 8, false), (0, 8, false), (4, 12, true), (0, 2, true)],
+            true,
+            64,
+        );
+        assert_eq!(e[2], [0, 1]);
+        assert_eq!(e[3], [0, 1]);
     }
 }
