@@ -2,7 +2,8 @@
 //! them directly, the OpenMP drivers (C) through the `extern "C"` shims at the end, so every
 //! variant runs the same machine code for the work itself and the comparison is between
 //! runtimes. Each kernel is deterministic and every program applies the kernels to each
-//! tile or band in the same order in every variant, so the results are bit-exact.
+//! tile or band in the same order in every variant, so the results are bit-exact. The kernels
+//! are never inlined, so that no variant gets its own compilation of the work.
 
 use taskpools::dataflow::{TileMut, TileRef};
 
@@ -62,6 +63,7 @@ fn price(o: &OptionData) -> f64 {
 }
 
 /// Prices a block of options.
+#[inline(never)]
 pub fn blackscholes(opts: &[OptionData], prices: &mut [f64]) {
     for (o, p) in opts.iter().zip(prices.iter_mut()) {
         *p = price(o);
@@ -101,6 +103,7 @@ fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
 
 /// In-place Cholesky factor of a square tile: its lower triangle becomes `L` with `A = L Lᵀ`
 /// (the upper triangle is left as it was).
+#[inline(never)]
 pub fn potrf(mut a: TileMut<'_, f64>) {
     let n = a.rows();
     let mut rj = vec![0.0f64; n];
@@ -117,6 +120,7 @@ pub fn potrf(mut a: TileMut<'_, f64>) {
 }
 
 /// `B := B L⁻ᵀ` for the lower-triangular factor `L` (a Cholesky panel tile).
+#[inline(never)]
 pub fn trsm_llt(l: TileRef<'_, f64>, mut b: TileMut<'_, f64>) {
     let n = l.rows();
     for r in 0..b.rows() {
@@ -130,6 +134,7 @@ pub fn trsm_llt(l: TileRef<'_, f64>, mut b: TileMut<'_, f64>) {
 }
 
 /// `C := C − A Aᵀ`, lower triangle only (the Cholesky diagonal update).
+#[inline(never)]
 pub fn syrk(a: TileRef<'_, f64>, mut c: TileMut<'_, f64>) {
     for r in 0..c.rows() {
         let ar = a.row(r);
@@ -141,6 +146,7 @@ pub fn syrk(a: TileRef<'_, f64>, mut c: TileMut<'_, f64>) {
 }
 
 /// `C := C − A Bᵀ` (the Cholesky trailing update).
+#[inline(never)]
 pub fn gemm_nt(a: TileRef<'_, f64>, b: TileRef<'_, f64>, mut c: TileMut<'_, f64>) {
     for r in 0..c.rows() {
         let ar = a.row(r);
@@ -153,6 +159,7 @@ pub fn gemm_nt(a: TileRef<'_, f64>, b: TileRef<'_, f64>, mut c: TileMut<'_, f64>
 
 /// In-place LU factor of a square tile without pivoting: `A = L U`, `L` unit lower (below
 /// the diagonal), `U` upper (on and above it).
+#[inline(never)]
 pub fn getrf(mut a: TileMut<'_, f64>) {
     let n = a.rows();
     for k in 0..n {
@@ -169,6 +176,7 @@ pub fn getrf(mut a: TileMut<'_, f64>) {
 }
 
 /// `B := L⁻¹ B` for the unit lower factor `L` of an LU diagonal tile (a row-panel tile).
+#[inline(never)]
 pub fn trsm_lower(l: TileRef<'_, f64>, mut b: TileMut<'_, f64>) {
     for i in 1..b.rows() {
         let li = l.row(i);
@@ -181,6 +189,7 @@ pub fn trsm_lower(l: TileRef<'_, f64>, mut b: TileMut<'_, f64>) {
 }
 
 /// `B := B U⁻¹` for the upper factor `U` of an LU diagonal tile (a column-panel tile).
+#[inline(never)]
 pub fn trsm_upper(u: TileRef<'_, f64>, mut b: TileMut<'_, f64>) {
     let n = u.rows();
     for r in 0..b.rows() {
@@ -195,6 +204,7 @@ pub fn trsm_upper(u: TileRef<'_, f64>, mut b: TileMut<'_, f64>) {
 }
 
 /// `C := C − A B` (the LU trailing update).
+#[inline(never)]
 pub fn gemm_nn_sub(a: TileRef<'_, f64>, b: TileRef<'_, f64>, mut c: TileMut<'_, f64>) {
     for r in 0..c.rows() {
         let ar = a.row(r);
@@ -206,6 +216,7 @@ pub fn gemm_nn_sub(a: TileRef<'_, f64>, b: TileRef<'_, f64>, mut c: TileMut<'_, 
 }
 
 /// `C := C + A B` (the matrix multiply's leaf).
+#[inline(never)]
 pub fn gemm_nn_add(a: TileRef<'_, f64>, b: TileRef<'_, f64>, mut c: TileMut<'_, f64>) {
     for r in 0..c.rows() {
         let ar = a.row(r);
@@ -224,6 +235,7 @@ const HEAT_C: f64 = 0.2;
 /// One step of the 5-point stencil for rows `[dst_row0, dst_row0 + rows)` of an `n` × `n`
 /// grid: `src` holds rows `[src_row0, …)` (at least one above and below the band, where the
 /// grid has them), `dst` the band. Boundary rows and columns are copied (fixed temperature).
+#[inline(never)]
 pub fn heat_band(src: &[f64], src_row0: usize, dst: &mut [f64], dst_row0: usize, n: usize) {
     for (k, out) in dst.chunks_exact_mut(n).enumerate() {
         let g = dst_row0 + k;
@@ -245,12 +257,14 @@ pub fn heat_band(src: &[f64], src_row0: usize, dst: &mut [f64], dst_row0: usize,
 // ---------------------------------------------------------------- mergesort
 
 /// Sorts a leaf.
+#[inline(never)]
 pub fn leaf_sort(d: &mut [u32]) {
     d.sort_unstable();
 }
 
 /// Merges the sorted halves `d[..mid]` and `d[mid..]` through `tmp` (as long as `d`) back
 /// into `d`.
+#[inline(never)]
 pub fn merge(d: &mut [u32], tmp: &mut [u32], mid: usize) {
     let (a, b) = d.split_at(mid);
     let (mut i, mut j) = (0, 0);
