@@ -4,8 +4,8 @@
  * driver receives them as function pointers to the Rust kernels that every other variant
  * calls, so the comparison is between runtimes, not between compilers.
  *
- * Matrices are row-major, n x n, leading dimension n; tile (i, j) of bs x bs starts at
- * a + i*bs*n + j*bs. A task's `depend` names the first element of each tile or band it uses,
+ * Matrices are row-major, n x n, rows ld apart (ld = n plus a cache line, see the Rust side);
+ * tile (i, j) of bs x bs starts at a + i*bs*ld + j*bs. A task's `depend` names the first element of each tile or band it uses,
  * which stands for the whole tile (tiles do not overlap). Each driver returns the seconds
  * between the start and the end of its work, measured inside the parallel region after the
  * threads are up and pinned. */
@@ -79,45 +79,45 @@ typedef void (*t3_kernel)(const double *a, const double *b, double *c, int64_t b
 
 struct tiled_args {
     double *a;
-    int64_t n, bs;
+    int64_t n, ld, bs;
     t1_kernel k1;
     t2_kernel k2a, k2b;
     t3_kernel k3;
 };
 
-#define TILE(i, j) (a + (i) * bs * n + (j) * bs)
+#define TILE(i, j) (a + (i) * bs * ld + (j) * bs)
 
 /* Cholesky (lower, A = L L^T): k1 = potrf, k2a = trsm, k2b = syrk, k3 = gemm (C -= A B^T). */
 static void cholesky_body(void *p) {
     struct tiled_args *x = p;
     double *a = x->a;
-    int64_t n = x->n, bs = x->bs, nt = n / bs;
+    int64_t n = x->n, ld = x->ld, bs = x->bs, nt = n / bs;
     for (int64_t k = 0; k < nt; k++) {
         double *akk = TILE(k, k);
 #pragma omp task firstprivate(akk) depend(inout : akk[0])
-        x->k1(akk, bs, n);
+        x->k1(akk, bs, ld);
         for (int64_t i = k + 1; i < nt; i++) {
             double *aik = TILE(i, k);
 #pragma omp task firstprivate(akk, aik) depend(in : akk[0]) depend(inout : aik[0])
-            x->k2a(akk, aik, bs, n);
+            x->k2a(akk, aik, bs, ld);
         }
         for (int64_t i = k + 1; i < nt; i++) {
             double *aik = TILE(i, k), *aii = TILE(i, i);
 #pragma omp task firstprivate(aik, aii) depend(in : aik[0]) depend(inout : aii[0])
-            x->k2b(aik, aii, bs, n);
+            x->k2b(aik, aii, bs, ld);
             for (int64_t j = k + 1; j < i; j++) {
                 double *ajk = TILE(j, k), *aij = TILE(i, j);
 #pragma omp task firstprivate(aik, ajk, aij) depend(in : aik[0], ajk[0]) depend(inout : aij[0])
-                x->k3(aik, ajk, aij, bs, n);
+                x->k3(aik, ajk, aij, bs, ld);
             }
         }
     }
 }
 
-double taskpools_suite_cholesky(double *a, int64_t n, int64_t bs, t1_kernel potrf,
+double taskpools_suite_cholesky(double *a, int64_t n, int64_t ld, int64_t bs, t1_kernel potrf,
                                 t2_kernel trsm, t2_kernel syrk, t3_kernel gemm, int32_t threads,
                                 int32_t pin) {
-    struct tiled_args x = {a, n, bs, potrf, trsm, syrk, gemm};
+    struct tiled_args x = {a, n, ld, bs, potrf, trsm, syrk, gemm};
     return timed(cholesky_body, &x, threads, pin);
 }
 
@@ -126,34 +126,34 @@ double taskpools_suite_cholesky(double *a, int64_t n, int64_t bs, t1_kernel potr
 static void lu_body(void *p) {
     struct tiled_args *x = p;
     double *a = x->a;
-    int64_t n = x->n, bs = x->bs, nt = n / bs;
+    int64_t n = x->n, ld = x->ld, bs = x->bs, nt = n / bs;
     for (int64_t k = 0; k < nt; k++) {
         double *akk = TILE(k, k);
 #pragma omp task firstprivate(akk) depend(inout : akk[0])
-        x->k1(akk, bs, n);
+        x->k1(akk, bs, ld);
         for (int64_t j = k + 1; j < nt; j++) {
             double *akj = TILE(k, j);
 #pragma omp task firstprivate(akk, akj) depend(in : akk[0]) depend(inout : akj[0])
-            x->k2a(akk, akj, bs, n);
+            x->k2a(akk, akj, bs, ld);
         }
         for (int64_t i = k + 1; i < nt; i++) {
             double *aik = TILE(i, k);
 #pragma omp task firstprivate(akk, aik) depend(in : akk[0]) depend(inout : aik[0])
-            x->k2b(akk, aik, bs, n);
+            x->k2b(akk, aik, bs, ld);
         }
         for (int64_t i = k + 1; i < nt; i++) {
             for (int64_t j = k + 1; j < nt; j++) {
                 double *aik = TILE(i, k), *akj = TILE(k, j), *aij = TILE(i, j);
 #pragma omp task firstprivate(aik, akj, aij) depend(in : aik[0], akj[0]) depend(inout : aij[0])
-                x->k3(aik, akj, aij, bs, n);
+                x->k3(aik, akj, aij, bs, ld);
             }
         }
     }
 }
 
-double taskpools_suite_lu(double *a, int64_t n, int64_t bs, t1_kernel getrf, t2_kernel trsm_l,
+double taskpools_suite_lu(double *a, int64_t n, int64_t ld, int64_t bs, t1_kernel getrf, t2_kernel trsm_l,
                           t2_kernel trsm_u, t3_kernel gemm, int32_t threads, int32_t pin) {
-    struct tiled_args x = {a, n, bs, getrf, trsm_l, trsm_u, gemm};
+    struct tiled_args x = {a, n, ld, bs, getrf, trsm_l, trsm_u, gemm};
     return timed(lu_body, &x, threads, pin);
 }
 
@@ -225,18 +225,19 @@ static void mm_rec(const double *a, const double *b, double *c, int64_t m, int64
 struct mm_args {
     const double *a, *b;
     double *c;
-    int64_t n, leaf;
+    int64_t n, ld, leaf;
     mm_kernel k;
 };
 
 static void mm_body(void *p) {
     struct mm_args *x = p;
-    mm_rec(x->a, x->b, x->c, x->n, x->n, x->leaf, x->k);
+    mm_rec(x->a, x->b, x->c, x->n, x->ld, x->leaf, x->k);
 }
 
 double taskpools_suite_matmul(const double *a, const double *b, double *c, int64_t n,
-                              int64_t leaf, mm_kernel k, int32_t threads, int32_t pin) {
-    struct mm_args x = {a, b, c, n, leaf, k};
+                              int64_t ld, int64_t leaf, mm_kernel k, int32_t threads,
+                              int32_t pin) {
+    struct mm_args x = {a, b, c, n, ld, leaf, k};
     return timed(mm_body, &x, threads, pin);
 }
 

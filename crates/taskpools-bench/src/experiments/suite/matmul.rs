@@ -3,16 +3,18 @@
 //! The data-flow variant spawns all eight products of a level at once, each declaring its C
 //! quadrant `inout` (A and B are only read: captured, the seed's `safe`), so the second
 //! product into a quadrant waits for the first and nothing else waits; ND (and rayon, and
-//! OpenMP) run the first four products in parallel, sync, then the other four.
+//! OpenMP) run the first four products in parallel, sync, then the other four. Rows are
+//! [`padded`] by a cache line.
 
 use taskpools::dataflow::{self, Config, Scope, TileMut, TileRef};
 
 use super::kernels;
-use super::{timed, Aligned, Ctx, Program};
+use super::{padded, timed, Aligned, Ctx, Program};
 
 /// A, B and C.
 pub struct Matmul {
     n: usize,
+    ld: usize,
     leaf: usize,
     a: Vec<f64>,
     b: Vec<f64>,
@@ -23,17 +25,19 @@ pub struct Matmul {
 impl Matmul {
     /// Random `n` × `n` A and B (`n / leaf` a power of two).
     pub fn new(n: usize, leaf: usize) -> Self {
+        let ld = padded(n);
         let mut rng = fastrand::Rng::with_seed(13);
-        let mut a = vec![0.0; n * n];
-        let mut b = vec![0.0; n * n];
+        let mut a = vec![0.0; n * ld];
+        let mut b = vec![0.0; n * ld];
         a.iter_mut().for_each(|x| *x = rng.f64() - 0.5);
         b.iter_mut().for_each(|x| *x = rng.f64() - 0.5);
         Matmul {
             n,
+            ld,
             leaf,
             a,
             b,
-            c: Aligned::new(n * n),
+            c: Aligned::new(n * ld),
             expected: Vec::new(),
         }
     }
@@ -147,10 +151,24 @@ fn dataflow_level<'t>(
     }
 }
 
-fn dataflow_run(a: &[f64], b: &[f64], c: &mut [f64], n: usize, leaf: usize, config: Config) {
-    let (a, b) = (TileRef::from_slice(a, n, n), TileRef::from_slice(b, n, n));
+/// `n` × `n` of an `n` × `ld` matrix.
+fn square(a: &[f64], n: usize, ld: usize) -> TileRef<'_, f64> {
+    TileRef::from_slice(a, n, ld).split_at_col(n).0
+}
+
+/// `n` × `n` of an `n` × `ld` matrix, mutable.
+fn square_mut(c: &mut [f64], n: usize, ld: usize) -> TileMut<'_, f64> {
+    TileMut::from_slice(c, n, ld).split_at_col(n).0
+}
+
+fn dataflow_run(
+    (a, b, c): (TileRef<'_, f64>, TileRef<'_, f64>, &mut [f64]),
+    (n, ld): (usize, usize),
+    leaf: usize,
+    config: Config,
+) {
     dataflow::scope_with(config, |df| {
-        let c = df.region(c).matrix(n, n);
+        let c = df.region(c).matrix_ld(n, n, ld);
         df.spawn(c.sub(0, 0, n, n).inout(), move |df, c| {
             dataflow_level(df, a, b, c, leaf)
         });
@@ -171,23 +189,20 @@ impl Program for Matmul {
     }
 
     fn run(&mut self, variant: &str, ctx: &Ctx<'_>) -> Option<f64> {
-        let (n, leaf) = (self.n, self.leaf);
+        let (n, ld, leaf) = (self.n, self.ld, self.leaf);
         let (a, b) = (&self.a[..], &self.b[..]);
         let c = self.c.as_mut_slice();
-        let (ta, tb) = (TileRef::from_slice(a, n, n), TileRef::from_slice(b, n, n));
+        let (ta, tb) = (square(a, n, ld), square(b, n, ld));
         match variant {
-            "sequential" => timed(|| sequential(ta, tb, TileMut::from_slice(c, n, n), leaf)),
+            "sequential" => timed(|| sequential(ta, tb, square_mut(c, n, ld), leaf)),
             "dataflow" => timed(|| {
                 ctx.rt
-                    .install(|| dataflow_run(a, b, c, n, leaf, ctx.dataflow))
+                    .install(|| dataflow_run((ta, tb, c), (n, ld), leaf, ctx.dataflow))
             }),
-            "nd" => timed(|| {
-                ctx.rt
-                    .install(|| nd(ta, tb, TileMut::from_slice(c, n, n), leaf))
-            }),
+            "nd" => timed(|| ctx.rt.install(|| nd(ta, tb, square_mut(c, n, ld), leaf))),
             "rayon" => timed(|| {
                 ctx.pool
-                    .install(|| rayon_run(ta, tb, TileMut::from_slice(c, n, n), leaf))
+                    .install(|| rayon_run(ta, tb, square_mut(c, n, ld), leaf))
             }),
             "openmp tasks" => {
                 #[cfg(taskpools_openmp)]
@@ -200,6 +215,7 @@ impl Program for Matmul {
                             b.as_ptr(),
                             c.as_mut_ptr(),
                             n as i64,
+                            ld as i64,
                             leaf as i64,
                             kernels::ffi::gemm_nn_add,
                             ctx.threads as i32,

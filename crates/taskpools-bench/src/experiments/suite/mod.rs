@@ -318,6 +318,14 @@ impl Aligned {
     }
 }
 
+/// The leading dimension of an `n`-column matrix: `n` plus one cache line of doubles. With
+/// `n` a power of two the rows of a tile would otherwise sit a power of two apart and map to
+/// the same cache sets, and every variant's time would hang on how its order of tiles meets
+/// those conflicts (the usual padding of dense codes).
+pub fn padded(n: usize) -> usize {
+    n + 8
+}
+
 /// Seconds `f` takes.
 fn timed(f: impl FnOnce()) -> Option<f64> {
     let t0 = Instant::now();
@@ -347,6 +355,7 @@ mod omp {
         pub fn taskpools_suite_cholesky(
             a: *mut f64,
             n: i64,
+            ld: i64,
             bs: i64,
             potrf: T1,
             trsm: T2,
@@ -358,6 +367,7 @@ mod omp {
         pub fn taskpools_suite_lu(
             a: *mut f64,
             n: i64,
+            ld: i64,
             bs: i64,
             getrf: T1,
             trsm_l: T2,
@@ -381,6 +391,7 @@ mod omp {
             b: *const f64,
             c: *mut f64,
             n: i64,
+            ld: i64,
             leaf: i64,
             k: T3,
             threads: i32,
@@ -475,12 +486,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         prog.run("sequential", &c0);
         prog.keep_as_expected();
         // Then repetitions of everything, the sequential run (on core 0, where every
-        // runtime's worker 0 runs) and every variant at every thread count interleaved, so
-        // that drift on a shared host spreads over all of them.
+        // runtime's worker 0 runs) and every variant at every thread count interleaved, in a
+        // rotating order, so that drift on a shared host spreads over all of them.
         let mut seq = Vec::new();
         let mut samples: Vec<Vec<Option<Vec<f64>>>> =
             vec![vec![Some(Vec::new()); variants.len()]; p.threads.len()];
-        for _ in 0..p.reps {
+        for rep in 0..p.reps {
             pin_to(0);
             prog.reset();
             seq.extend(prog.run("sequential", &c0));
@@ -489,7 +500,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }
             for (ti, row) in samples.iter_mut().enumerate() {
                 let c = ctx(ti);
-                for (k, v) in variants.iter().enumerate() {
+                // Each repetition starts at another variant, so that none always runs first
+                // after the switch of thread counts or right after the same neighbour.
+                for j in 0..variants.len() {
+                    let k = (j + rep) % variants.len();
+                    let v = &variants[k];
                     prog.reset();
                     match prog.run(v, &c) {
                         Some(secs) => {

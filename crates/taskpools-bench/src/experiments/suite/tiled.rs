@@ -3,13 +3,13 @@
 //! data-flow variant declares each kernel's tiles (strided sub-matrices of the one matrix, the
 //! seed's *stride* arguments) and lets the dependences order them; ND runs the same kernels
 //! with a sync after each phase of each step (factor; panel solves; trailing update); OpenMP
-//! uses `depend` on the tiles.
+//! uses `depend` on the tiles. Rows are [`padded`] by a cache line.
 
 use taskpools::dataflow::{self, Config, TileMut, TileRef};
 use taskpools::forkjoin::scope;
 
 use super::kernels;
-use super::{timed, Aligned, Ctx, Program};
+use super::{padded, timed, Aligned, Ctx, Program};
 
 /// Which factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,7 @@ pub enum Factor {
 pub struct Tiled {
     kind: Factor,
     n: usize,
+    ld: usize,
     bs: usize,
     input: Vec<f64>,
     a: Aligned,
@@ -35,22 +36,24 @@ impl Tiled {
     /// and safe to factor without pivoting), in tiles of `bs` (which divides `n`).
     pub fn new(kind: Factor, n: usize, bs: usize) -> Self {
         assert!(bs > 0 && n % bs == 0, "tile size {bs} does not divide {n}");
+        let ld = padded(n);
         let mut rng = fastrand::Rng::with_seed(5);
-        let mut input = vec![0.0; n * n];
+        let mut input = vec![0.0; n * ld];
         for i in 0..n {
             for j in 0..i {
                 let v = rng.f64() - 0.5;
-                input[i * n + j] = v;
-                input[j * n + i] = v;
+                input[i * ld + j] = v;
+                input[j * ld + i] = v;
             }
-            input[i * n + i] = n as f64;
+            input[i * ld + i] = n as f64;
         }
         Tiled {
             kind,
             n,
+            ld,
             bs,
             input,
-            a: Aligned::new(n * n),
+            a: Aligned::new(n * ld),
             expected: Vec::new(),
         }
     }
@@ -61,23 +64,23 @@ impl Tiled {
     /// matrix (`L Lᵀ` or `L U`).
     #[cfg(test)]
     pub fn residual(&self) -> f64 {
-        let (n, a) = (self.n, self.a.as_slice());
+        let (n, ld, a) = (self.n, self.ld, self.a.as_slice());
         let l = |i: usize, k: usize| match (self.kind, i.cmp(&k)) {
-            (_, std::cmp::Ordering::Greater) => a[i * n + k],
-            (Factor::Cholesky, std::cmp::Ordering::Equal) => a[i * n + i],
+            (_, std::cmp::Ordering::Greater) => a[i * ld + k],
+            (Factor::Cholesky, std::cmp::Ordering::Equal) => a[i * ld + i],
             (Factor::Lu, std::cmp::Ordering::Equal) => 1.0,
             (_, std::cmp::Ordering::Less) => 0.0,
         };
         let r = |k: usize, j: usize| match self.kind {
             Factor::Cholesky => l(j, k),
-            Factor::Lu if k <= j => a[k * n + j],
+            Factor::Lu if k <= j => a[k * ld + j],
             Factor::Lu => 0.0,
         };
         let mut worst = 0.0f64;
         for i in 0..n {
             for j in 0..n {
                 let s: f64 = (0..n).map(|k| l(i, k) * r(k, j)).sum();
-                worst = worst.max((s - self.input[i * n + j]).abs() / n as f64);
+                worst = worst.max((s - self.input[i * ld + j]).abs() / n as f64);
             }
         }
         worst
@@ -90,9 +93,12 @@ fn two_mut<T>(v: &mut [T], i: usize, j: usize) -> [&mut T; 2] {
     [&mut a[i], &mut b[0]]
 }
 
-fn cholesky_seq(a: &mut [f64], n: usize, bs: usize) {
+fn cholesky_seq(a: &mut [f64], n: usize, ld: usize, bs: usize) {
     let nt = n / bs;
-    let mut t = TileMut::from_slice(a, n, n).into_tiles(bs);
+    let mut t = TileMut::from_slice(a, n, ld)
+        .split_at_col(n)
+        .0
+        .into_tiles(bs);
     for k in 0..nt {
         kernels::potrf(t[k][k].reborrow());
         for i in k + 1..nt {
@@ -114,10 +120,10 @@ fn cholesky_seq(a: &mut [f64], n: usize, bs: usize) {
     }
 }
 
-fn cholesky_dataflow(a: &mut [f64], n: usize, bs: usize, config: Config) {
+fn cholesky_dataflow(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config) {
     let nt = n / bs;
     dataflow::scope_with(config, |df| {
-        let m = df.region(a).matrix(n, n);
+        let m = df.region(a).matrix_ld(n, n, ld);
         let t = |i: usize, j: usize| m.tile(i, j, bs);
         for k in 0..nt {
             df.spawn(t(k, k).inout(), |_, a| kernels::potrf(a));
@@ -159,9 +165,12 @@ fn split_below<'a, 'm>(
     (col, rights)
 }
 
-fn cholesky_nd(a: &mut [f64], n: usize, bs: usize) {
+fn cholesky_nd(a: &mut [f64], n: usize, ld: usize, bs: usize) {
     let nt = n / bs;
-    let mut t = TileMut::from_slice(a, n, n).into_tiles(bs);
+    let mut t = TileMut::from_slice(a, n, ld)
+        .split_at_col(n)
+        .0
+        .into_tiles(bs);
     for k in 0..nt {
         kernels::potrf(t[k][k].reborrow());
         let (upper, lower) = t.split_at_mut(k + 1);
@@ -191,9 +200,12 @@ fn cholesky_nd(a: &mut [f64], n: usize, bs: usize) {
     }
 }
 
-fn lu_seq(a: &mut [f64], n: usize, bs: usize) {
+fn lu_seq(a: &mut [f64], n: usize, ld: usize, bs: usize) {
     let nt = n / bs;
-    let mut t = TileMut::from_slice(a, n, n).into_tiles(bs);
+    let mut t = TileMut::from_slice(a, n, ld)
+        .split_at_col(n)
+        .0
+        .into_tiles(bs);
     for k in 0..nt {
         kernels::getrf(t[k][k].reborrow());
         {
@@ -216,10 +228,10 @@ fn lu_seq(a: &mut [f64], n: usize, bs: usize) {
     }
 }
 
-fn lu_dataflow(a: &mut [f64], n: usize, bs: usize, config: Config) {
+fn lu_dataflow(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config) {
     let nt = n / bs;
     dataflow::scope_with(config, |df| {
-        let m = df.region(a).matrix(n, n);
+        let m = df.region(a).matrix_ld(n, n, ld);
         let t = |i: usize, j: usize| m.tile(i, j, bs);
         for k in 0..nt {
             df.spawn(t(k, k).inout(), |_, a| kernels::getrf(a));
@@ -245,9 +257,12 @@ fn lu_dataflow(a: &mut [f64], n: usize, bs: usize, config: Config) {
     });
 }
 
-fn lu_nd(a: &mut [f64], n: usize, bs: usize) {
+fn lu_nd(a: &mut [f64], n: usize, ld: usize, bs: usize) {
     let nt = n / bs;
-    let mut t = TileMut::from_slice(a, n, n).into_tiles(bs);
+    let mut t = TileMut::from_slice(a, n, ld)
+        .split_at_col(n)
+        .0
+        .into_tiles(bs);
     for k in 0..nt {
         kernels::getrf(t[k][k].reborrow());
         let (upper, lower) = t.split_at_mut(k + 1);
@@ -294,25 +309,26 @@ impl Program for Tiled {
     }
 
     fn run(&mut self, variant: &str, ctx: &Ctx<'_>) -> Option<f64> {
-        let (n, bs, kind) = (self.n, self.bs, self.kind);
+        let (n, ld, bs, kind) = (self.n, self.ld, self.bs, self.kind);
         let a = self.a.as_mut_slice();
         match (variant, kind) {
-            ("sequential", Factor::Cholesky) => timed(|| cholesky_seq(a, n, bs)),
-            ("sequential", Factor::Lu) => timed(|| lu_seq(a, n, bs)),
-            ("dataflow", Factor::Cholesky) => {
-                timed(|| ctx.rt.install(|| cholesky_dataflow(a, n, bs, ctx.dataflow)))
-            }
+            ("sequential", Factor::Cholesky) => timed(|| cholesky_seq(a, n, ld, bs)),
+            ("sequential", Factor::Lu) => timed(|| lu_seq(a, n, ld, bs)),
+            ("dataflow", Factor::Cholesky) => timed(|| {
+                ctx.rt
+                    .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow))
+            }),
             ("dataflow", Factor::Lu) => {
-                timed(|| ctx.rt.install(|| lu_dataflow(a, n, bs, ctx.dataflow)))
+                timed(|| ctx.rt.install(|| lu_dataflow(a, n, ld, bs, ctx.dataflow)))
             }
-            ("nd", Factor::Cholesky) => timed(|| ctx.rt.install(|| cholesky_nd(a, n, bs))),
-            ("nd", Factor::Lu) => timed(|| ctx.rt.install(|| lu_nd(a, n, bs))),
+            ("nd", Factor::Cholesky) => timed(|| ctx.rt.install(|| cholesky_nd(a, n, ld, bs))),
+            ("nd", Factor::Lu) => timed(|| ctx.rt.install(|| lu_nd(a, n, ld, bs))),
             ("openmp depend", _) => {
                 #[cfg(taskpools_openmp)]
                 {
                     use super::omp;
                     use kernels::ffi;
-                    let (p, n, b) = (a.as_mut_ptr(), n as i64, bs as i64);
+                    let (p, n, ld, b) = (a.as_mut_ptr(), n as i64, ld as i64, bs as i64);
                     let (t, pin) = (ctx.threads as i32, i32::from(ctx.pin));
                     // SAFETY: `a` holds the n×n matrix; the driver's `depend` clauses order
                     // every two kernel calls on the same tile, and it returns after all.
@@ -321,6 +337,7 @@ impl Program for Tiled {
                             Factor::Cholesky => omp::taskpools_suite_cholesky(
                                 p,
                                 n,
+                                ld,
                                 b,
                                 ffi::potrf,
                                 ffi::trsm_llt,
@@ -332,6 +349,7 @@ impl Program for Tiled {
                             Factor::Lu => omp::taskpools_suite_lu(
                                 p,
                                 n,
+                                ld,
                                 b,
                                 ffi::getrf,
                                 ffi::trsm_lower,
