@@ -513,47 +513,49 @@ struct SuiteArgs {
     #[arg(long, default_value = "all", value_delimiter = ',')]
     bench: Vec<String>,
     /// The seed's problem sizes (30 M options, Cholesky 2048², heat 2048², LU 4096², matrix
-    /// multiply 2048², mergesort 2^20): minutes per benchmark on 2 cores. The size options
+    /// multiply 2048², mergesort 2^20 keys, smaller than our default): minutes per benchmark
+    /// on 2 cores. The size options
     /// below override single sizes either way.
     #[arg(long)]
     paper_sizes: bool,
-    /// Black-Scholes options (default 2^22).
+    /// Black-Scholes options, 1 to 2^25 (default 2^22).
     #[arg(long)]
     options: Option<usize>,
-    /// Options per Black-Scholes task (default 128).
+    /// Options per Black-Scholes task, 1 to the options (default 128).
     #[arg(long)]
     options_block: Option<usize>,
-    /// Cholesky matrix side (default 1536).
+    /// Cholesky matrix side, 1 to 8192 (default 1536).
     #[arg(long)]
     cholesky_n: Option<usize>,
     /// Cholesky tile side; must divide the matrix side (default 128).
     #[arg(long)]
     cholesky_tile: Option<usize>,
-    /// Heat grid side (default 1536).
+    /// Heat grid side, 3 to 8192 (default 1536).
     #[arg(long)]
     heat_n: Option<usize>,
-    /// Heat steps (default 60).
+    /// Heat steps, 1 to 100,000 (default 60; a step of an 8192² grid takes about 0.1 s
+    /// on one core).
     #[arg(long)]
     heat_steps: Option<usize>,
-    /// Rows per heat task (default 32).
+    /// Rows per heat task, 1 to the grid side (default 32).
     #[arg(long)]
     heat_band: Option<usize>,
-    /// LU matrix side (default 1280).
+    /// LU matrix side, 1 to 8192 (default 1280).
     #[arg(long)]
     lu_n: Option<usize>,
     /// LU tile side; must divide the matrix side (default 128).
     #[arg(long)]
     lu_tile: Option<usize>,
-    /// Matrix-multiply side: the leaf side times a power of two (default 1024).
+    /// Matrix-multiply side: the leaf side times a power of two, at most 8192 (default 1024).
     #[arg(long)]
     matmul_n: Option<usize>,
     /// Matrix-multiply leaf side (default 64).
     #[arg(long)]
     matmul_leaf: Option<usize>,
-    /// Mergesort keys (default 2^22).
+    /// Mergesort keys, 1 to 2^27 (default 2^22).
     #[arg(long)]
     sort_n: Option<usize>,
-    /// Keys per mergesort leaf (default 4096).
+    /// Keys per mergesort leaf, 1 to the keys (default 4096).
     #[arg(long)]
     sort_leaf: Option<usize>,
     /// Look-up tables of the `dataflow` variants: `exact` (no false dependences) or `blocks`
@@ -583,12 +585,19 @@ struct SuiteArgs {
 
 fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
     let benches = names_or_all(&a.bench, &suite::Bench::ALL, suite::Bench::from_name)?;
-    let config = match a.lut.as_str() {
-        "exact" => taskpools::dataflow::Config::exact(a.lut_block),
-        "blocks" => taskpools::dataflow::Config::blocks(a.lut_block),
-        other => bail!("--lut {other}: `exact` or `blocks`"),
+    use taskpools::dataflow::Config;
+    if !(1..=Config::MAX_BLOCK).contains(&a.lut_block) {
+        bail!(
+            "--lut-block {}: must be 1 to 2^30 ({}) bytes",
+            a.lut_block,
+            Config::MAX_BLOCK
+        );
     }
-    .map_err(|e| anyhow::anyhow!("--lut-block: {e}"))?;
+    let config = match a.lut.as_str() {
+        "exact" => Config::exact(a.lut_block),
+        "blocks" => Config::blocks(a.lut_block),
+        other => bail!("--lut {other}: `exact` or `blocks`"),
+    }?;
     check_threads("--threads", &a.threads, 1)?;
     check_positive("--reps", a.reps)?;
     let mut s = if a.paper_sizes {
@@ -618,8 +627,7 @@ fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
     check_output("--json", a.json.as_deref(), true)?;
     check_output("--csv", a.csv.as_deref(), false)?;
     if let Some(dir) = a.plot_dir.as_deref() {
-        fs::create_dir_all(dir)
-            .with_context(|| format!("--plot-dir {}: cannot create", dir.display()))?;
+        check_dir_writable("--plot-dir", dir)?;
     }
     Ok(suite::Params {
         threads: a.threads.clone(),
@@ -629,6 +637,16 @@ fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
         dataflow: config,
         pin: a.pin,
     })
+}
+
+/// Creates `dir` if needed and checks that a file can be written there (before any work).
+fn check_dir_writable(opt: &str, dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("{opt} {}: cannot create", dir.display()))?;
+    let probe = dir.join(format!(".taskpools-probe-{}", std::process::id()));
+    fs::write(&probe, b"")
+        .with_context(|| format!("{opt} {}: cannot write there", dir.display()))?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
 }
 
 fn suite_cmd(
@@ -654,11 +672,9 @@ fn suite_cmd(
                 }
             }
             let title = format!("{} ({}): speedup over sequential", b.name(), rows[0].setup);
-            report::loglog_speedup(
-                &dir.join(format!("suite_{}.svg", b.name())),
-                &title,
-                &series,
-            )?;
+            let path = dir.join(format!("suite_{}.svg", b.name()));
+            report::loglog_speedup(&path, &title, &series)
+                .with_context(|| format!("--plot-dir: writing {}", path.display()))?;
         }
     }
     Ok(())
@@ -1400,8 +1416,7 @@ fn check_manber(a: &ManberArgs) -> Result<()> {
     check_output("--json", a.json.as_deref(), true)?;
     check_output("--csv", a.csv.as_deref(), false)?;
     if let Some(dir) = a.plot_dir.as_deref() {
-        fs::create_dir_all(dir)
-            .with_context(|| format!("--plot-dir {}: cannot create", dir.display()))?;
+        check_dir_writable("--plot-dir", dir)?;
     }
     Ok(())
 }

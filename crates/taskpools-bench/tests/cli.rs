@@ -911,4 +911,10 @@ fn suite_bad_input_is_refused_at_once() {
     refused(&["suite", "--reps", "0"], "--reps 0");
     refused(&["suite", "--threads", "0"], "--threads");
     refused(&["suite", "--json", "/nonexistent/dir/x.json"], "--json");
+    // An existing directory that cannot be written: refused before the run, not after it.
+    refused(
+        &["suite", "--plot-dir", "/sys/kernel"],
+        "--plot-dir /sys/kernel",
+    );
+    refused(&["suite", "--options", "100000000"], "--options 100000000");
 }

@@ -297,6 +297,7 @@ pub fn loglog_speedup(
         .configure_mesh()
         .x_desc("threads (log)")
         .y_desc("speedup over sequential (log)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     let grey = RGBColor(170, 170, 170);

@@ -614,9 +614,9 @@ impl<'t, T> TileRef<'t, T> {
     /// (for matrices that come through FFI).
     ///
     /// # Safety
-    /// For `'t`, every element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is
-    /// initialised, inside one allocation, and not written by anyone; `ld >= cols` when
-    /// `rows > 1`.
+    /// `ptr` is non-null and aligned for `T` (even for an empty tile), and for `'t` every
+    /// element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is initialised, inside one
+    /// allocation, and not written by anyone; `ld >= cols` when `rows > 1`.
     pub unsafe fn from_raw_parts(ptr: *const T, rows: usize, cols: usize, ld: usize) -> Self {
         TileRef {
             ptr,
@@ -698,9 +698,9 @@ impl<'t, T> TileMut<'t, T> {
     /// apart (for matrices that come through FFI).
     ///
     /// # Safety
-    /// For `'t`, every element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is
-    /// initialised, inside one allocation, and accessed by no one else; `ld >= cols` when
-    /// `rows > 1`.
+    /// `ptr` is non-null and aligned for `T` (even for an empty tile), and for `'t` every
+    /// element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is initialised, inside one
+    /// allocation, and accessed by no one else; `ld >= cols` when `rows > 1`.
     pub unsafe fn from_raw_parts(ptr: *mut T, rows: usize, cols: usize, ld: usize) -> Self {
         TileMut {
             ptr,

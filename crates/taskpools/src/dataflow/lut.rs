@@ -332,4 +332,75 @@ mod tests {
         assert_eq!(e[2], [0, 1]);
         assert_eq!(e[3], [0, 1]);
     }
+
+    /// Random sequences of tasks with one to three accesses each: every two tasks whose
+    /// accesses conflict are ordered by the edges, directly or through others, in both modes;
+    /// no edge points at the task itself or at a later one.
+    #[test]
+    fn random_accesses_leave_no_conflict_unordered() {
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut rnd = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..40_000 {
+            let exact = rnd(2) == 0;
+            let block = [4usize, 8, 64][rnd(3)];
+            let n = 2 + rnd(8);
+            let tasks: Vec<Vec<(usize, usize, bool)>> = (0..n)
+                .map(|_| {
+                    (0..1 + rnd(3))
+                        .map(|_| {
+                            let lo = rnd(24);
+                            (lo, lo + 1 + rnd(24 - lo), rnd(2) == 0)
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut region = Region::new();
+            let mut t: Trie<u8> = Trie::new(64, block);
+            let ids = vec![0u8; n];
+            let base = ids.as_ptr();
+            let mut dep = vec![vec![false; n]; n];
+            for (i, fps) in tasks.iter().enumerate() {
+                for &(lo, hi, w) in fps {
+                    // SAFETY (test): pointers into `ids`, used as identities only.
+                    let me = unsafe { base.add(i) };
+                    t.access(lo..hi, w, (exact, block), me, &mut region, &mut |p, _| {
+                        // SAFETY (test): as above.
+                        let j = unsafe { p.offset_from(base) } as usize;
+                        assert!(j < i, "an edge from task {i} to task {j}");
+                        dep[i][j] = true;
+                    });
+                }
+            }
+            // Transitive closure (Warshall).
+            for k in 0..n {
+                let via = dep[k].clone();
+                for row in dep.iter_mut() {
+                    if row[k] {
+                        for (d, &v) in row.iter_mut().zip(&via) {
+                            *d |= v;
+                        }
+                    }
+                }
+            }
+            for i in 0..n {
+                for j in 0..i {
+                    let conflict = tasks[i].iter().any(|&(a, b, w)| {
+                        tasks[j]
+                            .iter()
+                            .any(|&(c, d, w2)| a < d && c < b && (w || w2))
+                    });
+                    assert!(
+                        !conflict || dep[i][j],
+                        "exact {exact}, block {block}: task {i} is not ordered after task {j}: \
+                         {tasks:?}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -165,8 +165,12 @@ impl Sizes {
     /// The largest matrix or grid side accepted (its doubles take 512 MiB, and a run keeps
     /// three copies).
     pub const MAX_SIDE: usize = 8192;
-    /// The most options or keys accepted.
-    pub const MAX_ELEMS: usize = 1 << 28;
+    /// The most options accepted (48 bytes each, plus two prices: 2 GiB).
+    pub const MAX_OPTIONS: usize = 1 << 25;
+    /// The most keys accepted (four buffers of 4 bytes per key: 2 GiB).
+    pub const MAX_KEYS: usize = 1 << 27;
+    /// The most heat steps accepted.
+    pub const MAX_STEPS: usize = 100_000;
 
     /// Checks that every size can run and fit; the error names the option and its limits.
     pub fn check(&self) -> Result<()> {
@@ -176,7 +180,7 @@ impl Sizes {
             }
             Ok(())
         };
-        within("--options", self.options, 1, Self::MAX_ELEMS)?;
+        within("--options", self.options, 1, Self::MAX_OPTIONS)?;
         within("--options-block", self.options_block, 1, self.options)?;
         for (opt, n, topt, t) in [
             (
@@ -194,7 +198,7 @@ impl Sizes {
             }
         }
         within("--heat-n", self.heat_n, 3, Self::MAX_SIDE)?;
-        within("--heat-steps", self.heat_steps, 1, 100_000)?;
+        within("--heat-steps", self.heat_steps, 1, Self::MAX_STEPS)?;
         within("--heat-band", self.heat_band, 1, self.heat_n)?;
         within("--matmul-n", self.matmul_n, 1, Self::MAX_SIDE)?;
         within("--matmul-leaf", self.matmul_leaf, 1, self.matmul_n)?;
@@ -207,7 +211,7 @@ impl Sizes {
                 self.matmul_leaf
             );
         }
-        within("--sort-n", self.sort_n, 1, Self::MAX_ELEMS)?;
+        within("--sort-n", self.sort_n, 1, Self::MAX_KEYS)?;
         within("--sort-leaf", self.sort_leaf, 1, self.sort_n)?;
         Ok(())
     }
