@@ -1172,7 +1172,9 @@ fn tour(out: &Path) -> Result<()> {
         plot: None,
         ..files.outputs()
     };
-    suite_cmd(&p, &outputs, Some(&out.join("suite")), false)?;
+    let figures = out.join("suite");
+    check_dir_writable("tour --out", &figures)?;
+    suite_cmd(&p, &outputs, Some(&figures), false)?;
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
@@ -1422,6 +1424,10 @@ fn check_manber(a: &ManberArgs) -> Result<()> {
 }
 
 fn main() -> std::process::ExitCode {
+    // The cores, listed before anything pins this thread (see `pinning::cores`); building a
+    // runtime fixes the library's list the same way.
+    let _ = experiments::pinning::cores();
+    drop(taskpools::Runtime::builder().threads(1).build());
     // Errors are the user's input or the environment: one line each (with its causes), no
     // backtrace even where RUST_BACKTRACE is set.
     match run(Cli::parse()) {

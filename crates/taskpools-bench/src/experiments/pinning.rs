@@ -1,15 +1,23 @@
 //! Pinning threads to cores: our runtime's and rayon's workers through their start hooks, the
 //! peers without one (chili, forte) from outside, by thread id.
 
+/// The cores this process may run on, listed once, at the first call (`main` makes it
+/// before any experiment runs): the experiments pin the calling thread to core 0 for their
+/// sequential runs, and a list taken from that thread's mask afterwards would hold core 0
+/// only, pinning every worker of every later experiment there.
+pub fn cores() -> Option<&'static [core_affinity::CoreId]> {
+    static CORES: std::sync::OnceLock<Option<Vec<core_affinity::CoreId>>> =
+        std::sync::OnceLock::new();
+    CORES
+        .get_or_init(|| core_affinity::get_core_ids().filter(|c| !c.is_empty()))
+        .as_deref()
+}
+
 /// A function that pins the calling thread to core `i mod cores` (or does nothing).
 pub fn pinner(pin: bool) -> impl Fn(usize) + Clone + Send + Sync + 'static {
-    let cores = if pin {
-        core_affinity::get_core_ids().filter(|c| !c.is_empty())
-    } else {
-        None
-    };
+    let cores = cores().filter(|_| pin);
     move |i| {
-        if let Some(c) = &cores {
+        if let Some(c) = cores {
             core_affinity::set_for_current(c[i % c.len()]);
         }
     }
@@ -35,7 +43,7 @@ fn threads_now() -> Vec<(i32, String)> {
 /// Pins thread `tid` of this process to core `i mod cores` (Linux; elsewhere nothing).
 fn pin_tid(tid: i32, i: usize) {
     #[cfg(target_os = "linux")]
-    if let Some(cores) = core_affinity::get_core_ids().filter(|c| !c.is_empty()) {
+    if let Some(cores) = cores() {
         let core = cores[i % cores.len()].id;
         // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it (core <
         // CPU_SETSIZE, since the core came from this process's own affinity mask), and

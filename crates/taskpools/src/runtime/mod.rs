@@ -571,15 +571,49 @@ mod env_tests {
     }
 }
 
+/// The cores this process may run on, as listed the first time a runtime is built. Listed
+/// once: the list comes from the calling thread's affinity mask, and a program that later
+/// pins its own thread to one core (to time a sequential run there, say) must not make every
+/// runtime it builds afterwards pin all its workers to that core.
+fn process_cores() -> Option<&'static [core_affinity::CoreId]> {
+    static CORES: std::sync::OnceLock<Option<Vec<core_affinity::CoreId>>> =
+        std::sync::OnceLock::new();
+    CORES
+        .get_or_init(|| core_affinity::get_core_ids().filter(|c| !c.is_empty()))
+        .as_deref()
+}
+
 /// The core each of `n` workers is pinned to: worker `i` to core `i mod cores` when `pin` is
 /// set and the cores can be listed, else none.
 pub(crate) fn worker_cores(pin: bool, n: usize) -> Vec<Option<core_affinity::CoreId>> {
-    let cores = if pin {
-        core_affinity::get_core_ids().filter(|c| !c.is_empty())
-    } else {
-        None
-    };
-    (0..n)
-        .map(|i| cores.as_ref().map(|c| c[i % c.len()]))
-        .collect()
+    // Listed at every build, pinned or not, so that the first build fixes the list.
+    let cores = process_cores().filter(|_| pin);
+    (0..n).map(|i| cores.map(|c| c[i % c.len()])).collect()
+}
+
+#[cfg(all(test, not(loom)))]
+mod pin_tests {
+    use super::Runtime;
+
+    /// A thread that pinned itself to one core and then builds a pinned runtime still gets
+    /// its workers spread over all the process's cores (the list is taken once, not from the
+    /// caller's mask at each build).
+    #[test]
+    fn workers_spread_over_the_cores_after_the_caller_pinned_itself() {
+        let Some(cores) = core_affinity::get_core_ids().filter(|c| c.len() >= 2) else {
+            return; // one core: nothing to spread
+        };
+        std::thread::spawn(move || {
+            drop(Runtime::builder().threads(1).build().unwrap());
+            core_affinity::set_for_current(cores[0]);
+            let rt = Runtime::builder().threads(2).pin(true).build().unwrap();
+            let seen = rt
+                .broadcast(|_| core_affinity::get_core_ids().unwrap_or_default())
+                .unwrap();
+            assert_eq!(seen[0], [cores[0]]);
+            assert_eq!(seen[1], [cores[1]], "worker 1 pinned to {:?}", seen[1]);
+        })
+        .join()
+        .unwrap();
+    }
 }
