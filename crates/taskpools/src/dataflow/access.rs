@@ -579,6 +579,47 @@ macro_rules! tile_common {
             pub fn as_ptr(&self) -> *const T {
                 self.ptr
             }
+
+            /// Rows `[0, r)` and `[r, rows)`, disjoint. Panics if `r > rows`.
+            pub fn split_at_row(self, r: usize) -> ($ty<'t, T>, $ty<'t, T>) {
+                assert!(
+                    r <= self.rows,
+                    "split at row {r} of a tile of {} rows",
+                    self.rows
+                );
+                let top = $ty { rows: r, ..self };
+                let bottom = $ty {
+                    ptr: self.ptr.wrapping_add(r * self.ld),
+                    rows: self.rows - r,
+                    ..self
+                };
+                (top, bottom)
+            }
+
+            /// Columns `[0, c)` and `[c, cols)`, disjoint. Panics if `c > cols`.
+            pub fn split_at_col(self, c: usize) -> ($ty<'t, T>, $ty<'t, T>) {
+                assert!(
+                    c <= self.cols,
+                    "split at column {c} of a tile of {} columns",
+                    self.cols
+                );
+                let left = $ty { cols: c, ..self };
+                let right = $ty {
+                    ptr: self.ptr.wrapping_add(c),
+                    cols: self.cols - c,
+                    ..self
+                };
+                (left, right)
+            }
+
+            /// The four quadrants (top-left, top-right, bottom-left, bottom-right) split at
+            /// row `r` and column `c`.
+            pub fn quadrants(self, r: usize, c: usize) -> [$ty<'t, T>; 4] {
+                let (top, bottom) = self.split_at_row(r);
+                let (a, b) = top.split_at_col(c);
+                let (cc, d) = bottom.split_at_col(c);
+                [a, b, cc, d]
+            }
         }
 
         impl<T> Index<(usize, usize)> for $ty<'_, T> {
@@ -625,47 +666,6 @@ impl<'t, T> TileRef<'t, T> {
             ld,
             marker: PhantomData,
         }
-    }
-
-    /// Rows `[0, r)` and `[r, rows)`. Panics if `r > rows`.
-    pub fn split_at_row(self, r: usize) -> (TileRef<'t, T>, TileRef<'t, T>) {
-        assert!(
-            r <= self.rows,
-            "split at row {r} of a tile of {} rows",
-            self.rows
-        );
-        let top = TileRef { rows: r, ..self };
-        let bottom = TileRef {
-            ptr: self.ptr.wrapping_add(r * self.ld),
-            rows: self.rows - r,
-            ..self
-        };
-        (top, bottom)
-    }
-
-    /// Columns `[0, c)` and `[c, cols)`. Panics if `c > cols`.
-    pub fn split_at_col(self, c: usize) -> (TileRef<'t, T>, TileRef<'t, T>) {
-        assert!(
-            c <= self.cols,
-            "split at column {c} of a tile of {} columns",
-            self.cols
-        );
-        let left = TileRef { cols: c, ..self };
-        let right = TileRef {
-            ptr: self.ptr.wrapping_add(c),
-            cols: self.cols - c,
-            ..self
-        };
-        (left, right)
-    }
-
-    /// The four quadrants (top-left, top-right, bottom-left, bottom-right) split at row `r`
-    /// and column `c`.
-    pub fn quadrants(self, r: usize, c: usize) -> [TileRef<'t, T>; 4] {
-        let (top, bottom) = self.split_at_row(r);
-        let (a, b) = top.split_at_col(c);
-        let (cc, d) = bottom.split_at_col(c);
-        [a, b, cc, d]
     }
 
     /// Row `i`, borrowed for the view's whole lifetime.
@@ -755,47 +755,6 @@ impl<'t, T> TileMut<'t, T> {
             ld: self.ld,
             marker: PhantomData,
         }
-    }
-
-    /// Rows `[0, r)` and `[r, rows)`, disjoint. Panics if `r > rows`.
-    pub fn split_at_row(self, r: usize) -> (TileMut<'t, T>, TileMut<'t, T>) {
-        assert!(
-            r <= self.rows,
-            "split at row {r} of a tile of {} rows",
-            self.rows
-        );
-        let top = TileMut { rows: r, ..self };
-        let bottom = TileMut {
-            ptr: self.ptr.wrapping_add(r * self.ld),
-            rows: self.rows - r,
-            ..self
-        };
-        (top, bottom)
-    }
-
-    /// Columns `[0, c)` and `[c, cols)`, disjoint. Panics if `c > cols`.
-    pub fn split_at_col(self, c: usize) -> (TileMut<'t, T>, TileMut<'t, T>) {
-        assert!(
-            c <= self.cols,
-            "split at column {c} of a tile of {} columns",
-            self.cols
-        );
-        let left = TileMut { cols: c, ..self };
-        let right = TileMut {
-            ptr: self.ptr.wrapping_add(c),
-            cols: self.cols - c,
-            ..self
-        };
-        (left, right)
-    }
-
-    /// The four quadrants (top-left, top-right, bottom-left, bottom-right) split at row `r`
-    /// and column `c`.
-    pub fn quadrants(self, r: usize, c: usize) -> [TileMut<'t, T>; 4] {
-        let (top, bottom) = self.split_at_row(r);
-        let (a, b) = top.split_at_col(c);
-        let (cc, d) = bottom.split_at_col(c);
-        [a, b, cc, d]
     }
 
     /// All tiles of `bs` × `bs`, row by row (smaller at the right and bottom edges).
