@@ -5,6 +5,7 @@
 fn main() {
     println!("cargo:rerun-if-changed=csrc/dataflow_omp.c");
     println!("cargo:rerun-if-changed=csrc/suite_omp.c");
+    println!("cargo:rerun-if-changed=csrc/omp_pin.h");
     println!("cargo:rustc-check-cfg=cfg(taskpools_openmp)");
     let mut b = cc::Build::new();
     b.file("csrc/dataflow_omp.c")

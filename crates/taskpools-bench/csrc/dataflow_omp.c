@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "omp_pin.h"
+
 #define STRIDE 8 /* u64 per block: one 64-byte line each */
 
 static inline void body(uint64_t *d, int32_t o, const int32_t *r, int32_t k) {
@@ -17,17 +19,6 @@ static inline void body(uint64_t *d, int32_t o, const int32_t *r, int32_t k) {
     d[(int64_t)o * STRIDE] += s;
 }
 
-/* Pins the calling OpenMP thread to core (thread number mod cores), as the Rust side pins
- * worker i to core i mod cores. libgomp keeps its threads, so this holds for later regions. */
-static void pin_me(int32_t pin) {
-    if (!pin) return;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(omp_get_thread_num() % n, &set);
-    sched_setaffinity(0, sizeof set, &set);
-}
 
 /* Runs the graph on `threads` threads; returns the elapsed seconds. */
 double taskpools_omp_graph(uint64_t *d, int64_t n, const int32_t *out, const int32_t *reads,

@@ -15,15 +15,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
-static void pin_me(int32_t pin) {
-    if (!pin) return;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(omp_get_thread_num() % n, &set);
-    sched_setaffinity(0, sizeof set, &set);
-}
+#include "omp_pin.h"
+
 
 /* Runs body(arg) on `threads` pinned threads, in one `single` (the task creator), then waits
  * for every task; returns the seconds that took. Task constructs in `body` are orphaned:

@@ -9,7 +9,7 @@
 use taskpools::dataflow::{self, Config, Scope, TileMut, TileRef};
 
 use super::kernels;
-use super::{padded, timed, Aligned, Ctx, Program};
+use super::{padded, timed, Aligned, Ctx, Join, Ours, Program, Rayon};
 
 /// A, B and C.
 pub struct Matmul {
@@ -71,8 +71,8 @@ fn sequential(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, lea
     }
 }
 
-fn nd(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize) {
-    use taskpools::forkjoin::join;
+/// ND (and rayon): the first four products in parallel, then the other four.
+fn nd<J: Join>(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize) {
     let m = c.rows();
     if m <= leaf {
         return kernels::gemm_nn_add(a, b, c);
@@ -83,46 +83,17 @@ fn nd(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize
     for half in [0, 4] {
         let p = |k: usize| PRODUCTS[half + k];
         let (x0, x1, x2, x3) = (c0.reborrow(), c1.reborrow(), c2.reborrow(), c3.reborrow());
-        join(
+        J::join(
             || {
-                join(
-                    || nd(qa[p(0).1], qb[p(0).2], x0, leaf),
-                    || nd(qa[p(1).1], qb[p(1).2], x1, leaf),
+                J::join(
+                    || nd::<J>(qa[p(0).1], qb[p(0).2], x0, leaf),
+                    || nd::<J>(qa[p(1).1], qb[p(1).2], x1, leaf),
                 )
             },
             || {
-                join(
-                    || nd(qa[p(2).1], qb[p(2).2], x2, leaf),
-                    || nd(qa[p(3).1], qb[p(3).2], x3, leaf),
-                )
-            },
-        );
-    }
-}
-
-fn rayon_run(a: TileRef<'_, f64>, b: TileRef<'_, f64>, c: TileMut<'_, f64>, leaf: usize) {
-    use rayon::join;
-    let m = c.rows();
-    if m <= leaf {
-        return kernels::gemm_nn_add(a, b, c);
-    }
-    let h = m / 2;
-    let (qa, qb): (Q, Q) = (a.quadrants(h, h), b.quadrants(h, h));
-    let [mut c0, mut c1, mut c2, mut c3] = c.quadrants(h, h);
-    for half in [0, 4] {
-        let p = |k: usize| PRODUCTS[half + k];
-        let (x0, x1, x2, x3) = (c0.reborrow(), c1.reborrow(), c2.reborrow(), c3.reborrow());
-        join(
-            || {
-                join(
-                    || rayon_run(qa[p(0).1], qb[p(0).2], x0, leaf),
-                    || rayon_run(qa[p(1).1], qb[p(1).2], x1, leaf),
-                )
-            },
-            || {
-                join(
-                    || rayon_run(qa[p(2).1], qb[p(2).2], x2, leaf),
-                    || rayon_run(qa[p(3).1], qb[p(3).2], x3, leaf),
+                J::join(
+                    || nd::<J>(qa[p(2).1], qb[p(2).2], x2, leaf),
+                    || nd::<J>(qa[p(3).1], qb[p(3).2], x3, leaf),
                 )
             },
         );
@@ -199,10 +170,13 @@ impl Program for Matmul {
                 ctx.rt
                     .install(|| dataflow_run((ta, tb, c), (n, ld), leaf, ctx.dataflow))
             }),
-            "nd" => timed(|| ctx.rt.install(|| nd(ta, tb, square_mut(c, n, ld), leaf))),
+            "nd" => timed(|| {
+                ctx.rt
+                    .install(|| nd::<Ours>(ta, tb, square_mut(c, n, ld), leaf))
+            }),
             "rayon" => timed(|| {
                 ctx.pool
-                    .install(|| rayon_run(ta, tb, square_mut(c, n, ld), leaf))
+                    .install(|| nd::<Rayon>(ta, tb, square_mut(c, n, ld), leaf))
             }),
             "openmp tasks" => {
                 #[cfg(taskpools_openmp)]

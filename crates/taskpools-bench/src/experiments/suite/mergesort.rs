@@ -7,7 +7,7 @@
 use taskpools::dataflow::{self, Config, Scope};
 
 use super::kernels;
-use super::{timed, Ctx, Program};
+use super::{timed, Ctx, Join, Ours, Program, Rayon};
 
 /// The keys and their sorted copy.
 pub struct Mergesort {
@@ -56,7 +56,8 @@ fn sequential(d: &mut [u32], tmp: &mut [u32], leaf: usize) {
     kernels::merge(d, tmp, mid);
 }
 
-fn nd(d: &mut [u32], tmp: &mut [u32], leaf: usize) {
+/// ND (and rayon): the halves in parallel, then the merge.
+fn nd<J: Join>(d: &mut [u32], tmp: &mut [u32], leaf: usize) {
     if d.len() <= leaf {
         return kernels::leaf_sort(d);
     }
@@ -64,20 +65,7 @@ fn nd(d: &mut [u32], tmp: &mut [u32], leaf: usize) {
     {
         let (d1, d2) = d.split_at_mut(mid);
         let (t1, t2) = tmp.split_at_mut(mid);
-        taskpools::forkjoin::join(|| nd(d1, t1, leaf), || nd(d2, t2, leaf));
-    }
-    kernels::merge(d, tmp, mid);
-}
-
-fn rayon_run(d: &mut [u32], tmp: &mut [u32], leaf: usize) {
-    if d.len() <= leaf {
-        return kernels::leaf_sort(d);
-    }
-    let mid = d.len() / 2;
-    {
-        let (d1, d2) = d.split_at_mut(mid);
-        let (t1, t2) = tmp.split_at_mut(mid);
-        rayon::join(|| rayon_run(d1, t1, leaf), || rayon_run(d2, t2, leaf));
+        J::join(|| nd::<J>(d1, t1, leaf), || nd::<J>(d2, t2, leaf));
     }
     kernels::merge(d, tmp, mid);
 }
@@ -129,8 +117,8 @@ impl Program for Mergesort {
         match variant {
             "sequential" => timed(|| sequential(d, tmp, leaf)),
             "dataflow" => timed(|| ctx.rt.install(|| dataflow_run(d, tmp, leaf, ctx.dataflow))),
-            "nd" => timed(|| ctx.rt.install(|| nd(d, tmp, leaf))),
-            "rayon" => timed(|| ctx.pool.install(|| rayon_run(d, tmp, leaf))),
+            "nd" => timed(|| ctx.rt.install(|| nd::<Ours>(d, tmp, leaf))),
+            "rayon" => timed(|| ctx.pool.install(|| nd::<Rayon>(d, tmp, leaf))),
             "openmp tasks" => {
                 #[cfg(taskpools_openmp)]
                 {

@@ -330,6 +330,28 @@ pub fn padded(n: usize) -> usize {
     n + 8
 }
 
+/// A `join`: the recursive programs' ND and rayon variants are one body generic over it.
+pub trait Join {
+    /// Runs `a` and `b`, possibly in parallel.
+    fn join<A: FnOnce() + Send, B: FnOnce() + Send>(a: A, b: B);
+}
+
+/// Our fork-join `join`.
+pub struct Ours;
+impl Join for Ours {
+    fn join<A: FnOnce() + Send, B: FnOnce() + Send>(a: A, b: B) {
+        taskpools::forkjoin::join(a, b);
+    }
+}
+
+/// rayon's `join`.
+pub struct Rayon;
+impl Join for Rayon {
+    fn join<A: FnOnce() + Send, B: FnOnce() + Send>(a: A, b: B) {
+        rayon::join(a, b);
+    }
+}
+
 /// Seconds `f` takes.
 fn timed(f: impl FnOnce()) -> Option<f64> {
     let t0 = Instant::now();
