@@ -107,4 +107,36 @@ pub enum Error {
         /// Tasks that ran.
         actual: u64,
     },
+    /// A places description ([`Places`](crate::places::Places)) that cannot be used.
+    #[error("bad places `{spec}`: {why}")]
+    BadPlaces {
+        /// The description.
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The machine's topology could not be read from sysfs (a recorded tree, in tests).
+    #[error("cannot read the topology at {}: {why}", path.display())]
+    Topology {
+        /// The file that could not be read or parsed.
+        path: std::path::PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// A locality hint named a place the runtime does not have.
+    #[error("{}", no_such_place(*place, *places))]
+    NoSuchPlace {
+        /// The place asked for.
+        place: usize,
+        /// The places of the runtime (0: built without places).
+        places: usize,
+    },
+}
+
+fn no_such_place(place: usize, places: usize) -> String {
+    if places == 0 {
+        format!("place {place} does not exist: this runtime was built without places (RuntimeBuilder::places)")
+    } else {
+        format!("place {place} does not exist: this runtime has {places} places, numbered from 0")
+    }
 }

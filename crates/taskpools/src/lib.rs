@@ -62,6 +62,7 @@ mod error;
 pub mod forkjoin;
 pub mod mem;
 pub mod phase;
+pub mod places;
 pub mod pool;
 pub mod queue;
 pub mod runtime;

@@ -386,6 +386,8 @@ struct TaskDesc {
     /// duplicate edges from a footprint that meets this task in several blocks.
     last_succ: Cell<*const TaskDesc>,
     parent: *const Frame,
+    /// The place hint (`NO_PLACE`: none).
+    place: usize,
     body: *mut u8,
     /// Runs the body with the task's frame, or drops it unrun (`None`).
     call: unsafe fn(*mut u8, Option<&Frame>),
@@ -420,10 +422,19 @@ where
 
 /// Queues a ready task on the current worker (every data-flow task is readied on a worker of
 /// its scope's runtime: by its parent, or by a predecessor as it completes).
+/// A data-flow task without a place hint.
+const NO_PLACE: usize = usize::MAX;
+
 fn schedule(d: *const TaskDesc, registry: &Registry) {
     // SAFETY: the header is the descriptor's first field; the descriptor lives until its
     // parent completes, which waits for it to have run.
     let job = unsafe { JobRef::from_header(d.cast()) };
+    // SAFETY: as above.
+    let place = unsafe { &*d }.place;
+    if place != NO_PLACE {
+        registry.push_place(place, job, true);
+        return;
+    }
     match WorkerThread::current() {
         Some(w) if ptr::eq(&*w.registry, registry) => w.push_spawn(job),
         _ => registry.inject(job),
@@ -573,6 +584,44 @@ impl<'s, 'e> Scope<'s, 'e> {
         A: Accesses,
         F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
     {
+        self.spawn_to(NO_PLACE, accesses, f);
+    }
+
+    /// [`spawn`](Self::spawn) with a locality hint: once ready, the task goes to `place`'s
+    /// shared deque (see [`places`](crate::places)). On a runtime without places, or for a
+    /// place it does not have, nothing is spawned and the error says why
+    /// ([`Error::NoSuchPlace`](crate::Error::NoSuchPlace)).
+    pub fn spawn_at<A, F>(
+        &self,
+        place: crate::places::PlaceId,
+        accesses: A,
+        f: F,
+    ) -> Result<(), crate::Error>
+    where
+        A: Accesses,
+        F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+    {
+        let places = self
+            .frame()
+            .registry()
+            .places
+            .as_ref()
+            .map_or(0, |p| p.len());
+        if place.0 >= places {
+            return Err(crate::Error::NoSuchPlace {
+                place: place.0,
+                places,
+            });
+        }
+        self.spawn_to(place.0, accesses, f);
+        Ok(())
+    }
+
+    fn spawn_to<A, F>(&self, place: usize, accesses: A, f: F)
+    where
+        A: Accesses,
+        F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+    {
         let frame = self.frame();
         // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`); no other
         // reference to the local state is alive during this call.
@@ -596,6 +645,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 cancelled: AtomicBool::new(false),
                 last_succ: Cell::new(ptr::null()),
                 parent: frame,
+                place,
                 body,
                 call: call_body::<F, A>,
             })
@@ -667,7 +717,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         frame.children.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
-            if throttled {
+            if throttled && place == NO_PLACE {
                 // SAFETY: ready, and queued nowhere, so this is its one execution; its parent
                 // (this frame) is alive until it completes.
                 unsafe { run_task(desc.cast()) };

@@ -154,6 +154,33 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        self.spawn_to(None, f);
+    }
+
+    /// Spawns `f` with a locality hint: it goes to `place`'s shared deque, where that place's
+    /// workers take it (another place's idle workers may still steal it; see
+    /// [`places`](crate::places)). On a runtime without places, or for a place it does not
+    /// have, nothing is spawned and the error says why
+    /// ([`Error::NoSuchPlace`](crate::Error::NoSuchPlace)).
+    pub fn spawn_at<F>(&self, place: crate::places::PlaceId, f: F) -> Result<(), crate::Error>
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let places = self.registry.places.as_ref().map_or(0, |p| p.len());
+        if place.0 >= places {
+            return Err(crate::Error::NoSuchPlace {
+                place: place.0,
+                places,
+            });
+        }
+        self.spawn_to(Some(place.0), f);
+        Ok(())
+    }
+
+    fn spawn_to<F>(&self, place: Option<usize>, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
         self.pending.fetch_add(1, Ordering::Relaxed);
         let scope_ptr = ScopePtr(self as *const Scope<'scope>);
         let job = move || {
@@ -187,9 +214,15 @@ impl<'scope> Scope<'scope> {
             // the scope waits for, runs only through a ticket) and borrows nothing else.
             job = unsafe { SpawnJob::into_job_ref(ticket) };
         }
-        match WorkerThread::current() {
-            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => w.push_spawn(job),
-            _ => self.registry.inject(job),
+        match (place, WorkerThread::current()) {
+            (Some(p), _) => self.registry.push_place(p, job, true),
+            (None, Some(w)) if Arc::ptr_eq(&w.registry, &self.registry) => w.push_spawn(job),
+            (None, _) => match &self.registry.places {
+                Some(ps) if ps.policy.unhinted == crate::places::Unhinted::RoundRobin => {
+                    self.registry.push_place(ps.next_outside(), job, false)
+                }
+                _ => self.registry.inject(job),
+            },
         }
     }
 

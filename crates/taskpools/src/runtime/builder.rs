@@ -13,6 +13,10 @@ pub struct RuntimeBuilder {
     pub(super) stack_size: Option<usize>,
     pub(super) thread_name: Option<ThreadName>,
     pub(super) serial_elision: bool,
+    pub(super) places: Option<crate::places::Places>,
+    pub(super) place_policy: crate::places::PlacePolicy,
+    /// Whether `threads` was set (it must then agree with the places).
+    pub(super) threads_set: bool,
 }
 
 type ThreadName = Arc<dyn Fn(usize) -> String + Send + Sync>;
@@ -26,6 +30,8 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("stack_size", &self.stack_size)
             .field("thread_name", &self.thread_name.as_ref().map(|_| "<fn>"))
             .field("serial_elision", &self.serial_elision)
+            .field("places", &self.places)
+            .field("place_policy", &self.place_policy)
             .finish()
     }
 }
@@ -41,6 +47,9 @@ impl Default for RuntimeBuilder {
             stack_size: None,
             thread_name: None,
             serial_elision: true,
+            places: None,
+            place_policy: Default::default(),
+            threads_set: false,
         }
     }
 }
@@ -50,6 +59,7 @@ impl RuntimeBuilder {
     /// [`MAX_THREADS`](crate::MAX_THREADS), is refused by [`build`](Self::build).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
+        self.threads_set = true;
         self
     }
 
@@ -123,6 +133,30 @@ impl RuntimeBuilder {
     /// ```
     pub fn serial_elision(mut self, on: bool) -> Self {
         self.serial_elision = on;
+        self
+    }
+
+    /// Builds the runtime with [places](crate::places): one worker per slot of `places`,
+    /// numbered place by place, each pinned to its core (a shape like `2x4` pins only with
+    /// [`pin`](Self::pin)); each place gets a shared deque. The thread count comes from the
+    /// places; a [`threads`](Self::threads) that disagrees is refused by
+    /// [`build`](Self::build).
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    /// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// assert_eq!((rt.threads(), rt.place_count()), (2, 2));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn places(mut self, places: crate::places::Places) -> Self {
+        self.places = Some(places);
+        self
+    }
+
+    /// How places treat unhinted spawns and each other's work (default: the talk's design;
+    /// see [`PlacePolicy`](crate::places::PlacePolicy)). Ignored without places.
+    pub fn place_policy(mut self, policy: crate::places::PlacePolicy) -> Self {
+        self.place_policy = policy;
         self
     }
 

@@ -23,6 +23,19 @@ pub struct WorkerCounters {
     pub shares: u64,
     /// Times the worker went to sleep for lack of work.
     pub sleeps: u64,
+    /// Places only: tasks taken from this worker's own place's deque.
+    pub place_local: u64,
+    /// Places only: tasks taken from another place's deque and run (remote tasks). Every
+    /// task that runs from a place deque counts once, in `place_local` or here.
+    pub place_remote: u64,
+    /// Places only: tasks a steal-half moved from another place's deque to this worker's
+    /// (they count in `place_local` of whoever runs them).
+    pub place_moved: u64,
+    /// Places only: steals from another place's deque (each takes one task, or half the
+    /// victim's with steal-half).
+    pub place_steals: u64,
+    /// Places only: hinted tasks of another place left alone by the steal policy.
+    pub declined: u64,
 }
 
 #[derive(Default)]
@@ -32,6 +45,11 @@ pub(crate) struct Counters {
     injected: AtomicU64,
     shares: AtomicU64,
     sleeps: AtomicU64,
+    place_local: AtomicU64,
+    place_remote: AtomicU64,
+    place_moved: AtomicU64,
+    place_steals: AtomicU64,
+    declined: AtomicU64,
 }
 
 /// One writer: a load and a store, not an atomic add.
@@ -62,6 +80,22 @@ impl Counters {
         bump(&self.sleeps);
     }
 
+    #[inline]
+    pub(crate) fn place_local(&self) {
+        bump(&self.place_local);
+    }
+    #[inline]
+    pub(crate) fn place_steal(&self, moved: u64) {
+        bump(&self.place_remote);
+        bump(&self.place_steals);
+        let c = &self.place_moved;
+        c.store(c.load(Ordering::Relaxed) + moved, Ordering::Relaxed);
+    }
+    #[inline]
+    pub(crate) fn declined(&self) {
+        bump(&self.declined);
+    }
+
     pub(crate) fn snapshot(&self) -> WorkerCounters {
         WorkerCounters {
             steal_rounds: self.steal_rounds.load(Ordering::Relaxed),
@@ -69,6 +103,11 @@ impl Counters {
             injected: self.injected.load(Ordering::Relaxed),
             shares: self.shares.load(Ordering::Relaxed),
             sleeps: self.sleeps.load(Ordering::Relaxed),
+            place_local: self.place_local.load(Ordering::Relaxed),
+            place_remote: self.place_remote.load(Ordering::Relaxed),
+            place_moved: self.place_moved.load(Ordering::Relaxed),
+            place_steals: self.place_steals.load(Ordering::Relaxed),
+            declined: self.declined.load(Ordering::Relaxed),
         }
     }
 }

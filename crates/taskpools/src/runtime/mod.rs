@@ -55,6 +55,7 @@ mod counters;
 pub(crate) mod frames;
 pub(crate) mod job;
 pub(crate) mod liveness;
+pub(crate) mod places;
 mod registry;
 pub(crate) mod worker;
 
@@ -229,7 +230,21 @@ impl Runtime {
     }
 
     fn start(b: RuntimeBuilder) -> Result<Runtime, crate::Error> {
-        let threads = b.threads;
+        let threads = match &b.places {
+            Some(p) if b.threads_set && b.threads != p.workers() => {
+                return Err(crate::Error::BadPlaces {
+                    spec: p.spec().to_string(),
+                    why: format!(
+                        "the places have {} workers but threads({}) was asked for; leave \
+                         threads out, the places decide",
+                        p.workers(),
+                        b.threads
+                    ),
+                })
+            }
+            Some(p) => p.workers(),
+            None => b.threads,
+        };
         if threads == 0 {
             return Err(crate::Error::ZeroThreads);
         }
@@ -277,17 +292,38 @@ impl Runtime {
             }
         };
         let mut registry = Registry::new(threads, stealers);
-        registry.pinned = b.pin;
+        let mut cores = worker_cores(b.pin, threads);
+        let mut place_of = vec![0; threads];
+        if let Some(p) = &b.places {
+            // A place's listed cores pin its workers; a virtual place's pin round-robin over
+            // the process's cores, when pinning was asked for.
+            let listed = p
+                .place_of_workers()
+                .into_iter()
+                .zip((0..p.len()).flat_map(|q| p.cores(q).iter().copied()));
+            for (i, (q, core)) in listed.enumerate() {
+                place_of[i] = q;
+                if let Some(c) = core {
+                    cores[i] = Some(core_affinity::CoreId { id: c });
+                }
+            }
+            registry.places = Some(Box::new(places::PlaceSet::new(
+                p.clone(),
+                b.place_policy.clone(),
+            )));
+        }
+        registry.pinned = cores.iter().any(Option::is_some);
         registry.spawn_stealers = spawn_stealers;
         let registry = Arc::new(registry);
-        let cores = worker_cores(b.pin, threads);
         let mut rt = Runtime {
             registry,
             pool: b.pool,
             threads: Vec::with_capacity(threads),
         };
+        let place_of: std::sync::Arc<[usize]> = place_of.into();
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
+            let place_of = std::sync::Arc::clone(&place_of);
             let core = cores[index];
             let name = match &b.thread_name {
                 Some(f) => f(index),
@@ -307,6 +343,10 @@ impl Runtime {
                     deque,
                     rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
                     waits: Cell::new(0),
+                    place: place_of[index],
+                    rr: Cell::new(place_of[index]),
+                    idle_since: Cell::new(None),
+                    spin_budget: Cell::new(worker::SPIN_ROUNDS),
                 };
                 CURRENT.with(|c| c.set(&w));
                 w.main_loop();
@@ -333,6 +373,26 @@ impl Runtime {
             .iter()
             .map(|c| c.snapshot())
             .collect()
+    }
+
+    /// Number of places (0: built without [places](crate::places)).
+    pub fn place_count(&self) -> usize {
+        self.registry.places.as_ref().map_or(0, |p| p.len())
+    }
+
+    /// The places the runtime was built with.
+    pub fn places(&self) -> Option<&crate::places::Places> {
+        self.registry.places.as_ref().map(|p| &p.places)
+    }
+
+    /// The place of each worker, in worker order (empty without places).
+    pub fn worker_places(&self) -> Vec<crate::places::PlaceId> {
+        self.registry.places.as_ref().map_or(Vec::new(), |p| {
+            p.of_worker
+                .iter()
+                .map(|&q| crate::places::PlaceId(q))
+                .collect()
+        })
     }
 
     /// The pool the workers share.
@@ -474,6 +534,17 @@ pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(|w| w.index)
 }
 
+/// The place of the worker running this code, or `None` on a thread that is not a worker or
+/// on a runtime without places.
+pub fn current_place() -> Option<crate::places::PlaceId> {
+    WorkerThread::current().and_then(|w| {
+        w.registry
+            .places
+            .as_ref()
+            .map(|_| crate::places::PlaceId(w.place))
+    })
+}
+
 /// Runs `f` without waiting for it on the current worker's runtime, or, on a thread that is
 /// not a worker, on the global runtime; see [`Runtime::spawn`] (a panic in `f` is caught and
 /// reported on stderr). The global runtime is never dropped: a job still queued there when
@@ -581,6 +652,12 @@ fn process_cores() -> Option<&'static [core_affinity::CoreId]> {
     CORES
         .get_or_init(|| core_affinity::get_core_ids().filter(|c| !c.is_empty()))
         .as_deref()
+}
+
+/// The ids of the cores this process may run on (listed once, see [`process_cores`]); empty
+/// where they cannot be listed.
+pub(crate) fn process_core_ids() -> Vec<usize> {
+    process_cores().map_or(Vec::new(), |c| c.iter().map(|c| c.id).collect())
 }
 
 /// The core each of `n` workers is pinned to: worker `i` to core `i mod cores` when `pin` is

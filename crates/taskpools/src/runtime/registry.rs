@@ -22,6 +22,7 @@ use crossbeam_utils::CachePadded;
 
 use super::counters::Counters;
 use super::job::JobRef;
+use super::places::{Entry, PlaceSet};
 use crate::queue::chase_lev::Stealer;
 use crate::queue::private_deque::StealTable;
 use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
@@ -73,6 +74,8 @@ pub(crate) struct Registry {
     /// Whether a thief has reported an owner that does not answer steal requests (the
     /// diagnostic is printed once per runtime; see [`StallWatch`]).
     pub(crate) stall_reported: AtomicBool,
+    /// The places of a runtime built with them (see [`crate::places`]).
+    pub(crate) places: Option<Box<PlaceSet>>,
     /// Loom-only switch for a test of the tests: a would-be sleeper that does not look for
     /// work again after announcing itself, so an injection can slip in between.
     #[cfg(loom)]
@@ -101,6 +104,7 @@ impl Registry {
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
             stall_reported: AtomicBool::new(false),
+            places: None,
             #[cfg(loom)]
             broken_no_recheck: false,
         }
@@ -113,6 +117,17 @@ impl Registry {
                 Stealers::Private(t) => t.any_work(),
             }
             || self.spawn_stealers.iter().any(|s| !s.is_empty())
+            || self.places.as_ref().is_some_and(|p| p.any_work())
+    }
+
+    /// Queues `job` on place `p`'s shared deque and wakes a sleeper (Dekker pair with
+    /// `sleep_until_work`, through the deque's length mirror). From any thread.
+    pub(crate) fn push_place(&self, p: usize, job: JobRef, hinted: bool) {
+        let places = self.places.as_ref().expect("a runtime with places");
+        places.deques[p].push(Entry { job, hinted });
+        if self.threads > 1 {
+            self.notify_one();
+        }
     }
 
     /// Wakes one sleeping worker, if any (Dekker pair with `sleep_until_work`).
@@ -218,6 +233,8 @@ mod loom_tests {
         /// Pushed onto another worker's public spawn deque (a `scope` spawn on the
         /// private-deque pool), which the sleeper steals from.
         SpawnDeque,
+        /// Pushed onto a place's shared deque (a hinted spawn), which the sleeper takes.
+        Place,
     }
 
     /// A worker that finds nothing and goes to sleep while a job arrives: whatever the
@@ -232,6 +249,12 @@ mod loom_tests {
             reg.broken_no_recheck = broken;
             let (spawner, thief) = crate::queue::chase_lev::deque::<JobRef>(2);
             reg.spawn_stealers = vec![thief].into();
+            if via == Via::Place {
+                reg.places = Some(Box::new(super::super::places::PlaceSet::new(
+                    crate::places::Places::uniform(1, 1).unwrap(),
+                    Default::default(),
+                )));
+            }
             let reg = Arc::new(reg);
             let header = Box::leak(Box::new(JobHeader::root()));
             // SAFETY: the header is leaked, so it lives for the whole model; it is only taken
@@ -243,6 +266,7 @@ mod loom_tests {
                 let got = match via {
                     Via::Mailbox => r2.take_mail(0),
                     Via::Injector => r2.take_injected(),
+                    Via::Place => r2.places.as_ref().unwrap().deques[0].pop(),
                     Via::SpawnDeque => loop {
                         match r2.spawn_stealers[0].steal() {
                             crate::queue::chase_lev::Steal::Success(j) => break Some(j),
@@ -260,6 +284,13 @@ mod loom_tests {
             match via {
                 Via::Mailbox => reg.post(0, job),
                 Via::Injector => reg.inject(job),
+                Via::Place => {
+                    // `push_place` skips the wake-up on a one-worker runtime, where the
+                    // pusher is the only worker; here the pusher is outside, so wake as a
+                    // push from outside does.
+                    reg.places.as_ref().unwrap().deques[0].push(Entry { job, hinted: true });
+                    reg.notify_one();
+                }
                 Via::SpawnDeque => {
                     // What `WorkerThread::push_spawn` does on the spawning worker.
                     if spawner.push(job) {
@@ -287,6 +318,19 @@ mod loom_tests {
     #[should_panic(expected = "maximum number of branches")]
     fn loom_finds_the_lost_spawn_wakeup_without_the_recheck() {
         inject_vs_sleep(true, Via::SpawnDeque);
+    }
+
+    /// A task pushed onto a place's shared deque wakes a sleeping worker, which takes it.
+    #[test]
+    fn loom_a_place_push_wakes_a_sleeping_worker() {
+        inject_vs_sleep(false, Via::Place);
+    }
+
+    /// Test of the test above: without the second look, the place push's wake-up is lost.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_lost_place_wakeup_without_the_recheck() {
+        inject_vs_sleep(true, Via::Place);
     }
 
     #[test]

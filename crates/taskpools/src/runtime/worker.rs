@@ -101,7 +101,21 @@ pub(crate) struct WorkerThread {
     pub(crate) rng: Cell<u64>,
     /// Waits (`wait_until`) currently on this thread's stack.
     pub(crate) waits: Cell<u32>,
+    /// This worker's place (0 on a runtime without places).
+    pub(crate) place: usize,
+    /// The next place for an unhinted spawn (round-robin; starts at the worker's own).
+    pub(crate) rr: Cell<usize>,
+    /// Since when this worker has looked for work without finding any (places with a
+    /// remote-steal delay only).
+    pub(crate) idle_since: Cell<Option<std::time::Instant>>,
+    /// Empty rounds before the main loop parks (adapted under `PlacePolicy::adaptive`).
+    pub(crate) spin_budget: Cell<u32>,
 }
+
+/// Empty rounds of the main loop before a worker parks (the adaptive policy's maximum).
+pub(crate) const SPIN_ROUNDS: u32 = 200;
+/// The adaptive policy's minimum.
+const MIN_SPIN_ROUNDS: u32 = 4;
 
 thread_local! {
     pub(crate) static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
@@ -156,6 +170,14 @@ impl WorkerThread {
     /// (and the fork is a poll point, as for a join), on Chase–Lev into its one deque.
     #[inline]
     pub(crate) fn push_spawn(&self, job: JobRef) {
+        if let Some(ps) = &self.registry.places {
+            if ps.policy.unhinted == crate::places::Unhinted::RoundRobin {
+                let p = self.rr.get();
+                self.rr.set(if p + 1 == ps.len() { 0 } else { p + 1 });
+                self.registry.push_place(p, job, false);
+                return;
+            }
+        }
         match &self.deque {
             LocalDeque::ChaseLev(d) => {
                 d.push(job);
@@ -175,6 +197,76 @@ impl WorkerThread {
                 }
             }
         }
+    }
+
+    /// A task from this worker's own place's deque (newest first), counted.
+    #[inline]
+    fn pop_place(&self) -> Option<JobRef> {
+        let ps = self.registry.places.as_ref()?;
+        let j = ps.deques[self.place].pop();
+        if j.is_some() {
+            self.registry.counters[self.index].place_local();
+        }
+        j
+    }
+
+    /// A task from another place: a random victim place first, then the others in turn,
+    /// oldest task first, as the policy allows (see [`PlacePolicy`]). With steal-half, the
+    /// other tasks taken go onto this worker's place.
+    ///
+    /// [`PlacePolicy`]: crate::places::PlacePolicy
+    fn steal_places(&self) -> Option<JobRef> {
+        use super::places::Take;
+        let ps = self.registry.places.as_ref()?;
+        let n = ps.len();
+        if n < 2 {
+            return None;
+        }
+        let policy = &ps.policy;
+        let idle_long_enough = || {
+            if !policy.guards_hints() {
+                return true;
+            }
+            let since = match self.idle_since.get() {
+                Some(t) => t,
+                None => {
+                    let t = std::time::Instant::now();
+                    self.idle_since.set(Some(t));
+                    t
+                }
+            };
+            since.elapsed() >= policy.remote_delay
+        };
+        let allow = |len: usize| len > policy.remote_backlog || idle_long_enough();
+        let start = self.next_victim() % n;
+        let counters = &self.registry.counters[self.index];
+        for k in 0..n {
+            let v = (start + k) % n;
+            if v == self.place {
+                continue;
+            }
+            match ps.deques[v].steal(allow, policy.steal_half) {
+                Take::Empty => {}
+                Take::Declined => counters.declined(),
+                Take::Got(j, more) => {
+                    counters.place_steal(more.len() as u64);
+                    if !more.is_empty() {
+                        ps.deques[self.place].push_all(more);
+                        if self.registry.threads > 1 {
+                            self.registry.notify_one();
+                        }
+                    }
+                    return Some(j);
+                }
+            }
+        }
+        None
+    }
+
+    /// Any place's task, ignoring the policy (the shutdown drain).
+    fn take_any_place(&self) -> Option<JobRef> {
+        let ps = self.registry.places.as_ref()?;
+        ps.deques.iter().find_map(|d| d.pop())
     }
 
     /// This worker's newest job. On the private pool: its spawns first, then its join
@@ -214,6 +306,9 @@ impl WorkerThread {
     /// One attempt to find work elsewhere: a random victim first, then around; then the
     /// injector.
     pub(crate) fn steal(&self) -> Option<JobRef> {
+        if let Some(j) = self.steal_places() {
+            return Some(j);
+        }
         let counters = &self.registry.counters[self.index];
         counters.steal_round();
         let n = self.registry.threads;
@@ -289,9 +384,15 @@ impl WorkerThread {
     /// The next job for this worker: one addressed to it (a broadcast's share, which other
     /// workers wait for), then its own deque, then stolen or injected work.
     pub(crate) fn find_work(&self) -> Option<JobRef> {
-        self.take_mail()
+        let j = self
+            .take_mail()
             .or_else(|| self.pop_own())
-            .or_else(|| self.steal())
+            .or_else(|| self.pop_place())
+            .or_else(|| self.steal());
+        if j.is_some() {
+            self.idle_since.set(None);
+        }
+        j
     }
 
     /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
@@ -343,6 +444,7 @@ impl WorkerThread {
         } else {
             self.take_mail()
                 .or_else(|| self.pop_own())
+                .or_else(|| self.pop_place())
                 .or_else(|| self.take_injected())
         };
         match job {
@@ -358,6 +460,27 @@ impl WorkerThread {
         }
     }
 
+    /// Under the adaptive place policy: a worker that parks after a run of failed steal
+    /// rounds halves its rounds before the next park (failures dominate); one that finds work
+    /// after idling doubles them back (up to [`SPIN_ROUNDS`]).
+    #[inline]
+    fn adapt_spin(&self, found: bool) {
+        if !self
+            .registry
+            .places
+            .as_ref()
+            .is_some_and(|p| p.policy.adaptive)
+        {
+            return;
+        }
+        let b = self.spin_budget.get();
+        self.spin_budget.set(if found {
+            (b * 2).min(SPIN_ROUNDS)
+        } else {
+            (b / 2).max(MIN_SPIN_ROUNDS)
+        });
+    }
+
     pub(crate) fn main_loop(&self) {
         let mut idle = 0u32;
         while !self.registry.shutdown.load(Ordering::Acquire) {
@@ -365,15 +488,19 @@ impl WorkerThread {
             match self.find_work() {
                 // SAFETY: as in `wait_until`.
                 Some(j) => unsafe {
+                    if idle > 0 {
+                        self.adapt_spin(true);
+                    }
                     idle = 0;
                     j.execute()
                 },
-                None if idle < 200 => {
+                None if idle < self.spin_budget.get() => {
                     idle += 1;
                     std::thread::yield_now();
                 }
                 None => {
                     idle = 0;
+                    self.adapt_spin(false);
                     self.block_requests();
                     self.registry.counters[self.index].sleep();
                     self.registry.sleep_until_work(self.index);
@@ -394,6 +521,7 @@ impl WorkerThread {
                 .take_mail()
                 .or_else(|| self.take_injected())
                 .or_else(|| self.pop_own())
+                .or_else(|| self.take_any_place())
             {
                 // SAFETY: as in `wait_until`.
                 unsafe { j.execute() };

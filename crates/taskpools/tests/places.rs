@@ -1,0 +1,410 @@
+//! Places (LASSI): topology parsing against sysfs trees of several machines, place
+//! descriptions good and bad, hints, and that every hinted task runs exactly once while
+//! places steal from each other, under every policy.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use taskpools::places::{Level, PlaceId, PlacePolicy, Places, Topology, Unhinted};
+use taskpools::{Error, Runtime};
+
+fn fixture(name: &str) -> Topology {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysfs")
+        .join(name);
+    Topology::from_sysfs(&root).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn groups(t: &Topology, l: Level) -> Vec<String> {
+    t.groups(l)
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+}
+
+/// Two sockets of 8 cores with 2 hardware threads each, Linux numbering (siblings 16 apart),
+/// one L3 and one NUMA node per socket.
+#[test]
+fn two_socket_numa_machine() {
+    let t = fixture("xeon-2s-numa");
+    assert_eq!(t.cpus().len(), 32);
+    let sockets = groups(&t, Level::Packages);
+    assert_eq!(
+        sockets,
+        [
+            "0,1,2,3,4,5,6,7,16,17,18,19,20,21,22,23",
+            "8,9,10,11,12,13,14,15,24,25,26,27,28,29,30,31"
+        ]
+    );
+    assert_eq!(groups(&t, Level::NumaDomains), sockets);
+    assert_eq!(groups(&t, Level::LlCaches), sockets);
+    let cores = groups(&t, Level::Cores);
+    assert_eq!(cores.len(), 16);
+    assert_eq!(cores[0], "0,16");
+    assert_eq!(cores[15], "15,31");
+    assert_eq!(t.groups(Level::Threads).len(), 32);
+    let p = Places::parse_on("numa_domains", &t).unwrap();
+    assert_eq!((p.len(), p.workers()), (2, 32));
+    assert_eq!(p.cores(1)[0], Some(8));
+}
+
+/// A laptop: one package of 4 cores with 2 threads each (siblings 4 apart), one L3, one node.
+#[test]
+fn single_socket_laptop() {
+    let t = fixture("laptop-4c8t");
+    assert_eq!(groups(&t, Level::Packages), ["0,1,2,3,4,5,6,7"]);
+    assert_eq!(groups(&t, Level::LlCaches), ["0,1,2,3,4,5,6,7"]);
+    assert_eq!(groups(&t, Level::Cores), ["0,4", "1,5", "2,6", "3,7"]);
+    let p = Places::parse_on("cores", &t).unwrap();
+    assert_eq!((p.len(), p.workers()), (4, 8));
+    assert_eq!(p.layout(), "{0,4},{1,5},{2,6},{3,7}");
+}
+
+/// An SMT desktop whose last-level cache is shared by 4 of its 8 cores (two core complexes
+/// in one package): `ll_caches` differs from `sockets` there.
+#[test]
+fn smt_machine_with_two_last_level_caches_per_package() {
+    let t = fixture("ryzen-2ccx-smt");
+    assert_eq!(groups(&t, Level::Packages).len(), 1);
+    assert_eq!(
+        groups(&t, Level::LlCaches),
+        ["0,1,2,3,8,9,10,11", "4,5,6,7,12,13,14,15"]
+    );
+    assert_eq!(groups(&t, Level::Cores)[1], "1,9");
+    assert_eq!(Places::parse_on("ll_caches", &t).unwrap().len(), 2);
+    assert_eq!(Places::parse_on("sockets", &t).unwrap().len(), 1);
+    assert_eq!(Places::parse_on("packages", &t).unwrap().len(), 1);
+}
+
+/// The machine these tests were first run on, recorded from its /sys: a 2-core VM.
+#[test]
+fn recorded_two_core_vm() {
+    let t = fixture("this-vm-2c");
+    assert_eq!(groups(&t, Level::Cores), ["0", "1"]);
+    assert_eq!(groups(&t, Level::LlCaches), ["0,1"]);
+    assert_eq!(Places::parse_on("threads", &t).unwrap().layout(), "{0},{1}");
+}
+
+#[test]
+fn a_missing_topology_file_is_an_error_naming_it() {
+    let e = Topology::from_sysfs("/nonexistent/sys").unwrap_err();
+    assert!(matches!(e, Error::Topology { .. }));
+    assert!(
+        e.to_string()
+            .contains("/nonexistent/sys/devices/system/cpu/online"),
+        "{e}"
+    );
+}
+
+#[test]
+fn explicit_descriptions() {
+    let t = fixture("laptop-4c8t");
+    let p = Places::parse_on("{0,1},{2-3},{4:2}", &t).unwrap();
+    assert_eq!(p.layout(), "{0,1},{2,3},{4,5}");
+    assert_eq!(p.place_of_workers(), [0, 0, 1, 1, 2, 2]);
+    let p = Places::parse_on(" 3x2 ", &t).unwrap();
+    assert_eq!(
+        (p.len(), p.workers(), p.layout().as_str()),
+        (3, 6, "{*,*},{*,*},{*,*}")
+    );
+    assert_eq!("2x1".parse::<Places>().unwrap().workers(), 2);
+}
+
+#[test]
+fn bad_descriptions_say_what_is_wrong() {
+    let t = fixture("laptop-4c8t");
+    for (spec, says) in [
+        ("", "empty"),
+        ("{0,1},{}", "place 1 is empty"),
+        ("{0,1},{1,2}", "core 1 is in two places (0 and 1)"),
+        ("{0,0}", "core 0 is listed twice"),
+        ("{0},{9}", "core 9 does not exist"),
+        ("0x2", "at least one place"),
+        ("2x0", "at least one place"),
+        ("axb", "not a number of places"),
+        ("numa", "not a shape"),
+        ("{0,1", "not closed"),
+        ("{0},", "trailing comma"),
+        ("{3-1}", "backwards"),
+        ("100x100", "more than the limit"),
+    ] {
+        let e = Places::parse_on(spec, &t).unwrap_err();
+        assert!(matches!(e, Error::BadPlaces { .. }), "{spec}: {e:?}");
+        assert!(
+            e.to_string().contains(says),
+            "{spec}: `{e}` should say `{says}`"
+        );
+    }
+}
+
+#[test]
+fn threads_that_disagree_with_the_places_are_refused() {
+    let e = Runtime::builder()
+        .threads(3)
+        .places(Places::uniform(2, 1).unwrap())
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("2 workers but threads(3)"), "{e}");
+    let rt = Runtime::builder()
+        .threads(2)
+        .places(Places::uniform(2, 1).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(rt.place_count(), 2);
+    assert_eq!(rt.worker_places(), [PlaceId(0), PlaceId(1)]);
+}
+
+#[test]
+fn a_hint_to_a_place_that_does_not_exist_is_an_error_value() {
+    let rt = Runtime::builder()
+        .places(Places::uniform(2, 1).unwrap())
+        .build()
+        .unwrap();
+    let ran = AtomicU32::new(0);
+    let r = rt.scope(|s| {
+        s.spawn_at(PlaceId(2), |_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        })
+    });
+    let e = r.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NoSuchPlace {
+                place: 2,
+                places: 2
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("this runtime has 2 places"), "{e}");
+    assert_eq!(ran.load(Ordering::Relaxed), 0, "nothing was spawned");
+    // Without places at all.
+    let plain = Runtime::new(2).unwrap();
+    let e = plain.scope(|s| s.spawn_at(PlaceId(0), |_| ())).unwrap_err();
+    assert!(e.to_string().contains("built without places"), "{e}");
+    // And in a data-flow scope.
+    let mut x = [0u8; 4];
+    let e = rt
+        .install(|| {
+            taskpools::dataflow::scope(|df| {
+                let r = df.region(&mut x[..]);
+                df.spawn_at(PlaceId(5), r.inout(), |_, _| ())
+            })
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::NoSuchPlace { place: 5, .. }), "{e:?}");
+}
+
+/// The policies worth running every check under: the talk's design, and each of the future
+/// work's changes.
+fn policies() -> Vec<(&'static str, PlacePolicy)> {
+    let base = PlacePolicy::default();
+    vec![
+        ("round-robin", base.clone()),
+        (
+            "local",
+            PlacePolicy {
+                unhinted: Unhinted::Local,
+                ..base.clone()
+            },
+        ),
+        (
+            "guarded",
+            PlacePolicy {
+                remote_delay: std::time::Duration::from_micros(200),
+                remote_backlog: 16,
+                ..base.clone()
+            },
+        ),
+        (
+            "steal-half",
+            PlacePolicy {
+                steal_half: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "adaptive",
+            PlacePolicy {
+                adaptive: true,
+                ..base
+            },
+        ),
+    ]
+}
+
+/// Every task spawned with a hint (and without) runs exactly once, whatever the places'
+/// shape and policy, while places steal from each other: a tree of spawns, each node hinting
+/// its children at pseudo-random places (some all at place 0, so the others must steal).
+/// The counters add up: each task taken from a place deque counts once, locally or remotely.
+#[test]
+fn every_hinted_task_runs_exactly_once() {
+    const N: usize = 1 << 14;
+    for shape in ["2x1", "1x2", "3x1", "2x2"] {
+        for (name, policy) in policies() {
+            let places = Places::parse(shape).unwrap();
+            let np = places.len();
+            let rt = Runtime::builder()
+                .places(places)
+                .place_policy(policy)
+                .build()
+                .unwrap();
+            let runs: Vec<AtomicU8> = (0..N).map(|_| AtomicU8::new(0)).collect();
+            let unhinted = AtomicU64::new(0);
+            fn node<'s>(
+                s: &taskpools::forkjoin::Scope<'s>,
+                lo: usize,
+                hi: usize,
+                np: usize,
+                runs: &'s [AtomicU8],
+                unhinted: &'s AtomicU64,
+            ) {
+                runs[lo].fetch_add(1, Ordering::Relaxed);
+                if hi - lo == 1 {
+                    return;
+                }
+                let mid = (lo + hi) / 2;
+                let mut seed = (lo as u64 ^ 0x9e37_79b9).wrapping_mul(0x2545_f491_4f6c_dd1d);
+                for (a, b) in [(lo + 1, mid.max(lo + 1)), (mid.max(lo + 1), hi)] {
+                    if a >= b {
+                        continue;
+                    }
+                    seed ^= seed >> 29;
+                    // A third of the nodes hint everything at place 0; some spawn unhinted.
+                    let p = if lo % 3 == 0 { 0 } else { (seed as usize) % np };
+                    if seed % 7 == 0 {
+                        unhinted.fetch_add(1, Ordering::Relaxed);
+                        s.spawn(move |s| node(s, a, b, np, runs, unhinted));
+                    } else {
+                        s.spawn_at(PlaceId(p), move |s| node(s, a, b, np, runs, unhinted))
+                            .unwrap();
+                    }
+                }
+            }
+            let before: u64 = rt
+                .worker_counters()
+                .iter()
+                .map(|c| c.place_local + c.place_remote)
+                .sum();
+            rt.scope(|s| node(s, 0, N, np, &runs, &unhinted));
+            for (i, r) in runs.iter().enumerate() {
+                assert_eq!(r.load(Ordering::Relaxed), 1, "{shape} {name}: task {i}");
+            }
+            let c = rt.worker_counters();
+            let from_places: u64 = c
+                .iter()
+                .map(|c| c.place_local + c.place_remote)
+                .sum::<u64>()
+                - before;
+            let hinted = (N - 1) as u64 - unhinted.load(Ordering::Relaxed);
+            // Hinted tasks always go through a place deque; unhinted ones do under
+            // round-robin (from a worker) and stay on the spawner's deque under `Local`.
+            if name == "local" {
+                assert_eq!(from_places, hinted, "{shape} {name}: {c:?}");
+            } else {
+                assert_eq!(from_places, (N - 1) as u64, "{shape} {name}: {c:?}");
+            }
+            if np == 1 {
+                assert!(
+                    c.iter().all(|c| c.place_remote == 0),
+                    "one place: no remote task"
+                );
+            }
+        }
+    }
+}
+
+/// Tasks hinted at one place of a two-place runtime are all run, and the other place's
+/// worker takes some of them once the guarded policy's backlog threshold is passed: the
+/// counters show the steals between places and the declined ones.
+#[test]
+fn guarded_steals_leave_hinted_work_alone_until_the_backlog_grows() {
+    let rt = Runtime::builder()
+        .places(Places::uniform(2, 1).unwrap())
+        .place_policy(PlacePolicy {
+            remote_delay: std::time::Duration::from_secs(3600),
+            remote_backlog: 64,
+            ..PlacePolicy::default()
+        })
+        .build()
+        .unwrap();
+    let done = AtomicU64::new(0);
+    // Fewer tasks than the backlog threshold: the other place never takes any (its worker's
+    // idle time never reaches an hour), yet all of them run, at place 0.
+    rt.scope(|s| {
+        for _ in 0..32 {
+            s.spawn_at(PlaceId(0), |_| {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                done.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        }
+    });
+    assert_eq!(done.load(Ordering::Relaxed), 32);
+    let c = rt.worker_counters();
+    assert_eq!(c[1].place_remote, 0, "{c:?}");
+}
+
+/// The data-flow front end's hints: a chain of `inout` tasks that alternate between places
+/// still runs in order (the dependence holds across places), each task once.
+#[test]
+fn dataflow_tasks_with_hints_keep_their_dependences() {
+    let rt = Runtime::builder()
+        .places(Places::uniform(2, 1).unwrap())
+        .build()
+        .unwrap();
+    let mut log = [0u32; 1];
+    let mut cells = vec![0u64; 64];
+    rt.install(|| {
+        taskpools::dataflow::scope(|df| {
+            let l = df.region(&mut log[..]);
+            let c = df.region(&mut cells[..]);
+            for i in 0..200u32 {
+                df.spawn_at(PlaceId((i % 2) as usize), l.inout(), move |_, log| {
+                    assert_eq!(log[0], i, "task {i} ran out of order");
+                    log[0] += 1;
+                })
+                .unwrap();
+                let k = (i as usize) % 64;
+                df.spawn_at(
+                    PlaceId(((i + 1) % 2) as usize),
+                    c.part(k..k + 1).inout(),
+                    |_, x| x[0] += 1,
+                )
+                .unwrap();
+            }
+        })
+    });
+    assert_eq!(log[0], 200);
+    assert!(cells.iter().all(|&x| x == 3 || x == 4));
+    assert_eq!(cells.iter().sum::<u64>(), 200);
+}
+
+/// Listed cores pin the place's workers to them.
+#[test]
+fn places_with_listed_cores_pin_their_workers() {
+    let Some(cores) = core_affinity::get_core_ids().filter(|c| c.len() >= 2) else {
+        return;
+    };
+    let spec = format!("{{{}}},{{{}}}", cores[1].id, cores[0].id);
+    let rt = Runtime::builder()
+        .places(Places::parse(&spec).unwrap())
+        .build()
+        .unwrap();
+    assert!(rt.pinned());
+    let seen = rt
+        .broadcast(|_| core_affinity::get_core_ids().unwrap_or_default())
+        .unwrap();
+    assert_eq!(seen[0], [cores[1]]);
+    assert_eq!(seen[1], [cores[0]]);
+    let places = rt
+        .broadcast(|_| taskpools::places::current_place())
+        .unwrap();
+    assert_eq!(places, [Some(PlaceId(0)), Some(PlaceId(1))]);
+}
