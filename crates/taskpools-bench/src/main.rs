@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
-use experiments::{blocked, dataflow, deque, forkjoin, manber, queens, suite, synthetic};
+use experiments::{blocked, dataflow, deque, forkjoin, manber, places, queens, suite, synthetic};
 use report::Progress;
 
 #[derive(Parser)]
@@ -53,6 +53,11 @@ enum Cmd {
     /// syncs instead of dependences (ND), fork-join, rayon and OpenMP (libgomp), against the
     /// sequential programs.
     Suite(SuiteArgs),
+    /// Locality-aware places (LASSI): the Cache Stress Test, merge sort and block matrix
+    /// multiply with best, worst, ignorant and random locality hints, against the runtime
+    /// without places and rayon; then the shared deque per place against one per worker, and
+    /// the steal policies of the talk's future work.
+    Places(PlacesArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -409,6 +414,125 @@ fn queens_cmd(p: &queens::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> 
             path,
             &format!("N-Queens n = {}: speedup vs sequential", p.n),
             "speedup vs sequential",
+            &labels,
+            &series,
+            Some(1.0),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct PlacesArgs {
+    /// The places: `cores` (one place per core, the default), `threads`, `ll_caches`,
+    /// `numa_domains`, `sockets`, a shape such as `2x1` (places x workers, pinned round-robin
+    /// over the cores), or core lists such as `{0},{1}`. At least 2 places.
+    #[arg(long, default_value = "cores")]
+    places: String,
+    /// Benchmarks, comma-separated, or `all`: cache-stress, mergesort, matmul.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    bench: Vec<String>,
+    /// Repetitions, interleaved (the median is reported); at least 1.
+    #[arg(long, default_value_t = 7)]
+    reps: usize,
+    /// Cache Stress: MiB per array (the talk: 8), up to 1024.
+    #[arg(long, default_value_t = 8)]
+    cache_mb: usize,
+    /// Cache Stress: passes of each task over its array (the talk: 100), 1 to 10000.
+    #[arg(long, default_value_t = 16)]
+    passes: usize,
+    /// Cache Stress: tasks per worker (the talk: 8 threads per core), 1 to 1024.
+    #[arg(long, default_value_t = 8)]
+    tasks_per_worker: usize,
+    /// Merge sort: elements (the talk: 4194304), up to 2^28.
+    #[arg(long, default_value_t = 1 << 22)]
+    sort_n: usize,
+    /// Merge sort: sorters per worker (the talk: 8192).
+    #[arg(long, default_value_t = 8192)]
+    sorters_per_worker: usize,
+    /// Block matrix multiply: side (the talk: 2048), leaf * 2^k, up to 8192.
+    #[arg(long, default_value_t = 512)]
+    mat_n: usize,
+    /// Block matrix multiply: leaf side, at least 4.
+    #[arg(long, default_value_t = 64)]
+    mat_leaf: usize,
+    /// The talk's sizes: 100 passes, matrices of 2048 (slow on 2 cores: minutes).
+    #[arg(long)]
+    paper_sizes: bool,
+    /// Skip the sections on deque sharing and steal policies.
+    #[arg(long)]
+    no_policies: bool,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+fn places_params(a: &PlacesArgs) -> Result<places::Params> {
+    a.out.check()?;
+    let benches = if a.bench.iter().any(|b| b == "all") {
+        places::Bench::ALL.to_vec()
+    } else {
+        a.bench
+            .iter()
+            .map(|b| places::Bench::from_name(b))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let p = places::Params {
+        places: a.places.clone(),
+        benches,
+        reps: a.reps,
+        cache_bytes: a.cache_mb.min(1 << 20) << 20,
+        passes: if a.paper_sizes { 100 } else { a.passes },
+        tasks_per_worker: a.tasks_per_worker,
+        sort_n: a.sort_n,
+        sorters_per_worker: a.sorters_per_worker,
+        mat_n: if a.paper_sizes { 2048 } else { a.mat_n },
+        mat_leaf: a.mat_leaf,
+        policies: !a.no_policies,
+    };
+    p.check()?;
+    Ok(p)
+}
+
+fn places_cmd(p: &places::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = places::run(p, &progress)?;
+    progress.finish();
+    let table = report::places_table(&records, p)?;
+    emit(&table, &records, out, quiet)?;
+    if let Some(path) = out.plot {
+        let loc: Vec<&places::Record> =
+            records.iter().filter(|r| r.section == "locality").collect();
+        let mut labels: Vec<String> = Vec::new();
+        for r in &loc {
+            let l = format!("{} {}", r.config, r.locality);
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+        let mut benches: Vec<String> = Vec::new();
+        for r in &loc {
+            if !benches.contains(&r.bench) {
+                benches.push(r.bench.clone());
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = benches
+            .iter()
+            .map(|b| {
+                let v = labels
+                    .iter()
+                    .map(|l| {
+                        loc.iter()
+                            .find(|r| r.bench == *b && format!("{} {}", r.config, r.locality) == *l)
+                            .map_or(f64::NAN, |r| r.vs_ref)
+                    })
+                    .collect();
+                (b.clone(), v)
+            })
+            .collect();
+        report::bar_chart(
+            path,
+            "Locality variants: time relative to best locality on places",
+            "time / best-locality time",
             &labels,
             &series,
             Some(1.0),
@@ -1175,6 +1299,25 @@ fn tour(out: &Path) -> Result<()> {
     let figures = out.join("suite");
     check_dir_writable("tour --out", &figures)?;
     suite_cmd(&p, &outputs, Some(&figures), false)?;
+    println!("== places: locality-aware places (LASSI), short run\n");
+    let p = places::Params {
+        places: "cores".into(),
+        benches: places::Bench::ALL.to_vec(),
+        reps: 3,
+        cache_bytes: 8 << 20,
+        passes: 2,
+        tasks_per_worker: 8,
+        sort_n: 1 << 21,
+        sorters_per_worker: 1024,
+        mat_n: 256,
+        mat_leaf: 64,
+        policies: true,
+    };
+    match p.check() {
+        Ok(_) => places_cmd(&p, &TourFiles::new(out, "places").outputs(), false)?,
+        // One core: one place, nothing to compare.
+        Err(e) => println!("(skipped: {e})\n"),
+    }
     println!("== manber: Manber's concurrent pool (seed 003), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
@@ -1508,6 +1651,10 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Dataflow(a) => {
             let p = dataflow_params(&a)?;
             dataflow_cmd(&p, &a.out.outputs(), a.out.quiet())?;
+        }
+        Cmd::Places(a) => {
+            let p = places_params(&a)?;
+            places_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Suite(a) => {
             let p = suite_params(&a)?;

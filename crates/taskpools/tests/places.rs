@@ -303,12 +303,17 @@ fn every_hinted_task_runs_exactly_once() {
                 .sum::<u64>()
                 - before;
             let hinted = (N - 1) as u64 - unhinted.load(Ordering::Relaxed);
-            // Hinted tasks always go through a place deque; unhinted ones do under
-            // round-robin (from a worker) and stay on the spawner's deque under `Local`.
-            if name == "local" {
+            // Hinted tasks always go through a place deque; unhinted ones stay on the
+            // spawner's deque under `Local`, and go to the places under round-robin unless
+            // spawned from a deep wait (which keeps its own spawns local).
+            if name == "local" || name == "guarded" {
                 assert_eq!(from_places, hinted, "{shape} {name}: {c:?}");
             } else {
-                assert_eq!(from_places, (N - 1) as u64, "{shape} {name}: {c:?}");
+                assert!(
+                    (hinted..=(N - 1) as u64).contains(&from_places),
+                    "{shape} {name}: {from_places} not in {hinted}..={}: {c:?}",
+                    N - 1
+                );
             }
             if np == 1 {
                 assert!(

@@ -6,6 +6,7 @@ pub mod deque;
 pub mod forkjoin;
 pub mod manber;
 pub mod pinning;
+pub mod places;
 pub mod queens;
 pub mod suite;
 pub mod synthetic;

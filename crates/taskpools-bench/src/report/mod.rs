@@ -5,8 +5,8 @@ mod table;
 
 pub use plot::{bar_chart, bar_chart_log, line_chart, loglog_speedup, speedup_chart};
 pub use table::{
-    blocked_table, dataflow_table, deque_table, forkjoin_table, manber_table, queens_table,
-    suite_table, synthetic_table,
+    blocked_table, dataflow_table, deque_table, forkjoin_table, manber_table, places_table,
+    queens_table, suite_table, synthetic_table,
 };
 
 use std::fs;

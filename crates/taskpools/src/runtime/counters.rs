@@ -23,7 +23,8 @@ pub struct WorkerCounters {
     pub shares: u64,
     /// Times the worker went to sleep for lack of work.
     pub sleeps: u64,
-    /// Places only: tasks taken from this worker's own place's deque.
+    /// Places only: tasks taken from this worker's own place's deque (and its own tasks that
+    /// a deep wait took back from any place's deque).
     pub place_local: u64,
     /// Places only: tasks taken from another place's deque and run (remote tasks). Every
     /// task that runs from a place deque counts once, in `place_local` or here.

@@ -15,7 +15,14 @@ use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 pub(crate) struct Entry {
     pub(crate) job: JobRef,
     pub(crate) hinted: bool,
+    /// The worker that pushed it and its wait depth then (`NOBODY` from outside): a deep
+    /// wait takes back only its own tasks (see `WorkerThread::run_one_or_starve`).
+    pub(crate) owner: u32,
+    pub(crate) depth: u32,
 }
+
+/// [`Entry::owner`] of a task pushed from outside the runtime.
+pub(crate) const NOBODY: u32 = u32::MAX;
 
 /// The shared deque of one place: its workers push and pop at the back (newest first),
 /// thieves of other places take from the front (oldest first). A `VecDeque` under a mutex,
@@ -77,6 +84,21 @@ impl PlaceDeque {
         let e = q.pop_back();
         self.len.store(q.len(), Ordering::Relaxed);
         e.map(|e| e.job)
+    }
+
+    /// A deep wait of worker `owner`: its newest task pushed at wait depth `depth` or deeper
+    /// (a task of the subtree it waits in), wherever it is in the deque.
+    pub(crate) fn take_own(&self, owner: u32, depth: u32) -> Option<JobRef> {
+        if self.len() == 0 {
+            return None;
+        }
+        let mut q = lock(&self.q);
+        let i = q
+            .iter()
+            .rposition(|e| e.owner == owner && e.depth >= depth)?;
+        let e = q.remove(i).expect("found");
+        self.len.store(q.len(), Ordering::Relaxed);
+        Some(e.job)
     }
 
     /// A thief of another place: the oldest task, unless it is hinted and `allow(len)` says

@@ -22,7 +22,7 @@ use crossbeam_utils::CachePadded;
 
 use super::counters::Counters;
 use super::job::JobRef;
-use super::places::{Entry, PlaceSet};
+use super::places::{Entry, PlaceSet, NOBODY};
 use crate::queue::chase_lev::Stealer;
 use crate::queue::private_deque::StealTable;
 use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
@@ -124,7 +124,16 @@ impl Registry {
     /// `sleep_until_work`, through the deque's length mirror). From any thread.
     pub(crate) fn push_place(&self, p: usize, job: JobRef, hinted: bool) {
         let places = self.places.as_ref().expect("a runtime with places");
-        places.deques[p].push(Entry { job, hinted });
+        let (owner, depth) = match super::worker::WorkerThread::current() {
+            Some(w) if std::ptr::eq(&*w.registry, self) => (w.index as u32, w.waits.get()),
+            _ => (NOBODY, 0),
+        };
+        places.deques[p].push(Entry {
+            job,
+            hinted,
+            owner,
+            depth,
+        });
         if self.threads > 1 {
             self.notify_one();
         }

@@ -114,6 +114,8 @@ pub(crate) struct WorkerThread {
 
 /// Empty rounds of the main loop before a worker parks (the adaptive policy's maximum).
 pub(crate) const SPIN_ROUNDS: u32 = 200;
+/// Empty rounds after which a deep wait takes place work too (see `run_one_or_starve`).
+const STARVING_ROUNDS: u32 = 4096;
 /// The adaptive policy's minimum.
 const MIN_SPIN_ROUNDS: u32 = 4;
 
@@ -171,7 +173,11 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push_spawn(&self, job: JobRef) {
         if let Some(ps) = &self.registry.places {
-            if ps.policy.unhinted == crate::places::Unhinted::RoundRobin {
+            // Not from a deep wait: its own spawns must stay where it can take them (deep
+            // waits take no place work; see `run_one`).
+            if ps.policy.unhinted == crate::places::Unhinted::RoundRobin
+                && self.waits.get() < MAX_STEALING_WAITS
+            {
                 let p = self.rr.get();
                 self.rr.set(if p + 1 == ps.len() { 0 } else { p + 1 });
                 self.registry.push_place(p, job, false);
@@ -261,6 +267,20 @@ impl WorkerThread {
             }
         }
         None
+    }
+
+    /// A deep wait's own task from any place's deque: one this worker pushed at wait depth
+    /// `depth` or deeper, so part of what the wait waits for (taking it grows the stack no
+    /// more than popping the own deque does).
+    fn take_own_placed(&self, depth: u32) -> Option<JobRef> {
+        let ps = self.registry.places.as_ref()?;
+        let n = ps.len();
+        let j =
+            (0..n).find_map(|k| ps.deques[(self.place + k) % n].take_own(self.index as u32, depth));
+        if j.is_some() {
+            self.registry.counters[self.index].place_local();
+        }
+        j
     }
 
     /// Any place's task, ignoring the policy (the shutdown drain).
@@ -415,7 +435,7 @@ impl WorkerThread {
         let guard = AbortOnUnwind;
         let mut idle = 0u32;
         while !done() {
-            if self.run_one() {
+            if self.run_one_or_starve(idle >= STARVING_ROUNDS) {
                 idle = 0;
             } else {
                 idle += 1;
@@ -437,6 +457,16 @@ impl WorkerThread {
     /// back and forth between one-thread runtimes), and it grows the stack no more than a pop.
     /// Returns whether it ran a job.
     pub(crate) fn run_one(&self) -> bool {
+        self.run_one_or_starve(false)
+    }
+
+    /// [`run_one`](Self::run_one). A deep wait takes from the places' deques only the tasks
+    /// this worker pushed at its depth or deeper (its own subtree's): a place's deque holds
+    /// other workers' tasks too, and taking those at any depth let nested waits pile up
+    /// unrelated subtrees until the stack overflowed. A `starving` deep wait (one that found
+    /// nothing for a long while) takes any place work, so that a wait for a task another
+    /// worker pushed into a place deque cannot last forever when every worker is deep.
+    pub(crate) fn run_one_or_starve(&self, starving: bool) -> bool {
         self.poll();
         let depth = self.waits.get();
         let job = if depth < MAX_STEALING_WAITS {
@@ -444,8 +474,15 @@ impl WorkerThread {
         } else {
             self.take_mail()
                 .or_else(|| self.pop_own())
-                .or_else(|| self.pop_place())
                 .or_else(|| self.take_injected())
+                .or_else(|| self.take_own_placed(depth))
+                .or_else(|| {
+                    if starving {
+                        self.pop_place().or_else(|| self.steal_places())
+                    } else {
+                        None
+                    }
+                })
         };
         match job {
             Some(j) => {
