@@ -918,3 +918,91 @@ fn suite_bad_input_is_refused_at_once() {
     );
     refused(&["suite", "--options", "100000000"], "--options 100000000");
 }
+
+#[test]
+fn places_runs_every_benchmark_variant_and_section() {
+    let dir = std::env::temp_dir().join(format!("taskpools-places-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("places.json");
+    let out = taskpools(&[
+        "places",
+        "--places",
+        "2x1",
+        "--reps",
+        "1",
+        "--cache-mb",
+        "1",
+        "--passes",
+        "1",
+        "--sort-n",
+        "65536",
+        "--sorters-per-worker",
+        "64",
+        "--mat-n",
+        "128",
+        "--mat-leaf",
+        "32",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for s in [
+        "Locality variants",
+        "shared deque per place",
+        "steal policies",
+    ] {
+        assert!(stdout.contains(s), "`{s}` missing:\n{stdout}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v.as_array().unwrap();
+    // 3 benchmarks x 6 rows, 3 x 5 claims rows, 4 + 4 policy rows.
+    assert_eq!(rows.len(), 18 + 15 + 8, "{rows:?}");
+    for loc in ["best", "worst", "ignorant", "random"] {
+        for b in ["cache-stress", "mergesort", "matmul"] {
+            assert!(
+                rows.iter().any(|r| r["locality"] == loc && r["bench"] == b),
+                "{b} {loc}"
+            );
+        }
+    }
+    // The best-locality rows are the reference of their benchmark.
+    for r in rows
+        .iter()
+        .filter(|r| r["section"] == "locality" && r["locality"] == "best")
+    {
+        assert!(r["config"].as_str().unwrap().starts_with("places"));
+        assert!((r["vs_ref"].as_f64().unwrap() - 1.0).abs() < 1e-12, "{r}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn places_bad_input_is_refused_at_once() {
+    refused(&["places", "--places", "1x2"], "at least 2 places");
+    refused(&["places", "--places", "0x1"], "at least one place");
+    refused(
+        &["places", "--places", "{0},{0}"],
+        "core 0 is in two places",
+    );
+    refused(&["places", "--places", "{0,0},{1}"], "listed twice");
+    refused(
+        &["places", "--places", "{0},{4096}"],
+        "core 4096 does not exist",
+    );
+    refused(&["places", "--places", "{0},{}"], "place 1 is empty");
+    refused(&["places", "--places", "numa"], "not a shape");
+    refused(&["places", "--bench", "fft"], "unknown benchmark `fft`");
+    refused(&["places", "--mat-n", "300"], "--mat-n 300");
+    refused(&["places", "--reps", "0"], "--reps");
+    refused(
+        &["places", "--sort-n", "10", "--places", "2x1"],
+        "--sort-n 10",
+    );
+    refused(&["places", "--json", "/nonexistent/dir/x.json"], "--json");
+}

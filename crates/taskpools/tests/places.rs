@@ -245,7 +245,12 @@ fn policies() -> Vec<(&'static str, PlacePolicy)> {
 /// The counters add up: each task taken from a place deque counts once, locally or remotely.
 #[test]
 fn every_hinted_task_runs_exactly_once() {
-    const N: usize = 1 << 14;
+    // TASKPOOLS_STRESS=small (valgrind) shrinks the tree, not what is checked.
+    let n_tasks: usize = if std::env::var("TASKPOOLS_STRESS").as_deref() == Ok("small") {
+        1 << 10
+    } else {
+        1 << 14
+    };
     for shape in ["2x1", "1x2", "3x1", "2x2"] {
         for (name, policy) in policies() {
             let places = Places::parse(shape).unwrap();
@@ -255,7 +260,7 @@ fn every_hinted_task_runs_exactly_once() {
                 .place_policy(policy)
                 .build()
                 .unwrap();
-            let runs: Vec<AtomicU8> = (0..N).map(|_| AtomicU8::new(0)).collect();
+            let runs: Vec<AtomicU8> = (0..n_tasks).map(|_| AtomicU8::new(0)).collect();
             let unhinted = AtomicU64::new(0);
             fn node<'s>(
                 s: &taskpools::forkjoin::Scope<'s>,
@@ -292,7 +297,7 @@ fn every_hinted_task_runs_exactly_once() {
                 .iter()
                 .map(|c| c.place_local + c.place_remote)
                 .sum();
-            rt.scope(|s| node(s, 0, N, np, &runs, &unhinted));
+            rt.scope(|s| node(s, 0, n_tasks, np, &runs, &unhinted));
             for (i, r) in runs.iter().enumerate() {
                 assert_eq!(r.load(Ordering::Relaxed), 1, "{shape} {name}: task {i}");
             }
@@ -302,7 +307,7 @@ fn every_hinted_task_runs_exactly_once() {
                 .map(|c| c.place_local + c.place_remote)
                 .sum::<u64>()
                 - before;
-            let hinted = (N - 1) as u64 - unhinted.load(Ordering::Relaxed);
+            let hinted = (n_tasks - 1) as u64 - unhinted.load(Ordering::Relaxed);
             // Hinted tasks always go through a place deque; unhinted ones stay on the
             // spawner's deque under `Local`, and go to the places under round-robin unless
             // spawned from a deep wait (which keeps its own spawns local).
@@ -310,9 +315,9 @@ fn every_hinted_task_runs_exactly_once() {
                 assert_eq!(from_places, hinted, "{shape} {name}: {c:?}");
             } else {
                 assert!(
-                    (hinted..=(N - 1) as u64).contains(&from_places),
+                    (hinted..=(n_tasks - 1) as u64).contains(&from_places),
                     "{shape} {name}: {from_places} not in {hinted}..={}: {c:?}",
-                    N - 1
+                    n_tasks - 1
                 );
             }
             if np == 1 {
@@ -412,4 +417,36 @@ fn places_with_listed_cores_pin_their_workers() {
         .broadcast(|_| taskpools::places::current_place())
         .unwrap();
     assert_eq!(places, [Some(PlaceId(0)), Some(PlaceId(1))]);
+}
+
+/// A deep tree of nested scopes whose spawns all go through place deques (round-robin and
+/// hints that send each child to the other place): waits take other workers' place tasks
+/// only while shallow, so the stack stays bounded. (When any wait took any place task, this
+/// shape overflowed a worker's 2 MiB stack.)
+#[test]
+fn deep_trees_of_place_spawns_do_not_overflow_the_stack() {
+    fn tree(depth: u32, here: usize, count: &AtomicU64) {
+        count.fetch_add(1, Ordering::Relaxed);
+        if depth == 0 {
+            return;
+        }
+        taskpools::forkjoin::scope(|s| {
+            s.spawn(|_| tree(depth - 1, here, count));
+            s.spawn_at(PlaceId(1 - here), |_| tree(depth - 1, 1 - here, count))
+                .unwrap();
+        });
+    }
+    let rt = Runtime::builder()
+        .places(Places::uniform(2, 1).unwrap())
+        .place_policy(PlacePolicy {
+            unhinted: Unhinted::RoundRobin,
+            ..PlacePolicy::default()
+        })
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let count = AtomicU64::new(0);
+        rt.install(|| tree(15, 0, &count));
+        assert_eq!(count.load(Ordering::Relaxed), (1 << 16) - 1);
+    }
 }
