@@ -132,6 +132,9 @@ fn bad_descriptions_say_what_is_wrong() {
         ("{0},", "trailing comma"),
         ("{3-1}", "backwards"),
         ("100x100", "more than the limit"),
+        ("{0:100000000000}", "more than"),
+        ("{18446744073709551615:2}", "more than"),
+        ("{0-100000000000}", "more than 65536 CPUs"),
     ] {
         let e = Places::parse_on(spec, &t).unwrap_err();
         assert!(matches!(e, Error::BadPlaces { .. }), "{spec}: {e:?}");

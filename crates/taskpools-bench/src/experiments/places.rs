@@ -177,7 +177,7 @@ pub struct Record {
     pub remote_tasks: u64,
     pub place_steals: u64,
     pub declined: u64,
-    /// Process CPU time ÷ wall time (policies section), else NaN.
+    /// CPU time of the runtime's worker threads ÷ wall time (policies section), else NaN.
     pub cpu_per_wall: f64,
 }
 
@@ -643,16 +643,22 @@ fn chain(rt: &Runtime, len: usize, work: Duration) {
 
 // ------------------------------------------------------------------ the runner
 
-/// CPU time of the whole process so far.
-fn cpu_time() -> Duration {
-    // SAFETY: a zeroed rusage is a valid out-parameter; getrusage only writes it.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+/// CPU time so far of this process's threads whose name starts with `prefix` (Linux:
+/// `/proc/self/task/*/schedstat`, nanoseconds on the CPU); `None` where that cannot be read.
+fn threads_cpu(prefix: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut seen = false;
+    for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if !comm.trim().starts_with(prefix) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("schedstat")).ok()?;
+        let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+        total += Duration::from_nanos(ns);
+        seen = true;
+    }
+    seen.then_some(total)
 }
 
 /// Place counters summed over the workers.
@@ -691,6 +697,8 @@ struct Config<'a> {
     name: String,
     loc: Locality,
     rt: Option<&'a Runtime>,
+    /// The name prefix of the runtime's worker threads, to time their CPU (policies).
+    cpu_of: Option<String>,
     run: Box<dyn FnMut() -> Result<()> + 'a>,
     is_ref: bool,
 }
@@ -723,15 +731,18 @@ fn measure(
             let c = &mut cfgs[i];
             progress.set_message(format!("{} {} {}", c.bench, c.name, c.loc.name()));
             let before = place_counts(c.rt);
-            let cpu0 = cpu_time();
+            let cpu0 = c.cpu_of.as_deref().and_then(threads_cpu);
             let t = Instant::now();
             (c.run)()?;
             let wall = t.elapsed();
-            let cpu = cpu_time() - cpu0;
+            let cpu = match (cpu0, c.cpu_of.as_deref().and_then(threads_cpu)) {
+                (Some(a), Some(b)) => (b - a).as_secs_f64(),
+                _ => f64::NAN,
+            };
             let after = place_counts(c.rt);
             let s = &mut samples[i];
             s.ms.push(wall.as_secs_f64() * 1e3);
-            s.cpu.push(cpu.as_secs_f64() / wall.as_secs_f64());
+            s.cpu.push(cpu / wall.as_secs_f64());
             for j in 0..4 {
                 s.counts[j].push(after[j] - before[j]);
             }
@@ -760,7 +771,7 @@ fn measure(
             remote_tasks: median_u(&mut s.counts[1]),
             place_steals: median_u(&mut s.counts[2]),
             declined: median_u(&mut s.counts[3]),
-            cpu_per_wall: if c.section == "policies" {
+            cpu_per_wall: if c.cpu_of.is_some() {
                 median_f(&mut s.cpu)
             } else {
                 f64::NAN
@@ -836,6 +847,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 name: format!("places {spec}"),
                 loc,
                 rt: Some(&on_places),
+                cpu_of: None,
                 run: Box::new(move || program_run(b, progs, rt, h)),
                 is_ref: loc == Locality::Best,
             });
@@ -855,6 +867,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 name: name.to_string(),
                 loc: Locality::Ignorant,
                 rt: None,
+                cpu_of: None,
                 run: Box::new(move || program_run(b, progs, rt, off)),
                 is_ref: false,
             });
@@ -903,6 +916,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 name,
                 loc: Locality::Ignorant,
                 rt: Some(rt),
+                cpu_of: None,
                 run: Box::new(move || program_run(b, progs, Rt::Ours(rt), ignorant)),
                 is_ref,
             });
@@ -917,13 +931,21 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         remote_backlog: 2 * p.tasks_per_worker,
         ..PlacePolicy::default()
     };
+    let named = |k: usize, policy: PlacePolicy| -> Result<Runtime> {
+        Ok(Runtime::builder()
+            .places(places.clone())
+            .place_policy(policy)
+            .pin(true)
+            .thread_name(move |i| format!("tp-pol{k}-{i}"))
+            .build()?)
+    };
     let policies: Vec<(&str, Runtime)> = vec![
-        ("default", build(places.clone(), PlacePolicy::default())?),
-        ("guarded 200us/backlog", build(places.clone(), guarded)?),
+        ("default", named(0, PlacePolicy::default())?),
+        ("guarded 200us/backlog", named(1, guarded)?),
         (
             "steal-half",
-            build(
-                places.clone(),
+            named(
+                2,
                 PlacePolicy {
                     steal_half: true,
                     ..PlacePolicy::default()
@@ -932,8 +954,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ),
         (
             "adaptive",
-            build(
-                places.clone(),
+            named(
+                3,
                 PlacePolicy {
                     adaptive: true,
                     ..PlacePolicy::default()
@@ -947,26 +969,28 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         on: true,
     };
     let mut cfgs: Vec<Config<'_>> = Vec::new();
-    for (name, rt) in &policies {
+    for (k, (name, rt)) in policies.iter().enumerate() {
         cfgs.push(Config {
             section: "policies",
             bench: "cache-stress",
             name: name.to_string(),
             loc: Locality::Random,
             rt: Some(rt),
+            cpu_of: Some(format!("tp-pol{k}-")),
             run: Box::new(move || program_run(Bench::CacheStress, progs, Rt::Ours(rt), random)),
             is_ref: *name == "default",
         });
     }
     records.extend(measure(cfgs, p.reps, threads, progress)?);
     let mut cfgs: Vec<Config<'_>> = Vec::new();
-    for (name, rt) in &policies {
+    for (k, (name, rt)) in policies.iter().enumerate() {
         cfgs.push(Config {
             section: "policies",
             bench: "chain",
             name: name.to_string(),
             loc: Locality::Random,
             rt: Some(rt),
+            cpu_of: Some(format!("tp-pol{k}-")),
             run: Box::new(move || {
                 chain(rt, 4000, Duration::from_micros(20));
                 Ok(())

@@ -573,7 +573,8 @@ pub fn places_table(
         s,
         "Places {} ({} places, {} workers){}. Medians of {} interleaved repetitions.\n\
          local / remote = tasks taken from the worker's own place / from another place; steals = steals between\n\
-         places; declined = hinted tasks a thief left alone (guarded policy). Sums over the workers, per run.",
+         places; declined = steal attempts that left another place's hinted tasks alone (guarded policy), not tasks.\n\
+         Sums over the workers, per run.",
         places,
         places.len(),
         places.workers(),
@@ -596,7 +597,7 @@ pub fn places_table(
             let title = match section {
                 "locality" => "\n== Locality variants (vs = time / best locality on places)",
                 "claims" => "\n== A shared deque per place vs one per worker, locality-ignorant programs (vs = time / no places)",
-                _ => "\n== The talk's future work: steal policies (vs = time / default policy); cpu = CPU time / wall time",
+                _ => "\n== The talk's future work: steal policies (vs = time / default policy); cpu = the runtime's workers' CPU time / wall time",
             };
             let _ = writeln!(s, "{title}");
             let _ = writeln!(

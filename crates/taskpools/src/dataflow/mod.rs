@@ -420,11 +420,12 @@ where
     }
 }
 
-/// Queues a ready task on the current worker (every data-flow task is readied on a worker of
-/// its scope's runtime: by its parent, or by a predecessor as it completes).
 /// A data-flow task without a place hint.
 const NO_PLACE: usize = usize::MAX;
 
+/// Queues a ready task on the current worker (every data-flow task is readied on a worker of
+/// its scope's runtime: by its parent, or by a predecessor as it completes), or on its
+/// place's deque when it has a hint.
 fn schedule(d: *const TaskDesc, registry: &Registry) {
     // SAFETY: the header is the descriptor's first field; the descriptor lives until its
     // parent completes, which waits for it to have run.

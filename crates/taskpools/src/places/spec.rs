@@ -85,7 +85,13 @@ impl Places {
                             let n: usize = n.trim().parse().map_err(|_| {
                                 bad(format!("`{item}`: `{n}` is not a number of cores"))
                             })?;
-                            cores.extend(a..a + n);
+                            let end = a
+                                .checked_add(n)
+                                .filter(|_| n <= crate::MAX_THREADS)
+                                .ok_or_else(|| {
+                                    bad(format!("`{item}`: more than {} cores", crate::MAX_THREADS))
+                                })?;
+                            cores.extend(a..end);
                         }
                         None => cores.extend(parse_cpu_list(item).map_err(bad)?),
                     }

@@ -252,6 +252,9 @@ fn topo_err(path: &Path, why: &str) -> Error {
     }
 }
 
+/// The longest CPU range a list may hold (Linux's own limit, `NR_CPUS`, is at most 8192).
+const MAX_CPU_RANGE: usize = 1 << 16;
+
 /// Parses a Linux CPU list (`0-3,8,10-11`) into increasing ids. An empty list is allowed
 /// (a node without CPUs).
 pub(crate) fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
@@ -268,6 +271,11 @@ pub(crate) fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
                 let (a, b) = (num(a)?, num(b)?);
                 if a > b {
                     return Err(format!("the range `{part}` runs backwards"));
+                }
+                if b - a >= MAX_CPU_RANGE {
+                    return Err(format!(
+                        "the range `{part}` lists more than {MAX_CPU_RANGE} CPUs"
+                    ));
                 }
                 out.extend(a..=b);
             }

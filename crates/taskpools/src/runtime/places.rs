@@ -30,23 +30,35 @@ pub(crate) const NOBODY: u32 = u32::MAX;
 pub(crate) struct PlaceDeque {
     len: AtomicUsize,
     q: Mutex<VecDeque<Entry>>,
+    /// Per worker: how many of the queued entries it pushed (written under the lock, read
+    /// without it), so that a deep wait scans the deque only when it has tasks there.
+    owned: Box<[AtomicUsize]>,
 }
 
 /// What a thief got from a victim place.
 pub(crate) enum Take {
     /// The deque was empty.
     Empty,
-    /// Its oldest task is hinted and the policy says to leave it.
+    /// It holds only hinted tasks, and the policy says to leave them.
     Declined,
     /// A task to run, and (steal-half) the others taken with it, oldest first.
     Got(JobRef, Vec<Entry>),
 }
 
 impl PlaceDeque {
-    fn new() -> PlaceDeque {
+    fn new(workers: usize) -> PlaceDeque {
         PlaceDeque {
             len: AtomicUsize::new(0),
             q: Mutex::new(VecDeque::new()),
+            owned: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    /// Counts `e` in (`+1`) or out (`-1`) of its owner's entries; under the lock.
+    fn own(&self, e: &Entry, delta: isize) {
+        if let Some(c) = self.owned.get(e.owner as usize) {
+            let v = c.load(Ordering::Relaxed).wrapping_add_signed(delta);
+            c.store(v, Ordering::Relaxed);
         }
     }
 
@@ -60,6 +72,7 @@ impl PlaceDeque {
     /// wake-up fence (the Dekker pair with a would-be sleeper's second look).
     pub(crate) fn push(&self, e: Entry) {
         let mut q = lock(&self.q);
+        self.own(&e, 1);
         q.push_back(e);
         self.len.store(q.len(), Ordering::Relaxed);
     }
@@ -70,6 +83,9 @@ impl PlaceDeque {
             return;
         }
         let mut q = lock(&self.q);
+        for e in &es {
+            self.own(e, 1);
+        }
         q.extend(es);
         self.len.store(q.len(), Ordering::Relaxed);
     }
@@ -81,15 +97,17 @@ impl PlaceDeque {
             return None;
         }
         let mut q = lock(&self.q);
-        let e = q.pop_back();
+        let e = q.pop_back()?;
+        self.own(&e, -1);
         self.len.store(q.len(), Ordering::Relaxed);
-        e.map(|e| e.job)
+        Some(e.job)
     }
 
     /// A deep wait of worker `owner`: its newest task pushed at wait depth `depth` or deeper
     /// (a task of the subtree it waits in), wherever it is in the deque.
     pub(crate) fn take_own(&self, owner: u32, depth: u32) -> Option<JobRef> {
-        if self.len() == 0 {
+        let mine = self.owned.get(owner as usize)?;
+        if mine.load(Ordering::Relaxed) == 0 {
             return None;
         }
         let mut q = lock(&self.q);
@@ -97,33 +115,49 @@ impl PlaceDeque {
             .iter()
             .rposition(|e| e.owner == owner && e.depth >= depth)?;
         let e = q.remove(i).expect("found");
+        self.own(&e, -1);
         self.len.store(q.len(), Ordering::Relaxed);
         Some(e.job)
     }
 
-    /// A thief of another place: the oldest task, unless it is hinted and `allow(len)` says
-    /// no; with `half`, also up to half of the rest (at most 64 in all).
+    /// A thief of another place: the oldest task it may take. Hinted tasks are taken only
+    /// if `allow(len)` says so; otherwise the oldest *unhinted* tasks are taken, if any.
+    /// With `half`, up to half of the deque's tasks (at most 64) that it may take, oldest
+    /// first; else one.
     pub(crate) fn steal(&self, allow: impl Fn(usize) -> bool, half: bool) -> Take {
         if self.len() == 0 {
             return Take::Empty;
         }
         let mut q = lock(&self.q);
         let n = q.len();
-        let Some(front) = q.front() else {
+        if n == 0 {
             return Take::Empty;
-        };
-        if front.hinted && !allow(n) {
+        }
+        let want = if half { (n / 2).clamp(1, 64) } else { 1 };
+        let hints_ok = allow(n);
+        let mut taken: Vec<Entry> = Vec::new();
+        if hints_ok && !half {
+            taken.extend(q.pop_front());
+        } else {
+            let mut i = 0;
+            while i < q.len() && taken.len() < want {
+                if q[i].hinted && !hints_ok {
+                    i += 1;
+                } else {
+                    taken.push(q.remove(i).expect("in range"));
+                }
+            }
+        }
+        for e in &taken {
+            self.own(e, -1);
+        }
+        self.len.store(q.len(), Ordering::Relaxed);
+        drop(q);
+        if taken.is_empty() {
             return Take::Declined;
         }
-        let first = q.pop_front().expect("not empty").job;
-        let more = if half {
-            let k = (n / 2).saturating_sub(1).min(63);
-            q.drain(..k).collect()
-        } else {
-            Vec::new()
-        };
-        self.len.store(q.len(), Ordering::Relaxed);
-        Take::Got(first, more)
+        let first = taken.remove(0).job;
+        Take::Got(first, taken)
     }
 }
 
@@ -144,7 +178,7 @@ impl PlaceSet {
         PlaceSet {
             of_worker: places.place_of_workers().into(),
             deques: (0..places.len())
-                .map(|_| CachePadded::new(PlaceDeque::new()))
+                .map(|_| CachePadded::new(PlaceDeque::new(places.workers())))
                 .collect(),
             places,
             policy,

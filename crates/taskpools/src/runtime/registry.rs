@@ -134,8 +134,16 @@ impl Registry {
             owner,
             depth,
         });
-        if self.threads > 1 {
-            self.notify_one();
+        // A worker pushing on a one-worker runtime is that worker: nobody to wake. From
+        // outside, the one worker may sleep.
+        if self.threads > 1 || owner == NOBODY {
+            if hinted && places.policy.guards_hints() {
+                // `notify_one` could wake a worker of another place, which would leave the
+                // hinted task alone while the place's own sleeping workers stay asleep.
+                self.notify_all();
+            } else {
+                self.notify_one();
+            }
         }
     }
 
@@ -211,7 +219,8 @@ impl Registry {
         j
     }
 
-    pub(crate) fn sleep_until_work(&self, me: usize) {
+    /// Returns whether the worker actually waited (it found no work on its second look).
+    pub(crate) fn sleep_until_work(&self, me: usize) -> bool {
         let g = lock(&self.sleep);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
@@ -220,10 +229,12 @@ impl Registry {
         #[cfg(not(loom))]
         let recheck = true;
         let work = recheck && (self.has_work() || self.has_mail(me));
-        if !work && !self.shutdown.load(Ordering::Acquire) {
+        let waits = !work && !self.shutdown.load(Ordering::Acquire);
+        if waits {
             drop(self.wake.wait(g).unwrap_or_else(|e| e.into_inner()));
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        waits
     }
 }
 
@@ -297,7 +308,12 @@ mod loom_tests {
                     // `push_place` skips the wake-up on a one-worker runtime, where the
                     // pusher is the only worker; here the pusher is outside, so wake as a
                     // push from outside does.
-                    reg.places.as_ref().unwrap().deques[0].push(Entry { job, hinted: true });
+                    reg.places.as_ref().unwrap().deques[0].push(Entry {
+                        job,
+                        hinted: true,
+                        owner: NOBODY,
+                        depth: 0,
+                    });
                     reg.notify_one();
                 }
                 Via::SpawnDeque => {

@@ -326,11 +326,11 @@ impl WorkerThread {
     /// One attempt to find work elsewhere: a random victim first, then around; then the
     /// injector.
     pub(crate) fn steal(&self) -> Option<JobRef> {
+        let counters = &self.registry.counters[self.index];
+        counters.steal_round();
         if let Some(j) = self.steal_places() {
             return Some(j);
         }
-        let counters = &self.registry.counters[self.index];
-        counters.steal_round();
         let n = self.registry.threads;
         let start = self.next_victim();
         for k in 0..n {
@@ -486,6 +486,7 @@ impl WorkerThread {
         };
         match job {
             Some(j) => {
+                self.idle_since.set(None);
                 self.waits.set(depth + 1);
                 // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
                 // panics, so the depth is restored.
@@ -539,8 +540,9 @@ impl WorkerThread {
                     idle = 0;
                     self.adapt_spin(false);
                     self.block_requests();
-                    self.registry.counters[self.index].sleep();
-                    self.registry.sleep_until_work(self.index);
+                    if self.registry.sleep_until_work(self.index) {
+                        self.registry.counters[self.index].sleep();
+                    }
                     self.unblock_requests();
                 }
             }
