@@ -58,6 +58,19 @@ enum Cmd {
     /// without places and rayon; then the shared deque per place against one per worker, and
     /// the steal policies of the talk's future work.
     Places(PlacesArgs),
+    /// Summarize a schedule trace (Chrome trace-event JSON, as `--trace` writes it):
+    /// utilisation per worker, steals between workers, the longest idle gaps.
+    Trace {
+        /// The trace file (not needed with --cost).
+        file: Option<PathBuf>,
+        /// Instead, measure what tracing costs: fine-grained programs on a runtime with and
+        /// without a trace, in one run.
+        #[arg(long)]
+        cost: bool,
+        /// Repetitions for --cost (medians), at least 1.
+        #[arg(long, default_value_t = 11)]
+        reps: usize,
+    },
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour {
         /// Output directory.
@@ -462,6 +475,12 @@ struct PlacesArgs {
     /// Skip the sections on deque sharing and steal policies.
     #[arg(long)]
     no_policies: bool,
+    /// Record a schedule trace of every configuration on our runtimes (one extra, untimed
+    /// repetition each): Chrome trace-event JSON to this file (open it in Perfetto or
+    /// chrome://tracing, or summarize it with `taskpools trace FILE`), and a Gantt chart per
+    /// configuration into the folder FILE with the extension `.gantt`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -488,9 +507,37 @@ fn places_params(a: &PlacesArgs) -> Result<places::Params> {
         mat_n: if a.paper_sizes { 2048 } else { a.mat_n },
         mat_leaf: a.mat_leaf,
         policies: !a.no_policies,
+        trace: a.trace.clone(),
     };
+    check_output("--trace", a.trace.as_deref(), false)?;
     p.check()?;
     Ok(p)
+}
+
+fn trace_cost_cmd(reps: usize) -> Result<()> {
+    let rows = experiments::trace_cost::run(reps, 2)?;
+    println!(
+        "What a schedule trace costs: two runtimes of 2 pinned workers, one recording; medians of {reps}\n\
+         interleaved repetitions. Only jobs taken from a queue are events (a join taken back by its\n\
+         own worker runs inline and records nothing).\n"
+    );
+    println!(
+        "{:<22} {:>10} {:>10} {:>7} {:>10} {:>10} {:>12}",
+        "program", "off", "on", "on/off", "jobs", "events", "ns per event"
+    );
+    for r in rows {
+        println!(
+            "{:<22} {:>7.2} ms {:>7.2} ms {:>7.3} {:>10} {:>10} {:>12.1}",
+            r.program,
+            r.off_ms,
+            r.on_ms,
+            r.on_ms / r.off_ms,
+            r.jobs,
+            r.events,
+            (r.on_ms - r.off_ms) * 1e6 / r.events.max(1) as f64
+        );
+    }
+    Ok(())
 }
 
 fn places_cmd(p: &places::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
@@ -1312,6 +1359,7 @@ fn tour(out: &Path) -> Result<()> {
         mat_n: 256,
         mat_leaf: 64,
         policies: true,
+        trace: Some(out.join("places-trace.json")),
     };
     match p.check() {
         Ok(_) => places_cmd(&p, &TourFiles::new(out, "places").outputs(), false)?,
@@ -1651,6 +1699,19 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Dataflow(a) => {
             let p = dataflow_params(&a)?;
             dataflow_cmd(&p, &a.out.outputs(), a.out.quiet())?;
+        }
+        Cmd::Trace { file, cost, reps } => {
+            if cost {
+                if reps == 0 {
+                    bail!("--reps must be at least 1");
+                }
+                trace_cost_cmd(reps)?;
+            } else {
+                let Some(file) = file else {
+                    bail!("taskpools trace needs a FILE (a Chrome trace-event JSON file, as --trace writes it) or --cost");
+                };
+                print!("{}", report::trace::summary(&file)?);
+            }
         }
         Cmd::Places(a) => {
             let p = places_params(&a)?;

@@ -1006,3 +1006,94 @@ fn places_bad_input_is_refused_at_once() {
     );
     refused(&["places", "--json", "/nonexistent/dir/x.json"], "--json");
 }
+
+/// `places --trace` writes a Chrome trace-event file that parses, with the fields the format
+/// needs on every event, Gantt charts, and `taskpools trace` summarizes it.
+#[test]
+fn traces_are_written_as_chrome_json_and_gantt_charts_and_summarized() {
+    let dir = std::env::temp_dir().join(format!("taskpools-trace-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.json");
+    let out = taskpools(&[
+        "places",
+        "--places",
+        "2x1",
+        "--reps",
+        "1",
+        "--cache-mb",
+        "1",
+        "--passes",
+        "1",
+        "--sort-n",
+        "65536",
+        "--sorters-per-worker",
+        "64",
+        "--mat-n",
+        "128",
+        "--mat-leaf",
+        "32",
+        "--no-policies",
+        "--trace",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let mut begins = 0;
+    let mut ends = 0;
+    for e in events {
+        let ph = e["ph"].as_str().expect("every event has a phase");
+        assert!(e["pid"].is_u64(), "{e}");
+        if ph != "M" {
+            assert!(e["ts"].is_f64() || e["ts"].is_u64(), "{e}");
+            assert!(e["tid"].is_u64(), "{e}");
+        }
+        match ph {
+            "B" => begins += 1,
+            "E" => ends += 1,
+            "M" | "s" | "f" | "i" => {}
+            other => panic!("unexpected phase {other}"),
+        }
+    }
+    assert!(
+        begins > 100 && begins == ends,
+        "{begins} begins, {ends} ends"
+    );
+    // 3 benchmarks x (4 localities on places + the runtime without places).
+    let pids: std::collections::BTreeSet<u64> =
+        events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 15);
+    let gantt = dir.join("t.gantt");
+    let svgs: Vec<_> = std::fs::read_dir(&gantt).unwrap().flatten().collect();
+    assert_eq!(svgs.len(), 15);
+    for f in &svgs {
+        let s = std::fs::read_to_string(f.path()).unwrap();
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        assert!(s.contains("worker 1") && s.matches("<rect").count() > 3);
+    }
+    let out = taskpools(&["trace", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("mergesort / places 2x1 / worst") && s.contains("busy %"),
+        "{s}"
+    );
+    refused(&["trace", "/nonexistent.json"], "reading /nonexistent.json");
+    std::fs::write(dir.join("bad.json"), "{\"x\":1}").unwrap();
+    refused(
+        &["trace", dir.join("bad.json").to_str().unwrap()],
+        "no `traceEvents`",
+    );
+    refused(&["trace"], "needs a FILE");
+    refused(&["places", "--trace", "/nonexistent/dir/t.json"], "--trace");
+    let _ = std::fs::remove_dir_all(&dir);
+}

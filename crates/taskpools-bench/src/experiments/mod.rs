@@ -10,6 +10,7 @@ pub mod places;
 pub mod queens;
 pub mod suite;
 pub mod synthetic;
+pub mod trace_cost;
 
 /// Median, minimum and maximum of a non-empty sample.
 pub fn summarize(xs: &[f64]) -> (f64, f64, f64) {

@@ -25,10 +25,11 @@ use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use taskpools::dataflow::{TileMut, TileRef};
 use taskpools::places::{PlaceId, PlacePolicy, Places, Unhinted};
+use taskpools::runtime::trace::Trace;
 use taskpools::Runtime;
 
 use super::suite::kernels;
@@ -106,7 +107,14 @@ pub struct Params {
     pub mat_leaf: usize,
     /// Run the claim and policy sections.
     pub policies: bool,
+    /// Record a schedule trace of the first repetition of every configuration on our
+    /// runtimes (an extra repetition, left out of the medians): Chrome trace-event JSON to
+    /// this file, a Gantt chart per configuration into the folder `<file>.gantt/`.
+    pub trace: Option<std::path::PathBuf>,
 }
+
+/// Trace buffer per worker, in events.
+const TRACE_EVENTS: usize = 1 << 20;
 
 impl Params {
     pub const MAX_CACHE_BYTES: usize = 1 << 30;
@@ -716,8 +724,21 @@ fn measure(
     reps: usize,
     threads: usize,
     progress: &Progress,
+    traces: Option<&mut Vec<(String, Trace)>>,
 ) -> Result<Vec<Record>> {
     let n = cfgs.len();
+    if let Some(traces) = traces {
+        // One traced repetition of each configuration on our runtimes, not timed.
+        for c in cfgs.iter_mut() {
+            let Some(rt) = c.rt else { continue };
+            progress.set_message(format!("tracing {} {} {}", c.bench, c.name, c.loc.name()));
+            let _ = rt.take_trace()?;
+            (c.run)()?;
+            if let Some(t) = rt.take_trace()? {
+                traces.push((format!("{} / {} / {}", c.bench, c.name, c.loc.name()), t));
+            }
+        }
+    }
     let mut samples: Vec<Samples> = (0..n)
         .map(|_| Samples {
             ms: Vec::new(),
@@ -800,15 +821,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let threads = places.workers();
     let np = places.len();
     let spec = places.spec().to_string();
+    let trace_cap = p.trace.as_ref().map(|_| TRACE_EVENTS);
+    let traced = |b: taskpools::RuntimeBuilder| match trace_cap {
+        Some(cap) => b.trace(cap),
+        None => b,
+    };
     let build = |pl: Places, policy: PlacePolicy| -> Result<Runtime> {
-        Ok(Runtime::builder()
-            .places(pl)
-            .place_policy(policy)
-            .pin(true)
-            .build()?)
+        Ok(traced(Runtime::builder().places(pl).place_policy(policy).pin(true)).build()?)
     };
     let on_places = build(places.clone(), PlacePolicy::default())?;
-    let plain = Runtime::builder().threads(threads).pin(true).build()?;
+    let plain = traced(Runtime::builder().threads(threads).pin(true)).build()?;
+    let mut traces: Option<Vec<(String, Trace)>> = p.trace.as_ref().map(|_| Vec::new());
     let pin = super::pinning::pinner(true);
     let rayon = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -857,24 +880,25 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             loc: Locality::Ignorant,
             on: false,
         };
-        for (name, rt) in [
-            ("no places", Rt::Ours(&plain)),
-            ("rayon", Rt::Rayon(&rayon)),
+        for (name, rt, ours) in [
+            ("no places", Rt::Ours(&plain), Some(&plain)),
+            ("rayon", Rt::Rayon(&rayon), None),
         ] {
             cfgs.push(Config {
                 section: "locality",
                 bench,
                 name: name.to_string(),
                 loc: Locality::Ignorant,
-                rt: None,
+                rt: ours,
                 cpu_of: None,
                 run: Box::new(move || program_run(b, progs, rt, off)),
                 is_ref: false,
             });
         }
-        records.extend(measure(cfgs, p.reps, threads, progress)?);
+        records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
     }
     if !p.policies {
+        write_traces(p, traces)?;
         return Ok(records);
     }
 
@@ -921,7 +945,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 is_ref,
             });
         }
-        records.extend(measure(cfgs, p.reps, threads, progress)?);
+        records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
     }
 
     // Section 3: the future work's policies, on the random Cache Stress variant (hinted
@@ -932,12 +956,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         ..PlacePolicy::default()
     };
     let named = |k: usize, policy: PlacePolicy| -> Result<Runtime> {
-        Ok(Runtime::builder()
-            .places(places.clone())
-            .place_policy(policy)
-            .pin(true)
-            .thread_name(move |i| format!("tp-pol{k}-{i}"))
-            .build()?)
+        Ok(traced(
+            Runtime::builder()
+                .places(places.clone())
+                .place_policy(policy)
+                .pin(true)
+                .thread_name(move |i| format!("tp-pol{k}-{i}")),
+        )
+        .build()?)
     };
     let policies: Vec<(&str, Runtime)> = vec![
         ("default", named(0, PlacePolicy::default())?),
@@ -981,7 +1007,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             is_ref: *name == "default",
         });
     }
-    records.extend(measure(cfgs, p.reps, threads, progress)?);
+    records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
     let mut cfgs: Vec<Config<'_>> = Vec::new();
     for (k, (name, rt)) in policies.iter().enumerate() {
         cfgs.push(Config {
@@ -998,6 +1024,37 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             is_ref: *name == "default",
         });
     }
-    records.extend(measure(cfgs, p.reps, threads, progress)?);
+    records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
+    write_traces(p, traces)?;
     Ok(records)
+}
+
+/// Writes the traces of a run: one Chrome trace-event file (a process per configuration)
+/// and a Gantt chart per configuration in `<file>.gantt/`.
+fn write_traces(p: &Params, traces: Option<Vec<(String, Trace)>>) -> Result<()> {
+    let (Some(path), Some(traces)) = (&p.trace, traces) else {
+        return Ok(());
+    };
+    let mut body = String::new();
+    for (k, (name, t)) in traces.iter().enumerate() {
+        t.check()
+            .map_err(|e| anyhow::anyhow!("the trace of {name} is malformed: {e}"))?;
+        t.chrome_events(k as u32 + 1, name, &mut body);
+    }
+    std::fs::write(path, taskpools::runtime::trace::wrap_chrome_events(&body))
+        .with_context(|| format!("writing --trace {}", path.display()))?;
+    let dir = path.with_extension("gantt");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (k, (name, t)) in traces.iter().enumerate() {
+        let slug: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        crate::report::trace::gantt_svg(&dir.join(format!("{:02}-{slug}.svg", k + 1)), name, t)?;
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod plot;
 mod table;
+pub mod trace;
 
 pub use plot::{bar_chart, bar_chart_log, line_chart, loglog_speedup, speedup_chart};
 pub use table::{

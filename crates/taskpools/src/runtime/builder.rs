@@ -17,6 +17,8 @@ pub struct RuntimeBuilder {
     pub(super) place_policy: crate::places::PlacePolicy,
     /// Whether `threads` was set (it must then agree with the places).
     pub(super) threads_set: bool,
+    /// Events per worker's trace buffer (`None`: no trace).
+    pub(super) trace: Option<usize>,
 }
 
 type ThreadName = Arc<dyn Fn(usize) -> String + Send + Sync>;
@@ -50,6 +52,7 @@ impl Default for RuntimeBuilder {
             places: None,
             place_policy: Default::default(),
             threads_set: false,
+            trace: None,
         }
     }
 }
@@ -157,6 +160,15 @@ impl RuntimeBuilder {
     /// see [`PlacePolicy`](crate::places::PlacePolicy)). Ignored without places.
     pub fn place_policy(mut self, policy: crate::places::PlacePolicy) -> Self {
         self.place_policy = policy;
+        self
+    }
+
+    /// Records a schedule trace (see [`trace`](super::trace)): each worker keeps up to
+    /// `events_per_worker` events (24 bytes each) and then stops recording, counting what it
+    /// drops. Off by default; [`Runtime::take_trace`] collects it. Refused by
+    /// [`build`](Self::build) if zero or above 2^28.
+    pub fn trace(mut self, events_per_worker: usize) -> Self {
+        self.trace = Some(events_per_worker);
         self
     }
 

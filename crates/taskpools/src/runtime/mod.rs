@@ -57,6 +57,7 @@ pub(crate) mod job;
 pub(crate) mod liveness;
 pub(crate) mod places;
 mod registry;
+pub mod trace;
 pub(crate) mod worker;
 
 pub use builder::RuntimeBuilder;
@@ -201,6 +202,8 @@ pub struct Runtime {
     pub(crate) registry: Arc<Registry>,
     pool: Pool,
     threads: Vec<JoinHandle<()>>,
+    /// Events per worker's trace buffer (0: no trace).
+    trace_capacity: usize,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -253,6 +256,14 @@ impl Runtime {
                 requested: threads,
                 max: crate::MAX_THREADS,
             });
+        }
+        if let Some(cap) = b.trace {
+            if cap == 0 || cap > 1 << 28 {
+                return Err(crate::Error::TooLarge {
+                    what: format!("trace buffer of {cap} events per worker"),
+                    limit: "1 to 2^28 events".into(),
+                });
+            }
         }
         let mut spawn_stealers: Box<[chase_lev::Stealer<JobRef>]> = Box::new([]);
         let (locals, stealers): (Vec<LocalDeque>, Stealers) = match b.pool {
@@ -319,8 +330,11 @@ impl Runtime {
             registry,
             pool: b.pool,
             threads: Vec::with_capacity(threads),
+            trace_capacity: 0,
         };
         let place_of: std::sync::Arc<[usize]> = place_of.into();
+        let (trace_cap, epoch) = (b.trace, std::time::Instant::now());
+        rt.trace_capacity = trace_cap.unwrap_or(0);
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
             let place_of = std::sync::Arc::clone(&place_of);
@@ -347,6 +361,8 @@ impl Runtime {
                     rr: Cell::new(place_of[index]),
                     idle_since: Cell::new(None),
                     spin_budget: Cell::new(worker::SPIN_ROUNDS),
+                    trace: trace_cap.map(|cap| Box::new(trace::TraceBuf::new(epoch, index, cap))),
+                    source: Cell::new(trace::Source::Own),
                 };
                 CURRENT.with(|c| c.set(&w));
                 w.main_loop();
@@ -393,6 +409,43 @@ impl Runtime {
                 .map(|&q| crate::places::PlaceId(q))
                 .collect()
         })
+    }
+
+    /// The schedule trace recorded since the runtime started or since the last call, and
+    /// starts a new one (see [`trace`]); `None` if the runtime was built without
+    /// [`RuntimeBuilder::trace`]. Collected by a broadcast: each worker hands over its own
+    /// buffer, so call it between pieces of work (while a working phase holds the runtime
+    /// from inside it, it fails with [`Error::PhaseBusy`](crate::Error::PhaseBusy)).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 16).build()?;
+    /// rt.scope(|s| for _ in 0..100 { s.spawn(|_| { std::hint::black_box(1); }); });
+    /// let trace = rt.take_trace()?.expect("built with tracing");
+    /// trace.check().expect("well formed");
+    /// assert_eq!(trace.jobs(), 101); // the scope's body (installed) and its 100 spawns
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn take_trace(&self) -> Result<Option<trace::Trace>, crate::Error> {
+        if self.trace_capacity == 0 {
+            return Ok(None);
+        }
+        let parts = self.broadcast(|_| {
+            let w = WorkerThread::current().expect("a broadcast runs on the workers");
+            w.trace.as_ref().map(|t| t.take()).unwrap_or_default()
+        })?;
+        let mut t = trace::Trace {
+            workers: self.threads(),
+            events: Vec::new(),
+            dropped: 0,
+            capacity: 0,
+        };
+        for (events, dropped) in parts {
+            t.events.extend(events);
+            t.dropped += dropped;
+        }
+        t.events.sort_by_key(|e| e.t_ns);
+        t.capacity = self.trace_capacity;
+        Ok(Some(t))
     }
 
     /// The pool the workers share.

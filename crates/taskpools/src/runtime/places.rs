@@ -33,6 +33,9 @@ pub(crate) struct PlaceDeque {
     /// Per worker: how many of the queued entries it pushed (written under the lock, read
     /// without it), so that a deep wait scans the deque only when it has tasks there.
     owned: Box<[AtomicUsize]>,
+    /// Unhinted entries queued (written under the lock): a thief that may not take hinted
+    /// tasks declines at once when there are none, without scanning.
+    unhinted: AtomicUsize,
 }
 
 /// What a thief got from a victim place.
@@ -51,14 +54,22 @@ impl PlaceDeque {
             len: AtomicUsize::new(0),
             q: Mutex::new(VecDeque::new()),
             owned: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            unhinted: AtomicUsize::new(0),
         }
     }
 
-    /// Counts `e` in (`+1`) or out (`-1`) of its owner's entries; under the lock.
+    /// Counts `e` in (`+1`) or out (`-1`) of its owner's entries and the unhinted ones;
+    /// under the lock.
     fn own(&self, e: &Entry, delta: isize) {
-        if let Some(c) = self.owned.get(e.owner as usize) {
+        let add = |c: &AtomicUsize| {
             let v = c.load(Ordering::Relaxed).wrapping_add_signed(delta);
             c.store(v, Ordering::Relaxed);
+        };
+        if let Some(c) = self.owned.get(e.owner as usize) {
+            add(c);
+        }
+        if !e.hinted {
+            add(&self.unhinted);
         }
     }
 
@@ -135,6 +146,9 @@ impl PlaceDeque {
         }
         let want = if half { (n / 2).clamp(1, 64) } else { 1 };
         let hints_ok = allow(n);
+        if !hints_ok && self.unhinted.load(Ordering::Relaxed) == 0 {
+            return Take::Declined;
+        }
         let mut taken: Vec<Entry> = Vec::new();
         if hints_ok && !half {
             taken.extend(q.pop_front());

@@ -219,8 +219,9 @@ impl Registry {
         j
     }
 
-    /// Returns whether the worker actually waited (it found no work on its second look).
-    pub(crate) fn sleep_until_work(&self, me: usize) -> bool {
+    /// Returns whether the worker actually waited (it found no work on its second look);
+    /// `before_wait` runs just before the wait, under the sleep lock (counters, traces).
+    pub(crate) fn sleep_until_work(&self, me: usize, before_wait: impl FnOnce()) -> bool {
         let g = lock(&self.sleep);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
@@ -231,6 +232,7 @@ impl Registry {
         let work = recheck && (self.has_work() || self.has_mail(me));
         let waits = !work && !self.shutdown.load(Ordering::Acquire);
         if waits {
+            before_wait();
             drop(self.wake.wait(g).unwrap_or_else(|e| e.into_inner()));
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -299,15 +301,14 @@ mod loom_tests {
                     t2.store(true, Ordering::Release);
                     return j;
                 }
-                r2.sleep_until_work(0);
+                r2.sleep_until_work(0, || {});
             });
             match via {
                 Via::Mailbox => reg.post(0, job),
                 Via::Injector => reg.inject(job),
                 Via::Place => {
-                    // `push_place` skips the wake-up on a one-worker runtime, where the
-                    // pusher is the only worker; here the pusher is outside, so wake as a
-                    // push from outside does.
+                    // What `push_place` does from outside the runtime (`NOBODY`), with the
+                    // wake-up spelled out.
                     reg.places.as_ref().unwrap().deques[0].push(Entry {
                         job,
                         hinted: true,

@@ -110,6 +110,10 @@ pub(crate) struct WorkerThread {
     pub(crate) idle_since: Cell<Option<std::time::Instant>>,
     /// Empty rounds before the main loop parks (adapted under `PlacePolicy::adaptive`).
     pub(crate) spin_budget: Cell<u32>,
+    /// The schedule trace's buffer, when the runtime records one.
+    pub(crate) trace: Option<Box<super::trace::TraceBuf>>,
+    /// Where the job about to run was found (kept only while tracing).
+    pub(crate) source: Cell<super::trace::Source>,
 }
 
 /// Empty rounds of the main loop before a worker parks (the adaptive policy's maximum).
@@ -212,6 +216,7 @@ impl WorkerThread {
         let j = ps.deques[self.place].pop();
         if j.is_some() {
             self.registry.counters[self.index].place_local();
+            self.note(super::trace::Source::Place);
         }
         j
     }
@@ -256,10 +261,16 @@ impl WorkerThread {
                 Take::Declined => counters.declined(),
                 Take::Got(j, more) => {
                     counters.place_steal(more.len() as u64);
+                    self.note(super::trace::Source::PlaceSteal { place: v as u32 });
                     if !more.is_empty() {
                         ps.deques[self.place].push_all(more);
                         if self.registry.threads > 1 {
-                            self.registry.notify_one();
+                            // As `push_place` does for hinted tasks under a guard.
+                            if ps.policy.guards_hints() {
+                                self.registry.notify_all();
+                            } else {
+                                self.registry.notify_one();
+                            }
                         }
                     }
                     return Some(j);
@@ -279,6 +290,7 @@ impl WorkerThread {
             (0..n).find_map(|k| ps.deques[(self.place + k) % n].take_own(self.index as u32, depth));
         if j.is_some() {
             self.registry.counters[self.index].place_local();
+            self.note(super::trace::Source::Own);
         }
         j
     }
@@ -286,7 +298,39 @@ impl WorkerThread {
     /// Any place's task, ignoring the policy (the shutdown drain).
     fn take_any_place(&self) -> Option<JobRef> {
         let ps = self.registry.places.as_ref()?;
-        ps.deques.iter().find_map(|d| d.pop())
+        let j = ps.deques.iter().find_map(|d| d.pop());
+        if j.is_some() {
+            self.note(super::trace::Source::Place);
+        }
+        j
+    }
+
+    /// Notes where the next job comes from, when tracing.
+    #[inline(always)]
+    fn note(&self, src: super::trace::Source) {
+        if self.trace.is_some() {
+            self.source.set(src);
+        }
+    }
+
+    /// Runs a job taken from a queue, recording it when tracing.
+    ///
+    /// # Safety
+    /// As [`JobRef::execute`]: `j` was taken from a queue and runs once, here.
+    #[inline(always)]
+    unsafe fn run_job(&self, j: JobRef) {
+        match &self.trace {
+            None => {
+                // SAFETY: the caller's.
+                unsafe { j.execute() }
+            }
+            Some(t) => {
+                t.start(self.source.get());
+                // SAFETY: the caller's.
+                unsafe { j.execute() };
+                t.end();
+            }
+        }
     }
 
     /// This worker's newest job. On the private pool: its spawns first, then its join
@@ -295,10 +339,14 @@ impl WorkerThread {
     /// in the stack belong to joins that enclose the wait, so they are older.
     #[inline]
     fn pop_own(&self) -> Option<JobRef> {
-        match &self.deque {
+        let j = match &self.deque {
             LocalDeque::Private(p) => p.spawns.pop().or_else(|| p.pop()),
             LocalDeque::ChaseLev(d) => d.pop(),
+        };
+        if j.is_some() {
+            self.note(super::trace::Source::Own);
         }
+        j
     }
 
     /// Answers a pending steal request (private deques).
@@ -343,6 +391,7 @@ impl WorkerThread {
                     match s[v].steal() {
                         Steal::Success(j) => {
                             counters.steal();
+                            self.note(super::trace::Source::Steal { victim: v as u32 });
                             return Some(j);
                         }
                         Steal::Empty => break,
@@ -355,6 +404,7 @@ impl WorkerThread {
                         match self.registry.spawn_stealers[v].steal() {
                             Steal::Success(j) => {
                                 counters.steal();
+                                self.note(super::trace::Source::Steal { victim: v as u32 });
                                 return Some(j);
                             }
                             Steal::Empty => break,
@@ -370,6 +420,7 @@ impl WorkerThread {
                     // there: try the next victim instead of queueing up.
                     if let Steal::Success(j) = p.req.steal_from(v, serve_own) {
                         counters.steal();
+                        self.note(super::trace::Source::Steal { victim: v as u32 });
                         return Some(j);
                     }
                 }
@@ -387,6 +438,7 @@ impl WorkerThread {
         let j = self.registry.take_mail(self.index);
         if j.is_some() {
             self.registry.counters[self.index].share();
+            self.note(super::trace::Source::Mail);
         }
         j
     }
@@ -397,6 +449,7 @@ impl WorkerThread {
         let j = self.registry.take_injected();
         if j.is_some() {
             self.registry.counters[self.index].injected();
+            self.note(super::trace::Source::Injected);
         }
         j
     }
@@ -490,7 +543,7 @@ impl WorkerThread {
                 self.waits.set(depth + 1);
                 // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
                 // panics, so the depth is restored.
-                unsafe { j.execute() };
+                unsafe { self.run_job(j) };
                 self.waits.set(depth);
                 true
             }
@@ -530,7 +583,7 @@ impl WorkerThread {
                         self.adapt_spin(true);
                     }
                     idle = 0;
-                    j.execute()
+                    self.run_job(j)
                 },
                 None if idle < self.spin_budget.get() => {
                     idle += 1;
@@ -540,8 +593,19 @@ impl WorkerThread {
                     idle = 0;
                     self.adapt_spin(false);
                     self.block_requests();
-                    if self.registry.sleep_until_work(self.index) {
+                    let slept = self.registry.sleep_until_work(self.index, || {
                         self.registry.counters[self.index].sleep();
+                        if let Some(t) = &self.trace {
+                            t.sleep();
+                        }
+                    });
+                    if slept {
+                        // Idle time before the sleep does not entitle it to another
+                        // place's hinted tasks right after a wake-up.
+                        self.idle_since.set(None);
+                        if let Some(t) = &self.trace {
+                            t.wake();
+                        }
                     }
                     self.unblock_requests();
                 }
@@ -563,7 +627,7 @@ impl WorkerThread {
                 .or_else(|| self.take_any_place())
             {
                 // SAFETY: as in `wait_until`.
-                unsafe { j.execute() };
+                unsafe { self.run_job(j) };
             }
             if !*lock(&self.registry.broadcast_busy) {
                 break;

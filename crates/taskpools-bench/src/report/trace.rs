@@ -1,0 +1,300 @@
+//! Schedule traces: the Gantt chart of a trace (one row per worker, jobs as bars coloured by
+//! where they were found, sleeps shaded, steals marked, like Figure 1 of the task-pool seed),
+//! and the summary that `taskpools trace FILE.json` prints from a Chrome trace-event file.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use taskpools::runtime::trace::{EventKind, Source, Trace};
+
+/// The colour of a job found at `src`.
+fn colour(src: Source) -> &'static str {
+    match src {
+        Source::Own => "#4c78a8",
+        Source::Place => "#54a24b",
+        Source::PlaceSteal { .. } => "#f58518",
+        Source::Steal { .. } => "#e45756",
+        Source::Injected => "#9d9d9d",
+        Source::Mail => "#b279a2",
+    }
+}
+
+/// Writes the Gantt chart of `t` as an SVG file: one row per worker, time left to right,
+/// each job a bar (nested jobs drawn inside their parent's bar, thinner), sleeps as grey
+/// bands, steals as a triangle above the thief's row. Bars narrower than a tenth of a pixel
+/// are merged into their neighbours' shading (a trace of a million jobs stays drawable).
+pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
+    let (w_px, row, top, left) = (1200.0, 36.0, 40.0, 80.0);
+    let t0 = t.events.first().map_or(0, |e| e.t_ns);
+    let t1 = t.events.last().map_or(1, |e| e.t_ns).max(t0 + 1);
+    let span = (t1 - t0) as f64;
+    let x = |ns: u64| left + (ns - t0) as f64 / span * (w_px - left - 20.0);
+    let h = top + row * t.workers as f64 + 40.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w_px}" height="{h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{left}" y="20" font-size="14">{}</text>"#,
+        xml(title)
+    );
+    for w in 0..t.workers {
+        let y = top + row * w as f64;
+        let _ = writeln!(
+            s,
+            r##"<text x="8" y="{}">worker {w}</text><rect x="{left}" y="{y}" width="{}" height="{}" fill="none" stroke="#ddd"/>"##,
+            y + row / 2.0 + 4.0,
+            w_px - left - 20.0,
+            row - 6.0
+        );
+    }
+    // Per worker: a stack of open jobs (start time, source) and the sleep start.
+    let mut stack: Vec<Vec<(u64, Source)>> = vec![Vec::new(); t.workers];
+    let mut asleep: Vec<Option<u64>> = vec![None; t.workers];
+    let mut bars: Vec<(usize, f64, f64, f64, &str)> = Vec::new();
+    for e in &t.events {
+        let w = e.worker as usize;
+        let y = top + row * w as f64;
+        match e.kind {
+            EventKind::Start(src) => {
+                if matches!(src, Source::Steal { .. } | Source::PlaceSteal { .. }) {
+                    let xs = x(e.t_ns);
+                    let _ = writeln!(
+                        s,
+                        r#"<path d="M{xs:.2},{:.1} l-3,-5 h6 z" fill="{}"/>"#,
+                        y - 1.0,
+                        colour(src)
+                    );
+                }
+                stack[w].push((e.t_ns, src));
+            }
+            EventKind::End => {
+                let depth = stack[w].len().saturating_sub(1);
+                if let Some((st, src)) = stack[w].pop() {
+                    let (x0, x1) = (x(st), x(e.t_ns));
+                    if x1 - x0 >= 0.1 {
+                        bars.push((depth, x0, x1, y, colour(src)));
+                    }
+                }
+            }
+            EventKind::Sleep => asleep[w] = Some(e.t_ns),
+            EventKind::Wake => {
+                if let Some(st) = asleep[w].take() {
+                    let _ = writeln!(
+                        s,
+                        r##"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="#cccccc"/>"##,
+                        x(st),
+                        y + (row - 6.0) / 2.0 - 2.0,
+                        (x(e.t_ns) - x(st)).max(0.1),
+                        4.0
+                    );
+                }
+            }
+        }
+    }
+    // Outer jobs first, so that the jobs nested in them are drawn on top.
+    bars.sort_by_key(|b| b.0);
+    for (depth, x0, x1, y, fill) in bars {
+        let inset = (depth as f64 * 4.0).min(16.0);
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{fill}"/>"#,
+            y + inset / 2.0,
+            x1 - x0,
+            row - 6.0 - inset,
+        );
+    }
+    let ly = top + row * t.workers as f64 + 16.0;
+    let mut lx = left;
+    for (name, src) in [
+        ("own deque", Source::Own),
+        ("own place", Source::Place),
+        ("stolen from a place", Source::PlaceSteal { place: 0 }),
+        ("stolen from a worker", Source::Steal { victim: 0 }),
+        ("injected", Source::Injected),
+        ("share", Source::Mail),
+    ] {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{ly}">{name}</text>"#,
+            ly - 9.0,
+            colour(src),
+            lx + 14.0
+        );
+        lx += 14.0 + 7.0 * name.len() as f64 + 16.0;
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{lx}" y="{ly}">grey line: asleep; triangles: steals; {:.3} ms shown{}</text>"#,
+        span / 1e6,
+        if t.dropped > 0 {
+            format!("; {} events dropped (buffer full)", t.dropped)
+        } else {
+            String::new()
+        }
+    );
+    s.push_str("</svg>\n");
+    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// What `taskpools trace` prints about one process (one traced configuration) of a Chrome
+/// trace-event file: utilisation per worker, the steal matrix, the longest idle gaps.
+pub fn summary(path: &Path) -> Result<String> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let Some(events) = doc.get("traceEvents").and_then(|v| v.as_array()) else {
+        bail!(
+            "{}: no `traceEvents` array (not a Chrome trace-event file)",
+            path.display()
+        );
+    };
+    #[derive(Default)]
+    struct Track {
+        depth: usize,
+        busy_since: Option<f64>,
+        busy: f64,
+        sleep: f64,
+        sleeping_since: Option<f64>,
+        last_end: Option<f64>,
+        gaps: Vec<(f64, f64)>,
+        jobs: u64,
+    }
+    #[derive(Default)]
+    struct Proc {
+        name: String,
+        tracks: BTreeMap<u64, Track>,
+        first: f64,
+        last: f64,
+        steals: BTreeMap<(u64, u64), u64>,
+        flows: BTreeMap<u64, u64>,
+        notes: Vec<String>,
+        seen: bool,
+    }
+    let mut procs: BTreeMap<u64, Proc> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        let ph = e["ph"].as_str().unwrap_or("");
+        let pid = e["pid"].as_u64().unwrap_or(0);
+        let p = procs.entry(pid).or_default();
+        if ph == "M" {
+            if e["name"] == "process_name" {
+                p.name = e["args"]["name"].as_str().unwrap_or("").to_string();
+            }
+            continue;
+        }
+        let Some(ts) = e["ts"].as_f64() else {
+            bail!("event {i}: no `ts`");
+        };
+        if !p.seen {
+            p.first = ts;
+            p.seen = true;
+        }
+        p.first = p.first.min(ts);
+        p.last = p.last.max(ts);
+        let tid = e["tid"].as_u64().unwrap_or(0);
+        match ph {
+            "B" if e["name"] == "sleep" => {
+                p.tracks.entry(tid).or_default().sleeping_since = Some(ts);
+            }
+            "B" => {
+                let t = p.tracks.entry(tid).or_default();
+                if t.depth == 0 {
+                    if let Some(end) = t.last_end {
+                        t.gaps.push((ts - end, end));
+                    }
+                    t.busy_since = Some(ts);
+                }
+                t.depth += 1;
+                t.jobs += 1;
+            }
+            "E" => {
+                let t = p.tracks.entry(tid).or_default();
+                if let Some(st) = t.sleeping_since.take() {
+                    t.sleep += ts - st;
+                } else if t.depth > 0 {
+                    t.depth -= 1;
+                    if t.depth == 0 {
+                        if let Some(st) = t.busy_since.take() {
+                            t.busy += ts - st;
+                        }
+                        t.last_end = Some(ts);
+                    }
+                } else {
+                    bail!("event {i}: an end without a start on track {tid}");
+                }
+            }
+            "s" => {
+                p.flows.insert(e["id"].as_u64().unwrap_or(0), tid);
+            }
+            "f" => {
+                if let Some(victim) = p.flows.remove(&e["id"].as_u64().unwrap_or(0)) {
+                    *p.steals.entry((tid, victim)).or_default() += 1;
+                }
+            }
+            "i" => p.notes.push(e["name"].as_str().unwrap_or("").to_string()),
+            _ => {}
+        }
+    }
+    let mut s = String::new();
+    for (pid, p) in &procs {
+        if !p.seen {
+            continue;
+        }
+        let span = (p.last - p.first).max(1e-9);
+        let _ = writeln!(
+            s,
+            "== {} (pid {pid}): {:.3} ms traced",
+            if p.name.is_empty() { "trace" } else { &p.name },
+            span / 1e3
+        );
+        for n in &p.notes {
+            let _ = writeln!(s, "   note: {n}");
+        }
+        let _ = writeln!(
+            s,
+            "   worker   jobs   busy %   asleep %   longest idle gaps (µs, at µs)"
+        );
+        for (tid, t) in &p.tracks {
+            let mut gaps = t.gaps.clone();
+            gaps.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let g: Vec<String> = gaps
+                .iter()
+                .take(3)
+                .map(|(d, at)| format!("{d:.1} @{:.1}", at - p.first))
+                .collect();
+            let _ = writeln!(
+                s,
+                "   {tid:>6} {:>6} {:>8.1} {:>10.1}   {}",
+                t.jobs,
+                100.0 * t.busy / span,
+                100.0 * t.sleep / span,
+                g.join(", ")
+            );
+        }
+        if p.steals.is_empty() {
+            let _ = writeln!(s, "   steals between workers: none");
+        } else {
+            let _ = writeln!(s, "   steals between workers (thief <- victim: count):");
+            for ((thief, victim), n) in &p.steals {
+                let _ = writeln!(s, "     {thief} <- {victim}: {n}");
+            }
+        }
+        let _ = writeln!(s);
+    }
+    if s.is_empty() {
+        bail!("{}: the file holds no events", path.display());
+    }
+    Ok(s)
+}

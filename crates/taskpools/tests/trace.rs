@@ -1,0 +1,168 @@
+//! Schedule traces: well formed under stealing on every pool and with places, one start per
+//! job run from a queue, bounded buffers, and off by default.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use taskpools::forkjoin::Pool;
+use taskpools::places::{PlaceId, PlacePolicy, Places, Unhinted};
+use taskpools::runtime::trace::{EventKind, Source};
+use taskpools::Runtime;
+
+fn spin(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| std::hint::black_box(a.wrapping_add(x)))
+}
+
+/// Spawns `n` jobs of uneven size in one scope; returns how many ran.
+fn spawn_many(rt: &Runtime, n: usize) -> u64 {
+    let ran = AtomicU64::new(0);
+    rt.scope(|s| {
+        for i in 0..n {
+            let ran = &ran;
+            s.spawn(move |_| {
+                spin(200 + (i as u64 % 7) * 300);
+                ran.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    ran.into_inner()
+}
+
+#[test]
+fn traces_are_well_formed_and_count_every_queued_job() {
+    for pool in Pool::ALL {
+        let rt = Runtime::builder()
+            .threads(2)
+            .pool(pool)
+            .trace(1 << 20)
+            .build()
+            .unwrap();
+        for round in 0..3 {
+            assert_eq!(spawn_many(&rt, 2000), 2000);
+            let t = rt.take_trace().unwrap().expect("tracing");
+            t.check()
+                .unwrap_or_else(|e| panic!("{pool} round {round}: {e}"));
+            assert_eq!(t.dropped, 0);
+            // The scope's body (installed from outside) and its 2000 spawns.
+            assert_eq!(t.jobs(), 2001, "{pool} round {round}");
+            let injected = t
+                .events
+                .iter()
+                .filter(|e| e.kind == EventKind::Start(Source::Injected))
+                .count();
+            assert_eq!(injected, 1, "{pool}: the install");
+        }
+    }
+}
+
+#[test]
+fn place_traces_show_where_hinted_tasks_ran() {
+    let rt = Runtime::builder()
+        .places(Places::uniform(2, 1).unwrap())
+        .place_policy(PlacePolicy {
+            unhinted: Unhinted::RoundRobin,
+            ..PlacePolicy::default()
+        })
+        .trace(1 << 20)
+        .build()
+        .unwrap();
+    let _ = rt.take_trace();
+    rt.scope(|s| {
+        for i in 0..1000 {
+            s.spawn_at(PlaceId(i % 2), |_| {
+                spin(500);
+            })
+            .unwrap();
+        }
+    });
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    assert_eq!(t.jobs(), 1001);
+    let from_places = t
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Start(Source::Place | Source::PlaceSteal { .. } | Source::Own)
+            )
+        })
+        .count();
+    assert_eq!(
+        from_places, 1000,
+        "every hinted task came from a place deque"
+    );
+    // The counters agree with the trace.
+    let c = rt.worker_counters();
+    let remote: u64 = c.iter().map(|c| c.place_remote).sum();
+    let remote_in_trace = t
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Start(Source::PlaceSteal { .. })))
+        .count() as u64;
+    assert_eq!(remote, remote_in_trace);
+}
+
+/// A run with far more events than the buffers hold stops recording and says so, and the
+/// trace stays well formed (every recorded start is closed).
+#[test]
+fn full_buffers_stop_recording_with_a_note() {
+    let rt = Runtime::builder().threads(2).trace(1000).build().unwrap();
+    assert_eq!(spawn_many(&rt, 50_000), 50_000);
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    for w in 0..2u32 {
+        let n = t.events.iter().filter(|e| e.worker == w).count();
+        assert!(n <= 1000, "worker {w} kept {n} events");
+    }
+    assert!(t.dropped > 0);
+    assert!(t.chrome_json("full").contains("trace incomplete"));
+    // The next trace starts afresh.
+    assert_eq!(spawn_many(&rt, 100), 100);
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    assert_eq!((t.jobs(), t.dropped), (101, 0));
+}
+
+#[test]
+fn tracing_is_off_by_default_and_bad_sizes_are_refused() {
+    let rt = Runtime::new(2).unwrap();
+    assert!(rt.take_trace().unwrap().is_none());
+    let e = Runtime::builder().threads(2).trace(0).build().unwrap_err();
+    assert!(e.to_string().contains("trace buffer of 0 events"), "{e}");
+}
+
+/// Data-flow tasks and a working phase's shares show up as jobs; sleeps are bracketed.
+#[test]
+fn dataflow_tasks_and_sleeps_are_traced() {
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 16)
+        .build()
+        .unwrap();
+    let mut v = vec![0u64; 64];
+    rt.install(|| {
+        taskpools::dataflow::scope(|df| {
+            let r = df.region(&mut v[..]);
+            for k in 0..64 {
+                df.spawn(r.part(k..k + 1).inout(), move |_, x| x[0] = k as u64);
+            }
+        })
+    });
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    assert!(t.jobs() >= 64, "{}", t.jobs());
+    assert_eq!(v.iter().sum::<u64>(), 63 * 64 / 2);
+    // Idle workers go to sleep after a while (how long depends on the machine's load):
+    // look until a trace holds a sleep, with a bound.
+    let mut slept = false;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let t = rt.take_trace().unwrap().unwrap();
+        t.check().unwrap();
+        if t.events.iter().any(|e| e.kind == EventKind::Sleep) {
+            slept = true;
+            break;
+        }
+    }
+    assert!(slept, "no worker slept within 10 s of idling");
+}
