@@ -26,7 +26,7 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
   RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
     cargo +nightly test -p taskpools --target "$host" --lib --test ownership --test deques \
     --test deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
-    --test phase_runtime --test dataflow --test places
+    --test phase_runtime --test dataflow --test places --test trace
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
     "(rustup toolchain install nightly)"
@@ -38,7 +38,7 @@ fi
 if command -v valgrind >/dev/null 2>&1; then
   echo "== valgrind memcheck"
   bins=$(cargo test --release -p taskpools --test ownership --test deques --test deque_scenarios \
-    --test pools --test dataflow --test places --no-run --message-format=json 2>/dev/null |
+    --test pools --test dataflow --test places --test trace --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p')
   for b in $bins; do
     echo "valgrind $(basename "$b")"
