@@ -919,32 +919,33 @@ fn suite_bad_input_is_refused_at_once() {
     refused(&["suite", "--options", "100000000"], "--options 100000000");
 }
 
+/// `taskpools places` at sizes that run in well under a second.
+const SMALL_PLACES: &[&str] = &[
+    "places",
+    "--places",
+    "2x1",
+    "--reps",
+    "1",
+    "--cache-mb",
+    "1",
+    "--passes",
+    "1",
+    "--sort-n",
+    "65536",
+    "--sorters-per-worker",
+    "64",
+    "--mat-n",
+    "128",
+    "--mat-leaf",
+    "32",
+];
+
 #[test]
 fn places_runs_every_benchmark_variant_and_section() {
     let dir = std::env::temp_dir().join(format!("taskpools-places-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("places.json");
-    let out = taskpools(&[
-        "places",
-        "--places",
-        "2x1",
-        "--reps",
-        "1",
-        "--cache-mb",
-        "1",
-        "--passes",
-        "1",
-        "--sort-n",
-        "65536",
-        "--sorters-per-worker",
-        "64",
-        "--mat-n",
-        "128",
-        "--mat-leaf",
-        "32",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = taskpools(&[SMALL_PLACES, &["--json", json.to_str().unwrap()]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -1014,28 +1015,13 @@ fn traces_are_written_as_chrome_json_and_gantt_charts_and_summarized() {
     let dir = std::env::temp_dir().join(format!("taskpools-trace-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("t.json");
-    let out = taskpools(&[
-        "places",
-        "--places",
-        "2x1",
-        "--reps",
-        "1",
-        "--cache-mb",
-        "1",
-        "--passes",
-        "1",
-        "--sort-n",
-        "65536",
-        "--sorters-per-worker",
-        "64",
-        "--mat-n",
-        "128",
-        "--mat-leaf",
-        "32",
-        "--no-policies",
-        "--trace",
-        file.to_str().unwrap(),
-    ]);
+    let out = taskpools(
+        &[
+            SMALL_PLACES,
+            &["--no-policies", "--trace", file.to_str().unwrap()],
+        ]
+        .concat(),
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -166,3 +166,95 @@ fn dataflow_tasks_and_sleeps_are_traced() {
     }
     assert!(slept, "no worker slept within 10 s of idling");
 }
+
+/// A trace taken while a worker is inside a job (waiting in a scope, so it takes the
+/// collecting share there) hands over that job as closed at the take, and the next trace
+/// brackets that worker's later jobs correctly: none of them lasts until the outer job ends.
+#[test]
+fn a_take_inside_a_running_job_keeps_the_next_trace_exact() {
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 16)
+        .build()
+        .unwrap();
+    let _ = rt.take_trace().unwrap();
+    let started = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|ts| {
+        ts.spawn(|| {
+            rt.install(|| {
+                taskpools::forkjoin::scope(|s| {
+                    s.spawn(|_| {
+                        started.store(true, Ordering::Release);
+                        std::thread::sleep(std::time::Duration::from_millis(300));
+                    });
+                    s.spawn(|_| std::thread::sleep(std::time::Duration::from_millis(300)));
+                });
+                // Later jobs of the same outer job, then a long tail.
+                taskpools::forkjoin::scope(|s| {
+                    for _ in 0..100 {
+                        s.spawn(|_| {
+                            spin(100);
+                        });
+                    }
+                });
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            });
+        });
+        while !started.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        let first = rt.take_trace().unwrap().unwrap();
+        first.check().unwrap();
+    });
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    assert!(t.jobs() >= 100, "{}", t.jobs());
+    // Pair starts and ends per worker; every job of the second scope is short.
+    for w in 0..2u32 {
+        let mut stack = Vec::new();
+        for e in t.events.iter().filter(|e| e.worker == w) {
+            match e.kind {
+                EventKind::Start(_) => stack.push(e.t_ns),
+                EventKind::End => {
+                    let st = stack.pop().expect("balanced");
+                    let ms = (e.t_ns - st) as f64 / 1e6;
+                    assert!(ms < 250.0, "worker {w}: a job lasted {ms} ms");
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A trace collected from inside a job on a worker (a broadcast from within `install`).
+#[test]
+fn a_take_from_inside_install_is_well_formed() {
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 16)
+        .build()
+        .unwrap();
+    let inner = rt.install(|| {
+        assert_eq!(spawn_many_here(50), 50);
+        let inner = rt.take_trace().unwrap().unwrap();
+        assert_eq!(spawn_many_here(50), 50);
+        inner
+    });
+    inner.check().unwrap();
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    assert_eq!(t.jobs(), 50, "the second scope's spawns, nothing else");
+}
+
+fn spawn_many_here(n: usize) -> u64 {
+    let ran = AtomicU64::new(0);
+    taskpools::forkjoin::scope(|s| {
+        for _ in 0..n {
+            let ran = &ran;
+            s.spawn(move |_| {
+                ran.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    ran.into_inner()
+}

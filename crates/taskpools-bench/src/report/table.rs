@@ -574,7 +574,7 @@ pub fn places_table(
         "Places {} ({} places, {} workers){}. Medians of {} interleaved repetitions.\n\
          local / remote = tasks taken from the worker's own place / from another place; steals = steals between\n\
          places; declined = steal attempts that left another place's hinted tasks alone (guarded policy), not tasks.\n\
-         Sums over the workers, per run.",
+         Sums over the workers, per run.{}",
         places,
         places.len(),
         places.workers(),
@@ -583,7 +583,12 @@ pub fn places_table(
         } else {
             ""
         },
-        p.reps
+        p.reps,
+        if p.trace.is_some() {
+            "\nWith --trace our runtimes record a schedule trace in every run: these times include its cost."
+        } else {
+            ""
+        }
     );
     let mut section = "";
     let mut bench = String::new();

@@ -24,7 +24,8 @@ fn colour(src: Source) -> &'static str {
 /// Writes the Gantt chart of `t` as an SVG file: one row per worker, time left to right,
 /// each job a bar (nested jobs drawn inside their parent's bar, thinner), sleeps as grey
 /// bands, steals as a triangle above the thief's row. Bars narrower than a tenth of a pixel
-/// are merged into their neighbours' shading (a trace of a million jobs stays drawable).
+/// are left out (a trace of a million jobs stays drawable; such a worker can look idle
+/// where it ran many tiny jobs: the summary's busy share counts them).
 pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     let (w_px, row, top, left) = (1200.0, 36.0, 40.0, 80.0);
     let t0 = t.events.first().map_or(0, |e| e.t_ns);
@@ -191,6 +192,9 @@ pub fn summary(path: &Path) -> Result<String> {
         if ph == "M" {
             if e["name"] == "process_name" {
                 p.name = e["args"]["name"].as_str().unwrap_or("").to_string();
+            } else if let Some(tid) = e["tid"].as_u64() {
+                // A worker that ran nothing still gets its row.
+                p.tracks.entry(tid).or_default();
             }
             continue;
         }

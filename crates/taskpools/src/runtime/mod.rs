@@ -258,10 +258,10 @@ impl Runtime {
             });
         }
         if let Some(cap) = b.trace {
-            if cap == 0 || cap > 1 << 28 {
+            if !(16..=1 << 28).contains(&cap) {
                 return Err(crate::Error::TooLarge {
                     what: format!("trace buffer of {cap} events per worker"),
-                    limit: "1 to 2^28 events".into(),
+                    limit: "16 to 2^28 events".into(),
                 });
             }
         }

@@ -11,8 +11,8 @@
 //! well-bracketed sequence of starts and ends.
 //!
 //! When a worker's buffer is full it stops recording and counts what it dropped; the trace
-//! says so ([`Trace::dropped`]), and its last open jobs are closed at the time of the last
-//! event recorded, so the brackets stay balanced.
+//! says so ([`Trace::dropped`]). Room is kept for the ends of the jobs it recorded, so the
+//! brackets stay balanced.
 
 use std::cell::{Cell, RefCell};
 use std::time::Instant;
@@ -236,17 +236,21 @@ impl Trace {
 }
 
 /// One worker's buffer (owned by its thread).
+///
+/// Bookkeeping of the jobs running on the worker (`depth` of them, nested): the outermost
+/// `base` were open at the last [`take`](Self::take) (their ends belong to a trace already
+/// handed over, and are not recorded); the innermost `dropped_open` had their start dropped
+/// (the buffer was full; once full it stays full until a take, so dropped starts are always
+/// the innermost jobs); the others were recorded and their ends will be.
 pub(crate) struct TraceBuf {
     epoch: Instant,
     worker: u32,
     cap: usize,
     events: RefCell<Vec<Event>>,
     dropped: Cell<u64>,
-    /// Jobs started and recorded, not yet ended.
-    open: Cell<u32>,
-    /// Ends to skip: jobs whose start was dropped (buffer full) or handed over with an
-    /// earlier take.
-    skip_ends: Cell<u32>,
+    depth: Cell<u32>,
+    base: Cell<u32>,
+    dropped_open: Cell<u32>,
 }
 
 impl TraceBuf {
@@ -257,8 +261,9 @@ impl TraceBuf {
             cap,
             events: RefCell::new(Vec::with_capacity(cap.min(1 << 16))),
             dropped: Cell::new(0),
-            open: Cell::new(0),
-            skip_ends: Cell::new(0),
+            depth: Cell::new(0),
+            base: Cell::new(0),
+            dropped_open: Cell::new(0),
         }
     }
 
@@ -266,77 +271,95 @@ impl TraceBuf {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    fn push(&self, kind: EventKind) -> bool {
-        let mut ev = self.events.borrow_mut();
-        // Room for the ends of the open jobs is kept, so that a full buffer still closes
-        // every start it holds.
-        if ev.len() + self.open.get() as usize + 2 > self.cap {
-            self.dropped.set(self.dropped.get() + 1);
-            return false;
-        }
-        ev.push(Event {
+    /// Recorded jobs still open.
+    fn open(&self) -> u32 {
+        self.depth.get() - self.base.get() - self.dropped_open.get()
+    }
+
+    fn record(&self, kind: EventKind) {
+        self.events.borrow_mut().push(Event {
             t_ns: self.now(),
             worker: self.worker,
             kind,
         });
-        true
+    }
+
+    /// Whether an event that opens something fits, keeping room for the ends of the open
+    /// jobs and for a wake after a sleep (a full buffer still closes what it holds).
+    fn fits(&self) -> bool {
+        let fits = self.events.borrow().len() + self.open() as usize + 2 <= self.cap;
+        if !fits {
+            self.dropped.set(self.dropped.get() + 1);
+        }
+        fits
     }
 
     #[inline]
     pub(crate) fn start(&self, src: Source) {
-        if self.push(EventKind::Start(src)) {
-            self.open.set(self.open.get() + 1);
+        if self.dropped_open.get() == 0 && self.fits() {
+            self.record(EventKind::Start(src));
         } else {
-            self.skip_ends.set(self.skip_ends.get() + 1);
+            if self.dropped_open.get() > 0 {
+                self.dropped.set(self.dropped.get() + 1);
+            }
+            self.dropped_open.set(self.dropped_open.get() + 1);
         }
+        self.depth.set(self.depth.get() + 1);
     }
 
     #[inline]
     pub(crate) fn end(&self) {
-        if self.skip_ends.get() > 0 {
-            self.skip_ends.set(self.skip_ends.get() - 1);
-            return;
+        let depth = self.depth.get();
+        if depth > self.base.get() {
+            if self.dropped_open.get() > 0 {
+                self.dropped_open.set(self.dropped_open.get() - 1);
+            } else {
+                self.record(EventKind::End);
+            }
+        } else {
+            // Opened before the last take.
+            self.base.set(self.base.get() - 1);
         }
-        let mut ev = self.events.borrow_mut();
-        ev.push(Event {
-            t_ns: self.now(),
-            worker: self.worker,
-            kind: EventKind::End,
-        });
-        self.open.set(self.open.get() - 1);
+        self.depth.set(depth - 1);
     }
 
+    /// Makes room for a sleep and its wake before the worker takes the sleep lock (no
+    /// allocation under it).
+    pub(crate) fn reserve_for_sleep(&self) {
+        self.events.borrow_mut().reserve(2);
+    }
+
+    /// Just before the worker waits, under the sleep lock.
     pub(crate) fn sleep(&self) {
-        self.push(EventKind::Sleep);
+        if self.dropped_open.get() == 0 && self.fits() {
+            self.record(EventKind::Sleep);
+        }
     }
 
     pub(crate) fn wake(&self) {
-        // Recorded whenever its sleep was (keeps the pair balanced).
+        // Recorded exactly when its sleep was (keeps the pair balanced).
         let slept = self
             .events
             .borrow()
             .last()
             .is_some_and(|e| e.kind == EventKind::Sleep);
         if slept {
-            let mut ev = self.events.borrow_mut();
-            ev.push(Event {
-                t_ns: self.now(),
-                worker: self.worker,
-                kind: EventKind::Wake,
-            });
+            self.record(EventKind::Wake);
         }
     }
 
     /// Hands over what was recorded, from inside the job that collects the trace (a
     /// broadcast's share, or the installed job of a broadcast from outside): that job's own
-    /// start is removed (its end will not be recorded), and the jobs still open below it are
-    /// closed in the handed-over part at the time of the take (their ends will not be
-    /// recorded either).
+    /// start is removed (it is the take's doing), and the other recorded jobs still open
+    /// are closed in the handed-over part at the time of the take. The ends of every job
+    /// open now will not be recorded.
     pub(crate) fn take(&self) -> (Vec<Event>, u64) {
         let mut ev = std::mem::take(&mut *self.events.borrow_mut());
-        let open = self.open.get();
-        if open > 0 {
-            // The innermost open start: the collecting job's.
+        let open = self.open();
+        let mut to_close = open;
+        // The collecting job is the innermost one; its start is in `ev` only if it was
+        // recorded (no dropped start is open).
+        if open > 0 && self.dropped_open.get() == 0 {
             let mut depth = 0u32;
             let mut found = None;
             for (i, e) in ev.iter().enumerate().rev() {
@@ -352,18 +375,19 @@ impl TraceBuf {
             }
             if let Some(i) = found {
                 ev.remove(i);
-            }
-            let t = self.now();
-            for _ in 1..open {
-                ev.push(Event {
-                    t_ns: t,
-                    worker: self.worker,
-                    kind: EventKind::End,
-                });
+                to_close -= 1;
             }
         }
-        self.skip_ends.set(self.skip_ends.get() + open);
-        self.open.set(0);
+        let t = self.now();
+        for _ in 0..to_close {
+            ev.push(Event {
+                t_ns: t,
+                worker: self.worker,
+                kind: EventKind::End,
+            });
+        }
+        self.base.set(self.depth.get());
+        self.dropped_open.set(0);
         let dropped = self.dropped.replace(0);
         (ev, dropped)
     }

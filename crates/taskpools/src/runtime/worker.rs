@@ -593,16 +593,19 @@ impl WorkerThread {
                     idle = 0;
                     self.adapt_spin(false);
                     self.block_requests();
+                    if let Some(t) = &self.trace {
+                        t.reserve_for_sleep();
+                    }
                     let slept = self.registry.sleep_until_work(self.index, || {
                         self.registry.counters[self.index].sleep();
                         if let Some(t) = &self.trace {
                             t.sleep();
                         }
                     });
+                    // The idle time keeps counting through a sleep: a worker woken for
+                    // another place's hinted task may take it once the delay has passed
+                    // (nothing else might wake it again while that place is busy).
                     if slept {
-                        // Idle time before the sleep does not entitle it to another
-                        // place's hinted tasks right after a wake-up.
-                        self.idle_since.set(None);
                         if let Some(t) = &self.trace {
                             t.wake();
                         }
