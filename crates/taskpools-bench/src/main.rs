@@ -752,6 +752,13 @@ struct SuiteArgs {
     /// created before the run.
     #[arg(long)]
     plot_dir: Option<PathBuf>,
+    /// Trace one extra, untimed run of each benchmark's data-flow variant at the largest
+    /// thread count: Chrome trace-event JSON to this file (open it in Perfetto, or
+    /// `taskpools trace FILE` for a summary with the critical path), Gantt charts into FILE
+    /// with the extension `.gantt`, task graphs as Graphviz DOT (critical path in red) into
+    /// FILE with the extension `.dot`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
 }
 
 fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
@@ -800,6 +807,7 @@ fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
     if let Some(dir) = a.plot_dir.as_deref() {
         check_dir_writable("--plot-dir", dir)?;
     }
+    check_output("--trace", a.trace.as_deref(), false)?;
     Ok(suite::Params {
         threads: a.threads.clone(),
         reps: a.reps,
@@ -807,6 +815,7 @@ fn suite_params(a: &SuiteArgs) -> Result<suite::Params> {
         sizes: s,
         dataflow: config,
         pin: a.pin,
+        trace: a.trace.clone(),
     })
 }
 
@@ -1337,6 +1346,7 @@ fn tour(out: &Path) -> Result<()> {
         sizes: suite::Sizes::TOUR,
         dataflow: taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK)?,
         pin: true,
+        trace: Some(out.join("suite-trace.json")),
     };
     let files = TourFiles::new(out, "suite");
     let outputs = Outputs {

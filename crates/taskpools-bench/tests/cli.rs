@@ -859,6 +859,8 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
         "100",
         "--plot-dir",
         dir.to_str().unwrap(),
+        "--trace",
+        dir.join("trace.json").to_str().unwrap(),
         "--json",
         "-",
     ]);
@@ -869,6 +871,38 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
+    // The traced data-flow runs: a task graph per benchmark, the critical path marked, and
+    // the summary's available parallelism. Heat's 5 steps over 8 bands make a critical path
+    // of one task per step.
+    for (k, b) in [
+        "black-scholes",
+        "cholesky",
+        "heat",
+        "lu",
+        "matmul",
+        "mergesort",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let f = dir.join(format!("trace.dot/{:02}-{b}-dataflow-x2.dot", k + 1));
+        let dot = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(
+            dot.starts_with("digraph") && dot.contains("color=red"),
+            "{b}"
+        );
+        assert!(dir
+            .join(format!("trace.gantt/{:02}-{b}-dataflow-x2.svg", k + 1))
+            .exists());
+    }
+    let sum = taskpools(&["trace", dir.join("trace.json").to_str().unwrap()]);
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    let heat = sum
+        .lines()
+        .skip_while(|l| !l.starts_with("== heat"))
+        .find(|l| l.contains("data-flow:"))
+        .unwrap_or_else(|| panic!("{sum}"));
+    assert!(heat.contains("(5 tasks)"), "{heat}");
     // Per benchmark: sequential + its variants at 1 and 2 threads; every result was checked
     // against the sequential one (a mismatch fails the run).
     let variants = [

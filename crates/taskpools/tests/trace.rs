@@ -258,3 +258,55 @@ fn spawn_many_here(n: usize) -> u64 {
     });
     ran.into_inner()
 }
+
+/// The data-flow task graph of a trace: a chain of `inout` tasks on one cell beside
+/// independent tasks. Every task is a node, the chain's dependences are its edges, and the
+/// critical path is the chain, in order; the DOT export marks it.
+#[test]
+fn dataflow_task_graph_and_critical_path() {
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 16)
+        .build()
+        .unwrap();
+    let mut chain = [0u64; 1];
+    let mut free = [0u64; 10];
+    // Exact look-up tables: with 2 KiB blocks the ten small writes would be chained too.
+    let exact =
+        taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK).unwrap();
+    rt.install(|| {
+        taskpools::dataflow::scope_with(exact, |df| {
+            let c = df.region(&mut chain[..]);
+            let f = df.region(&mut free[..]);
+            for i in 0..10 {
+                df.spawn(c.inout(), |_, x| {
+                    x[0] += spin(200_000) & 1;
+                });
+                df.spawn(f.part(i..i + 1).out(), |_, x| x[0] = spin(1000));
+            }
+        })
+    });
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    let g = t.task_graph();
+    assert_eq!(g.tasks.len(), 20, "{:?}", g.tasks.keys());
+    let chain_edges: Vec<_> = g.deps.clone();
+    assert_eq!(chain_edges.len(), 9, "{chain_edges:?}");
+    let (path, len) = g.critical_path();
+    assert_eq!(path.len(), 10, "{path:?}");
+    for w in path.windows(2) {
+        assert!(g.deps.contains(&(w[0], w[1])), "{w:?} is not an edge");
+    }
+    assert!(len <= g.work_ns() && len > 0);
+    let dot = g.dot("chain");
+    assert!(dot.starts_with("digraph") && dot.matches("->").count() == 9);
+    assert_eq!(dot.matches("color=red, penwidth=2]").count(), 10 + 9);
+    // Releases: each chain task but the first was made ready by its predecessor's
+    // completion (or found it complete at its spawn).
+    let ready = t
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Ready { .. }))
+        .count();
+    assert!(ready <= 9);
+}

@@ -25,7 +25,7 @@ use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::dataflow::{TileMut, TileRef};
 use taskpools::places::{PlaceId, PlacePolicy, Places, Unhinted};
@@ -1035,33 +1035,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-/// Writes the traces of a run: one Chrome trace-event file (a process per configuration)
-/// and a Gantt chart per configuration in `<file>.gantt/`.
+/// Writes the traces of a run (see [`crate::report::trace::write_files`]).
 fn write_traces(p: &Params, traces: Option<Vec<(String, Trace)>>) -> Result<()> {
-    let (Some(path), Some(traces)) = (&p.trace, traces) else {
-        return Ok(());
-    };
-    let mut body = String::new();
-    for (k, (name, t)) in traces.iter().enumerate() {
-        if let Err(e) = t.check() {
-            eprintln!("taskpools: the trace of {name} is malformed ({e}); written anyway");
-        }
-        t.chrome_events(k as u32 + 1, name, &mut body);
+    match (&p.trace, traces) {
+        (Some(path), Some(traces)) => crate::report::trace::write_files(path, &traces),
+        _ => Ok(()),
     }
-    std::fs::write(path, taskpools::runtime::trace::wrap_chrome_events(&body))
-        .with_context(|| format!("writing --trace {}", path.display()))?;
-    let dir = path.with_extension("gantt");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (k, (name, t)) in traces.iter().enumerate() {
-        let slug: String = name
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect::<String>()
-            .split('-')
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("-");
-        crate::report::trace::gantt_svg(&dir.join(format!("{:02}-{slug}.svg", k + 1)), name, t)?;
-    }
-    Ok(())
 }

@@ -83,6 +83,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                     }
                 }
             }
+            EventKind::Task { .. } | EventKind::Dep { .. } | EventKind::Ready { .. } => {}
             EventKind::Sleep => asleep[w] = Some(e.t_ns),
             EventKind::Wake => {
                 if let Some(st) = asleep[w].take() {
@@ -175,6 +176,10 @@ pub fn summary(path: &Path) -> Result<String> {
     }
     #[derive(Default)]
     struct Proc {
+        /// The events again as a trace, for the data-flow task graph.
+        rebuilt: Trace,
+        /// Per track: whether each open slice is a sleep.
+        open_sleep: BTreeMap<u64, Vec<bool>>,
         name: String,
         tracks: BTreeMap<u64, Track>,
         first: f64,
@@ -208,6 +213,59 @@ pub fn summary(path: &Path) -> Result<String> {
         p.first = p.first.min(ts);
         p.last = p.last.max(ts);
         let tid = e["tid"].as_u64().unwrap_or(0);
+        // The same event for the rebuilt trace.
+        let kind = match ph {
+            "B" if e["name"] == "sleep" => {
+                p.open_sleep.entry(tid).or_default().push(true);
+                Some(EventKind::Sleep)
+            }
+            "B" => {
+                p.open_sleep.entry(tid).or_default().push(false);
+                let a = &e["args"];
+                let n = |k: &str| a[k].as_u64().unwrap_or(0) as u32;
+                Some(EventKind::Start(match a["from"].as_str().unwrap_or("") {
+                    "place" => Source::Place,
+                    "place-steal" => Source::PlaceSteal {
+                        place: n("victim_place"),
+                    },
+                    "steal" => Source::Steal {
+                        victim: n("victim"),
+                    },
+                    "injected" => Source::Injected,
+                    "mail" => Source::Mail,
+                    _ => Source::Own,
+                }))
+            }
+            "E" => match p.open_sleep.entry(tid).or_default().pop() {
+                Some(true) => Some(EventKind::Wake),
+                _ => Some(EventKind::End),
+            },
+            "i" => {
+                let a = &e["args"];
+                let n = |k: &str| a[k].as_u64().unwrap_or(0);
+                match e["name"].as_str().unwrap_or("") {
+                    "task" => Some(EventKind::Task { id: n("id") }),
+                    "dep" => Some(EventKind::Dep {
+                        from: n("from"),
+                        to: n("to"),
+                    }),
+                    "ready" => Some(EventKind::Ready {
+                        task: n("task"),
+                        by: n("by"),
+                    }),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            p.rebuilt.workers = p.rebuilt.workers.max(tid as usize + 1);
+            p.rebuilt.events.push(taskpools::runtime::trace::Event {
+                t_ns: (ts * 1000.0).round() as u64,
+                worker: tid as u32,
+                kind,
+            });
+        }
         match ph {
             "B" if e["name"] == "sleep" => {
                 p.tracks.entry(tid).or_default().sleeping_since = Some(ts);
@@ -247,7 +305,9 @@ pub fn summary(path: &Path) -> Result<String> {
                     *p.steals.entry((tid, victim)).or_default() += 1;
                 }
             }
-            "i" => p.notes.push(e["name"].as_str().unwrap_or("").to_string()),
+            "i" if e["cat"] != "dataflow" => {
+                p.notes.push(e["name"].as_str().unwrap_or("").to_string())
+            }
             _ => {}
         }
     }
@@ -287,6 +347,21 @@ pub fn summary(path: &Path) -> Result<String> {
                 g.join(", ")
             );
         }
+        let g = p.rebuilt.task_graph();
+        if !g.tasks.is_empty() {
+            let (path, len) = g.critical_path();
+            let work = g.work_ns();
+            let _ = writeln!(
+                s,
+                "   data-flow: {} tasks, {} dependences, work {:.3} ms, critical path {:.3} ms ({} tasks): available parallelism {:.2}",
+                g.tasks.len(),
+                g.deps.len(),
+                work as f64 / 1e6,
+                len as f64 / 1e6,
+                path.len(),
+                work as f64 / len.max(1) as f64
+            );
+        }
         if p.steals.is_empty() {
             let _ = writeln!(s, "   steals between workers: none");
         } else {
@@ -301,4 +376,44 @@ pub fn summary(path: &Path) -> Result<String> {
         bail!("{}: the file holds no events", path.display());
     }
     Ok(s)
+}
+
+/// Writes traces (one per configuration): Chrome trace-event JSON to `path` (a process per
+/// configuration), a Gantt chart per configuration in the folder `path` with the extension
+/// `.gantt`, and, for traces with data-flow tasks, the task graph with its critical path as
+/// DOT in the folder with the extension `.dot`. A malformed trace is written with a warning.
+pub fn write_files(path: &Path, traces: &[(String, Trace)]) -> Result<()> {
+    let mut body = String::new();
+    for (k, (name, t)) in traces.iter().enumerate() {
+        if let Err(e) = t.check() {
+            eprintln!("taskpools: the trace of {name} is malformed ({e}); written anyway");
+        }
+        t.chrome_events(k as u32 + 1, name, &mut body);
+    }
+    std::fs::write(path, taskpools::runtime::trace::wrap_chrome_events(&body))
+        .with_context(|| format!("writing --trace {}", path.display()))?;
+    let slug = |name: &str| -> String {
+        name.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("-")
+    };
+    let gantt = path.with_extension("gantt");
+    std::fs::create_dir_all(&gantt).with_context(|| format!("creating {}", gantt.display()))?;
+    let dots = path.with_extension("dot");
+    for (k, (name, t)) in traces.iter().enumerate() {
+        let file = format!("{:02}-{}", k + 1, slug(name));
+        gantt_svg(&gantt.join(format!("{file}.svg")), name, t)?;
+        let g = t.task_graph();
+        if !g.tasks.is_empty() {
+            std::fs::create_dir_all(&dots)
+                .with_context(|| format!("creating {}", dots.display()))?;
+            let f = dots.join(format!("{file}.dot"));
+            std::fs::write(&f, g.dot(name)).with_context(|| format!("writing {}", f.display()))?;
+        }
+    }
+    Ok(())
 }

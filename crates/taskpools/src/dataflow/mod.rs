@@ -133,6 +133,7 @@ pub use access::{
 
 use crate::mem::region::Region as Arena;
 use crate::runtime::job::{JobHeader, JobRef};
+use crate::runtime::trace::{EventKind, Source};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry};
 use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
@@ -382,12 +383,14 @@ struct TaskDesc {
     notify: NotifyList,
     /// A predecessor panicked or was cancelled: do not run, cancel the successors.
     cancelled: AtomicBool,
+    /// The place hint (`NO_PLACE`: none); in the padding after `cancelled`.
+    place: u32,
     /// The last sibling that registered an edge to this task (parent's thread only): skips
     /// duplicate edges from a footprint that meets this task in several blocks.
     last_succ: Cell<*const TaskDesc>,
     parent: *const Frame,
-    /// The place hint (`NO_PLACE`: none).
-    place: usize,
+    /// The task's id in the schedule trace (0: the spawning worker does not trace).
+    trace_id: u64,
     body: *mut u8,
     /// Runs the body with the task's frame, or drops it unrun (`None`).
     call: unsafe fn(*mut u8, Option<&Frame>),
@@ -421,7 +424,7 @@ where
 }
 
 /// A data-flow task without a place hint.
-const NO_PLACE: usize = usize::MAX;
+const NO_PLACE: u32 = u32::MAX;
 
 /// Queues a ready task on the current worker (every data-flow task is readied on a worker of
 /// its scope's runtime: by its parent, or by a predecessor as it completes), or on its
@@ -433,7 +436,7 @@ fn schedule(d: *const TaskDesc, registry: &Registry) {
     // SAFETY: as above.
     let place = unsafe { &*d }.place;
     if place != NO_PLACE {
-        registry.push_place(place, job, true);
+        registry.push_place(place as usize, job, true);
         return;
     }
     match WorkerThread::current() {
@@ -451,6 +454,14 @@ unsafe fn run_task(h: *const JobHeader) {
     let parent = unsafe { &*d.parent };
     let cancelled = d.cancelled.load(Ordering::Relaxed);
     let mut failed = cancelled;
+    let tr = if d.trace_id != 0 {
+        WorkerThread::current().and_then(|w| w.trace.as_deref())
+    } else {
+        None
+    };
+    if let (Some(t), true) = (tr, d.trace_id != 0) {
+        t.note(EventKind::Task { id: d.trace_id });
+    }
     if cancelled {
         // SAFETY: the body is dropped once, unrun. Dropping runs user destructors, which may
         // panic: keep that panic like a task's.
@@ -482,6 +493,12 @@ unsafe fn run_task(h: *const JobHeader) {
                 s.cancelled.store(true, Ordering::Relaxed);
             }
             if s.deps.fire() {
+                if let (Some(t), true) = (tr, s.trace_id != 0) {
+                    t.note(EventKind::Ready {
+                        task: s.trace_id,
+                        by: d.trace_id,
+                    });
+                }
                 schedule(s, parent.registry());
             }
         })
@@ -614,16 +631,23 @@ impl<'s, 'e> Scope<'s, 'e> {
                 places,
             });
         }
-        self.spawn_to(place.0, accesses, f);
+        // Places are at most MAX_THREADS, far below u32::MAX.
+        self.spawn_to(place.0 as u32, accesses, f);
         Ok(())
     }
 
-    fn spawn_to<A, F>(&self, place: usize, accesses: A, f: F)
+    fn spawn_to<A, F>(&self, place: u32, accesses: A, f: F)
     where
         A: Accesses,
         F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
     {
         let frame = self.frame();
+        let tr = if frame.registry().tracing {
+            WorkerThread::current().and_then(|w| w.trace.as_deref())
+        } else {
+            None
+        };
+        let trace_id = tr.map_or(0, |t| t.next_id());
         // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`); no other
         // reference to the local state is alive during this call.
         let local = unsafe { frame.local() };
@@ -647,6 +671,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 last_succ: Cell::new(ptr::null()),
                 parent: frame,
                 place,
+                trace_id,
                 body,
                 call: call_body::<F, A>,
             })
@@ -682,6 +707,14 @@ impl<'s, 'e> Scope<'s, 'e> {
                             return;
                         }
                         p.last_succ.set(desc);
+                        if let Some(t) = tr {
+                            if p.trace_id != 0 {
+                                t.note(EventKind::Dep {
+                                    from: p.trace_id,
+                                    to: trace_id,
+                                });
+                            }
+                        }
                         let outcome = match p.notify.closed_state() {
                             Some(closed) => closed,
                             None => {
@@ -719,9 +752,16 @@ impl<'s, 'e> Scope<'s, 'e> {
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
             if throttled && place == NO_PLACE {
+                // Run here, as a job of its own in the trace.
+                if let Some(t) = tr {
+                    t.start(Source::Own);
+                }
                 // SAFETY: ready, and queued nowhere, so this is its one execution; its parent
                 // (this frame) is alive until it completes.
                 unsafe { run_task(desc.cast()) };
+                if let Some(t) = tr {
+                    t.end();
+                }
                 return;
             }
             schedule(desc, frame.registry());

@@ -324,6 +324,7 @@ impl Runtime {
             )));
         }
         registry.pinned = cores.iter().any(Option::is_some);
+        registry.tracing = b.trace.is_some();
         registry.spawn_stealers = spawn_stealers;
         let registry = Arc::new(registry);
         let mut rt = Runtime {
@@ -334,6 +335,7 @@ impl Runtime {
         };
         let place_of: std::sync::Arc<[usize]> = place_of.into();
         let (trace_cap, epoch) = (b.trace, std::time::Instant::now());
+        let has_places = b.places.is_some();
         rt.trace_capacity = trace_cap.unwrap_or(0);
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
@@ -358,6 +360,7 @@ impl Runtime {
                     rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
                     waits: Cell::new(0),
                     place: place_of[index],
+                    has_places,
                     rr: Cell::new(place_of[index]),
                     idle_since: Cell::new(None),
                     spin_budget: Cell::new(worker::SPIN_ROUNDS),

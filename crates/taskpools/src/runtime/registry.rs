@@ -76,6 +76,9 @@ pub(crate) struct Registry {
     pub(crate) stall_reported: AtomicBool,
     /// The places of a runtime built with them (see [`crate::places`]).
     pub(crate) places: Option<Box<PlaceSet>>,
+    /// Whether the workers record a schedule trace (front ends check this before they look
+    /// for the worker's buffer).
+    pub(crate) tracing: bool,
     /// Loom-only switch for a test of the tests: a would-be sleeper that does not look for
     /// work again after announcing itself, so an injection can slip in between.
     #[cfg(loom)]
@@ -105,6 +108,7 @@ impl Registry {
             shutdown: AtomicBool::new(false),
             stall_reported: AtomicBool::new(false),
             places: None,
+            tracing: false,
             #[cfg(loom)]
             broken_no_recheck: false,
         }

@@ -65,6 +65,26 @@ pub enum EventKind {
     Sleep,
     /// It woke up.
     Wake,
+    /// The job just started is the data-flow task `id` (ids are unique within a runtime).
+    Task {
+        /// The task.
+        id: u64,
+    },
+    /// Data-flow task `to` depends on its earlier sibling `from` (recorded at `to`'s spawn,
+    /// also when `from` had already completed).
+    Dep {
+        /// The predecessor.
+        from: u64,
+        /// The dependent task.
+        to: u64,
+    },
+    /// Data-flow task `by` completed and so made `task` ready (its last dependence).
+    Ready {
+        /// The task made ready.
+        task: u64,
+        /// The predecessor whose completion did it.
+        by: u64,
+    },
 }
 
 /// One event of one worker.
@@ -141,6 +161,12 @@ impl Trace {
                     }
                     asleep[w] = false;
                 }
+                EventKind::Task { .. } => {
+                    if open[w] == 0 {
+                        return Err(format!("event {i}: worker {w} names a task outside a job"));
+                    }
+                }
+                EventKind::Dep { .. } | EventKind::Ready { .. } => {}
             }
         }
         match open.iter().position(|&o| o != 0) {
@@ -207,6 +233,24 @@ impl Trace {
                         r#"{{"name":"sleep","cat":"idle","ph":"B","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
                     );
                 }
+                EventKind::Task { id } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"task","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"id":{id}}}}},"#
+                    );
+                }
+                EventKind::Dep { from, to } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"dep","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"from":{from},"to":{to}}}}},"#
+                    );
+                }
+                EventKind::Ready { task, by } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"ready","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task},"by":{by}}}}},"#
+                    );
+                }
             }
         }
         if self.dropped > 0 {
@@ -224,6 +268,59 @@ impl Trace {
         let mut body = String::new();
         self.chrome_events(1, name, &mut body);
         wrap_chrome_events(&body)
+    }
+
+    /// The data-flow task graph of this trace: each task that ran (with its worker, times
+    /// and exclusive time, i.e. without the jobs its worker ran nested inside it while it
+    /// waited) and the dependences between them.
+    pub fn task_graph(&self) -> TaskGraph {
+        struct Open {
+            start: u64,
+            task: Option<u64>,
+            nested: u64,
+        }
+        let mut stacks: Vec<Vec<Open>> = (0..self.workers).map(|_| Vec::new()).collect();
+        let mut g = TaskGraph::default();
+        for e in &self.events {
+            let w = e.worker as usize;
+            let Some(stack) = stacks.get_mut(w) else {
+                continue;
+            };
+            match e.kind {
+                EventKind::Start(_) => stack.push(Open {
+                    start: e.t_ns,
+                    task: None,
+                    nested: 0,
+                }),
+                EventKind::Task { id } => {
+                    if let Some(top) = stack.last_mut() {
+                        top.task = Some(id);
+                    }
+                }
+                EventKind::End => {
+                    if let Some(o) = stack.pop() {
+                        let dur = e.t_ns - o.start;
+                        if let Some(parent) = stack.last_mut() {
+                            parent.nested += dur;
+                        }
+                        if let Some(id) = o.task {
+                            g.tasks.insert(
+                                id,
+                                TaskNode {
+                                    worker: e.worker,
+                                    start_ns: o.start,
+                                    end_ns: e.t_ns,
+                                    work_ns: dur.saturating_sub(o.nested),
+                                },
+                            );
+                        }
+                    }
+                }
+                EventKind::Dep { from, to } => g.deps.push((from, to)),
+                _ => {}
+            }
+        }
+        g
     }
 
     /// Number of jobs started.
@@ -251,6 +348,7 @@ pub(crate) struct TraceBuf {
     depth: Cell<u32>,
     base: Cell<u32>,
     dropped_open: Cell<u32>,
+    next_task: Cell<u64>,
 }
 
 impl TraceBuf {
@@ -264,6 +362,7 @@ impl TraceBuf {
             depth: Cell::new(0),
             base: Cell::new(0),
             dropped_open: Cell::new(0),
+            next_task: Cell::new(0),
         }
     }
 
@@ -321,6 +420,26 @@ impl TraceBuf {
             self.base.set(self.base.get() - 1);
         }
         self.depth.set(depth - 1);
+    }
+
+    /// A new data-flow task id: the worker in the top 16 bits, a sequence number below
+    /// (never 0).
+    pub(crate) fn next_id(&self) -> u64 {
+        let n = self.next_task.get() + 1;
+        self.next_task.set(n);
+        ((self.worker as u64 + 1) << 48) | n
+    }
+
+    /// Records a data-flow fact (task, dependence, release) if there is room.
+    pub(crate) fn note(&self, kind: EventKind) {
+        if matches!(kind, EventKind::Task { .. }) && self.dropped_open.get() > 0 {
+            // Its job's start was dropped: nothing to attach the task to.
+            self.dropped.set(self.dropped.get() + 1);
+            return;
+        }
+        if self.fits() {
+            self.record(kind);
+        }
     }
 
     /// Makes room for a sleep and its wake before the worker takes the sleep lock (no
@@ -398,4 +517,134 @@ impl TraceBuf {
 pub fn wrap_chrome_events(events: &str) -> String {
     let body = events.trim_end().trim_end_matches(',');
     format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{body}\n]}}\n")
+}
+
+/// A data-flow task as a trace saw it run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskNode {
+    /// The worker that ran it.
+    pub worker: u32,
+    /// When its job started and ended (ns since the runtime started).
+    pub start_ns: u64,
+    /// See `start_ns`.
+    pub end_ns: u64,
+    /// Its own work: its duration less the jobs its worker ran nested inside it.
+    pub work_ns: u64,
+}
+
+/// The data-flow tasks of a trace and their dependences ([`Trace::task_graph`]).
+#[derive(Clone, Debug, Default)]
+pub struct TaskGraph {
+    /// The tasks that ran, by id.
+    pub tasks: std::collections::BTreeMap<u64, TaskNode>,
+    /// Dependences `(from, to)` between siblings, as spawned.
+    pub deps: Vec<(u64, u64)>,
+}
+
+impl TaskGraph {
+    /// The longest chain of dependences weighted by the tasks' own work: its tasks in
+    /// order and its length in ns. Dependences on tasks the trace did not see run are left
+    /// out. Parent-child nesting is not an edge here (a parent's work runs before and after
+    /// its children's), so for nested programs this is the longest chain among siblings.
+    pub fn critical_path(&self) -> (Vec<u64>, u64) {
+        use std::collections::BTreeMap;
+        let mut succ: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        let mut indeg: BTreeMap<u64, usize> = self.tasks.keys().map(|&k| (k, 0)).collect();
+        for &(f, t) in &self.deps {
+            if self.tasks.contains_key(&f) && self.tasks.contains_key(&t) && f != t {
+                succ.entry(f).or_default().push(t);
+                *indeg.get_mut(&t).expect("a task") += 1;
+            }
+        }
+        // Longest path ending at each task, in a topological order (Kahn).
+        let mut best: BTreeMap<u64, (u64, Option<u64>)> = self
+            .tasks
+            .iter()
+            .map(|(&k, t)| (k, (t.work_ns, None)))
+            .collect();
+        let mut ready: Vec<u64> = indeg
+            .iter()
+            .filter(|(_, &d)| d == 0)
+            .map(|(&k, _)| k)
+            .collect();
+        while let Some(k) = ready.pop() {
+            let len = best[&k].0;
+            for &t in succ.get(&k).map_or(&[][..], |v| &v[..]) {
+                let cand = len + self.tasks[&t].work_ns;
+                let e = best.get_mut(&t).expect("a task");
+                if cand > e.0 {
+                    *e = (cand, Some(k));
+                }
+                let d = indeg.get_mut(&t).expect("a task");
+                *d -= 1;
+                if *d == 0 {
+                    ready.push(t);
+                }
+            }
+        }
+        let Some((&end, &(len, _))) = best.iter().max_by_key(|(_, (l, _))| *l) else {
+            return (Vec::new(), 0);
+        };
+        let mut path = vec![end];
+        let mut at = end;
+        while let Some(&(_, Some(p))) = best.get(&at) {
+            path.push(p);
+            at = p;
+        }
+        path.reverse();
+        (path, len)
+    }
+
+    /// The tasks' own work, summed (ns).
+    pub fn work_ns(&self) -> u64 {
+        self.tasks.values().map(|t| t.work_ns).sum()
+    }
+
+    /// The graph in Graphviz DOT: a box per task (its worker and own work in µs), an arrow
+    /// per dependence, the critical path in red.
+    pub fn dot(&self, name: &str) -> String {
+        use std::fmt::Write;
+        let (path, len) = self.critical_path();
+        let on: std::collections::BTreeSet<u64> = path.iter().copied().collect();
+        let crit: std::collections::BTreeSet<(u64, u64)> =
+            path.windows(2).map(|w| (w[0], w[1])).collect();
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "digraph \"{}\" {{\n  label=\"{}: {} tasks, work {:.3} ms, critical path {:.3} ms\";\n  node [shape=box, fontsize=10];",
+            name.replace('"', "'"),
+            name.replace('"', "'"),
+            self.tasks.len(),
+            self.work_ns() as f64 / 1e6,
+            len as f64 / 1e6
+        );
+        for (id, t) in &self.tasks {
+            let _ = writeln!(
+                s,
+                "  t{id} [label=\"w{} {:.1} us\"{}];",
+                t.worker,
+                t.work_ns as f64 / 1e3,
+                if on.contains(id) {
+                    ", color=red, penwidth=2"
+                } else {
+                    ""
+                }
+            );
+        }
+        for &(f, t) in &self.deps {
+            if self.tasks.contains_key(&f) && self.tasks.contains_key(&t) {
+                let _ = writeln!(
+                    s,
+                    "  t{f} -> t{t}{};",
+                    if crit.contains(&(f, t)) {
+                        " [color=red, penwidth=2]"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        s.push_str("}\n");
+        s
+    }
 }

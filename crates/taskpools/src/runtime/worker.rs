@@ -103,6 +103,9 @@ pub(crate) struct WorkerThread {
     pub(crate) waits: Cell<u32>,
     /// This worker's place (0 on a runtime without places).
     pub(crate) place: usize,
+    /// Whether the runtime has places (kept here, beside the other hot fields, so that the
+    /// paths without places do not load the registry's).
+    pub(crate) has_places: bool,
     /// The next place for an unhinted spawn (round-robin; starts at the worker's own).
     pub(crate) rr: Cell<usize>,
     /// Since when this worker has looked for work without finding any (places with a
@@ -176,7 +179,9 @@ impl WorkerThread {
     /// (and the fork is a poll point, as for a join), on Chase–Lev into its one deque.
     #[inline]
     pub(crate) fn push_spawn(&self, job: JobRef) {
-        if let Some(ps) = &self.registry.places {
+        if !self.has_places {
+            // (the common case: no registry load)
+        } else if let Some(ps) = &self.registry.places {
             // Not from a deep wait: its own spawns must stay where it can take them (deep
             // waits take no place work; see `run_one`).
             if ps.policy.unhinted == crate::places::Unhinted::RoundRobin
@@ -212,6 +217,9 @@ impl WorkerThread {
     /// A task from this worker's own place's deque (newest first), counted.
     #[inline]
     fn pop_place(&self) -> Option<JobRef> {
+        if !self.has_places {
+            return None;
+        }
         let ps = self.registry.places.as_ref()?;
         let j = ps.deques[self.place].pop();
         if j.is_some() {
@@ -228,6 +236,9 @@ impl WorkerThread {
     /// [`PlacePolicy`]: crate::places::PlacePolicy
     fn steal_places(&self) -> Option<JobRef> {
         use super::places::Take;
+        if !self.has_places {
+            return None;
+        }
         let ps = self.registry.places.as_ref()?;
         let n = ps.len();
         if n < 2 {
@@ -284,6 +295,9 @@ impl WorkerThread {
     /// `depth` or deeper, so part of what the wait waits for (taking it grows the stack no
     /// more than popping the own deque does).
     fn take_own_placed(&self, depth: u32) -> Option<JobRef> {
+        if !self.has_places {
+            return None;
+        }
         let ps = self.registry.places.as_ref()?;
         let n = ps.len();
         let j =
@@ -297,6 +311,9 @@ impl WorkerThread {
 
     /// Any place's task, ignoring the policy (the shutdown drain).
     fn take_any_place(&self) -> Option<JobRef> {
+        if !self.has_places {
+            return None;
+        }
         let ps = self.registry.places.as_ref()?;
         let j = ps.deques.iter().find_map(|d| d.pop());
         if j.is_some() {
@@ -462,7 +479,7 @@ impl WorkerThread {
             .or_else(|| self.pop_own())
             .or_else(|| self.pop_place())
             .or_else(|| self.steal());
-        if j.is_some() {
+        if self.has_places && j.is_some() {
             self.idle_since.set(None);
         }
         j
@@ -539,7 +556,9 @@ impl WorkerThread {
         };
         match job {
             Some(j) => {
-                self.idle_since.set(None);
+                if self.has_places {
+                    self.idle_since.set(None);
+                }
                 self.waits.set(depth + 1);
                 // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
                 // panics, so the depth is restored.

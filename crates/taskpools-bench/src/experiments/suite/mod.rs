@@ -232,6 +232,10 @@ pub struct Params {
     pub dataflow: Config,
     /// Pin worker `i` of every runtime (and OpenMP thread `i`) to core `i mod cores`.
     pub pin: bool,
+    /// Trace one extra, untimed run of each benchmark's `dataflow` variant at the largest
+    /// thread count, on a runtime of its own that records: Chrome trace-event JSON here,
+    /// Gantt charts and task graphs (DOT, critical path marked) beside it.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// One row of Table 4.1.
@@ -482,6 +486,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         dataflow: p.dataflow,
         pin: p.pin,
     };
+    let traced = match &p.trace {
+        Some(_) => Some(
+            taskpools::Runtime::builder()
+                .threads(*p.threads.iter().max().expect("thread counts"))
+                .pin(p.pin)
+                .trace(1 << 22)
+                .build()?,
+        ),
+        None => None,
+    };
+    let mut traces: Vec<(String, taskpools::runtime::trace::Trace)> = Vec::new();
     let mut out = Vec::new();
     progress.set_length((p.benches.len() * p.reps) as u64);
     for &b in &p.benches {
@@ -552,6 +567,30 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }
             progress.inc();
         }
+        if let Some(rt) = &traced {
+            let c = Ctx {
+                threads: rt.threads(),
+                rt,
+                pool: &rayons[p
+                    .threads
+                    .iter()
+                    .position(|&t| t == rt.threads())
+                    .expect("the largest thread count")],
+                dataflow: p.dataflow,
+                pin: p.pin,
+            };
+            progress.set_message(format!("suite {}: tracing the data-flow run", b.name()));
+            prog.reset();
+            let _ = rt.take_trace()?;
+            if prog.run("dataflow", &c).is_some() {
+                if !prog.matches_expected() {
+                    bail!("{} / dataflow (traced): the result differs", b.name());
+                }
+                if let Some(t) = rt.take_trace()? {
+                    traces.push((format!("{} / dataflow x{}", b.name(), c.threads), t));
+                }
+            }
+        }
         record("sequential", 1, Some(seq));
         for (ti, row) in samples.into_iter().enumerate() {
             for (v, s) in variants.iter().zip(row) {
@@ -579,6 +618,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .find(|(b, t, _)| *b == r.bench && *t == r.threads)
                 .map(|(_, _, o)| ms / o);
         }
+    }
+    if let Some(path) = &p.trace {
+        crate::report::trace::write_files(path, &traces)?;
     }
     Ok(out)
 }
@@ -613,6 +655,7 @@ mod tests {
             sizes: SMALL,
             dataflow: Config::default(),
             pin: false,
+            trace: None,
         };
         let r = run(&p, &Progress::new(false)).unwrap();
         for b in Bench::ALL {
