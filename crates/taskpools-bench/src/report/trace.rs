@@ -259,7 +259,7 @@ pub fn summary(path: &Path) -> Result<String> {
             _ => None,
         };
         if let Some(kind) = kind {
-            p.rebuilt.workers = p.rebuilt.workers.max(tid as usize + 1);
+            p.rebuilt.workers = p.rebuilt.workers.max(tid.saturating_add(1) as usize);
             p.rebuilt.events.push(taskpools::runtime::trace::Event {
                 t_ns: (ts * 1000.0).round() as u64,
                 worker: tid as u32,
@@ -347,7 +347,17 @@ pub fn summary(path: &Path) -> Result<String> {
                 g.join(", ")
             );
         }
-        let g = p.rebuilt.task_graph();
+        // The task graph, from files with data-flow events (ours: a worker per tid).
+        let has_tasks = p
+            .rebuilt
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Task { .. }));
+        let g = if has_tasks && p.rebuilt.workers <= taskpools::MAX_THREADS {
+            p.rebuilt.task_graph()
+        } else {
+            Default::default()
+        };
         if !g.tasks.is_empty() {
             let (path, len) = g.critical_path();
             let work = g.work_ns();

@@ -164,7 +164,7 @@ impl RuntimeBuilder {
     }
 
     /// Records a schedule trace (see [`trace`](super::trace)): each worker keeps up to
-    /// `events_per_worker` events (24 bytes each) and then stops recording, counting what it
+    /// `events_per_worker` events (40 bytes each) and then stops recording, counting what it
     /// drops. Off by default; [`Runtime::take_trace`] collects it. Refused by
     /// [`build`](Self::build) below 16 or above 2^28.
     pub fn trace(mut self, events_per_worker: usize) -> Self {

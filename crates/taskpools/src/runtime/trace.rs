@@ -294,12 +294,12 @@ impl Trace {
                 }),
                 EventKind::Task { id } => {
                     if let Some(top) = stack.last_mut() {
-                        top.task = Some(id);
+                        top.task.get_or_insert(id);
                     }
                 }
                 EventKind::End => {
                     if let Some(o) = stack.pop() {
-                        let dur = e.t_ns - o.start;
+                        let dur = e.t_ns.saturating_sub(o.start);
                         if let Some(parent) = stack.last_mut() {
                             parent.nested += dur;
                         }
@@ -309,7 +309,7 @@ impl Trace {
                                 TaskNode {
                                     worker: e.worker,
                                     start_ns: o.start,
-                                    end_ns: e.t_ns,
+                                    end_ns: e.t_ns.max(o.start),
                                     work_ns: dur.saturating_sub(o.nested),
                                 },
                             );
@@ -349,6 +349,10 @@ pub(crate) struct TraceBuf {
     base: Cell<u32>,
     dropped_open: Cell<u32>,
     next_task: Cell<u64>,
+    /// Whether the last thing recorded is a job's start (a `Task` names that job only then:
+    /// a data-flow task run without a start of its own, by a join popping it directly,
+    /// must not take over the enclosing job).
+    fresh: Cell<bool>,
 }
 
 impl TraceBuf {
@@ -363,6 +367,7 @@ impl TraceBuf {
             base: Cell::new(0),
             dropped_open: Cell::new(0),
             next_task: Cell::new(0),
+            fresh: Cell::new(false),
         }
     }
 
@@ -376,6 +381,7 @@ impl TraceBuf {
     }
 
     fn record(&self, kind: EventKind) {
+        self.fresh.set(matches!(kind, EventKind::Start(_)));
         self.events.borrow_mut().push(Event {
             t_ns: self.now(),
             worker: self.worker,
@@ -422,18 +428,19 @@ impl TraceBuf {
         self.depth.set(depth - 1);
     }
 
-    /// A new data-flow task id: the worker in the top 16 bits, a sequence number below
-    /// (never 0).
+    /// A new data-flow task id: the worker (plus one) above bit 40, a sequence number below
+    /// (never 0; below 2^53, so JavaScript viewers show it exactly).
     pub(crate) fn next_id(&self) -> u64 {
         let n = self.next_task.get() + 1;
         self.next_task.set(n);
-        ((self.worker as u64 + 1) << 48) | n
+        ((self.worker as u64 + 1) << 40) | n
     }
 
     /// Records a data-flow fact (task, dependence, release) if there is room.
     pub(crate) fn note(&self, kind: EventKind) {
-        if matches!(kind, EventKind::Task { .. }) && self.dropped_open.get() > 0 {
-            // Its job's start was dropped: nothing to attach the task to.
+        if matches!(kind, EventKind::Task { .. }) && !self.fresh.get() {
+            // Its job's start was dropped (buffer full), or the task runs without a job of
+            // its own: nothing to attach it to.
             self.dropped.set(self.dropped.get() + 1);
             return;
         }
@@ -646,5 +653,14 @@ impl TaskGraph {
         }
         s.push_str("}\n");
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The documented event size ([`RuntimeBuilder::trace`](super::super::RuntimeBuilder::trace)).
+    #[test]
+    fn an_event_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<super::Event>(), 40);
     }
 }
