@@ -439,9 +439,12 @@ impl TraceBuf {
     /// Records a data-flow fact (task, dependence, release) if there is room.
     pub(crate) fn note(&self, kind: EventKind) {
         if matches!(kind, EventKind::Task { .. }) && !self.fresh.get() {
-            // Its job's start was dropped (buffer full), or the task runs without a job of
-            // its own: nothing to attach it to.
-            self.dropped.set(self.dropped.get() + 1);
+            // Its job's start was dropped (buffer full: counted), or the task runs without
+            // a job of its own (a join popped it and ran it directly): nothing to attach
+            // it to, and the graph goes without it.
+            if self.dropped_open.get() > 0 {
+                self.dropped.set(self.dropped.get() + 1);
+            }
             return;
         }
         if self.fits() {
