@@ -404,6 +404,7 @@ impl TraceBuf {
         if self.dropped_open.get() == 0 && self.fits() {
             self.record(EventKind::Start(src));
         } else {
+            self.fresh.set(false);
             if self.dropped_open.get() > 0 {
                 self.dropped.set(self.dropped.get() + 1);
             }
@@ -425,6 +426,7 @@ impl TraceBuf {
             // Opened before the last take.
             self.base.set(self.base.get() - 1);
         }
+        self.fresh.set(false);
         self.depth.set(depth - 1);
     }
 
