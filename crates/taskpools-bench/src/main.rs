@@ -58,6 +58,11 @@ enum Cmd {
     /// without places and rayon; then the shared deque per place against one per worker, and
     /// the steal policies of the talk's future work.
     Places(PlacesArgs),
+    /// The working phase spread over MPI ranks (run it under mpirun; needs the `mpi` cargo
+    /// feature): synthetic A(k) and N-Queens with steal-half between ranks (random, linear
+    /// and tree search), against a static split of the initial tasks and against the same
+    /// number of threads in one process.
+    Distributed(DistributedArgs),
     /// Summarize a schedule trace (Chrome trace-event JSON, as `--trace` writes it):
     /// utilisation per worker, steals between workers, the longest idle gaps.
     Trace {
@@ -436,6 +441,62 @@ fn queens_cmd(p: &queens::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> 
 }
 
 #[derive(Args)]
+struct DistributedArgs {
+    /// Workloads, comma-separated, or `all`: synthetic, queens.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    workload: Vec<String>,
+    /// Synthetic A(k): the argument k, 1 to 40.
+    #[arg(long, default_value_t = 22)]
+    k: u32,
+    /// Synthetic A(k): the work factor f, 0 to 100000.
+    #[arg(long, default_value_t = 40)]
+    f: u32,
+    /// N-Queens: the board side, 4 to 16.
+    #[arg(long, default_value_t = 11)]
+    queens: u32,
+    /// Workers per rank, at least 1.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// The pool every rank runs (any of `taskpools list`).
+    #[arg(long, default_value = "private-public")]
+    pool: String,
+    /// Search strategies between ranks, comma-separated, or `all`: random, linear, tree.
+    /// Each runs beside the static split (no stealing between ranks).
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    search: Vec<String>,
+    /// Where the initial tasks start: `rank0` (all on rank 0, the unbalanced input) or
+    /// `spread` (round-robin over the ranks).
+    #[arg(long, default_value = "rank0")]
+    start: String,
+    /// Repetitions (the median is reported), at least 1.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Skip the run with the same total number of threads in one process.
+    #[arg(long)]
+    no_one_process: bool,
+    /// The most tasks one steal reply carries, 1 to 1000000.
+    #[arg(long, default_value_t = 256)]
+    max_batch: usize,
+    /// Emulated cost of crossing ranks, in microseconds per task message and steal request
+    /// (up to 1000000).
+    #[arg(long, default_value_t = 0)]
+    remote_delay_us: u64,
+    /// Tests: a random delay up to this many microseconds before each incoming message is
+    /// handled (up to 1000000).
+    #[arg(long, default_value_t = 0, hide = true)]
+    jitter_us: u64,
+    /// Tests: a task on this rank panics after 1000 tasks.
+    #[arg(long, hide = true)]
+    panic_on_rank: Option<usize>,
+    /// Tests: this rank's process exits after 1000 tasks.
+    #[arg(long, hide = true)]
+    die_on_rank: Option<usize>,
+    /// Write the records as JSON (rank 0; `-` for stdout, no table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args)]
 struct PlacesArgs {
     /// The places: `cores` (one place per core, the default), `threads`, `ll_caches`,
     /// `numa_domains`, `sockets`, a shape such as `2x1` (places x workers, pinned round-robin
@@ -538,6 +599,127 @@ fn trace_cost_cmd(reps: usize) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn distributed_cmd(_: &DistributedArgs) -> Result<()> {
+    bail!(
+        "this taskpools was built without the `mpi` feature; build it with \
+         `cargo build --release -p taskpools-bench --features mpi` (needs a system MPI: \
+         apt-get install libopenmpi-dev openmpi-bin libclang-dev) and run it under mpirun, \
+         e.g. `mpirun -n 2 target/release/taskpools distributed`"
+    )
+}
+
+#[cfg(feature = "mpi")]
+fn distributed_cmd(a: &DistributedArgs) -> Result<()> {
+    let p = match distributed_params(a) {
+        Ok(p) => p,
+        // Every rank finds the same mistake in the same arguments: rank 0 says it. (MPI is
+        // not started yet; the launcher's environment tells the rank.)
+        Err(e) if launcher_rank().is_some_and(|r| r != 0) => {
+            drop(e);
+            std::process::exit(1)
+        }
+        Err(e) => return Err(e),
+    };
+    let (_, records) = experiments::distributed::run(&p);
+    let Ok(records) = records else {
+        // Rank 0 has reported the error (every rank fails together). MPI is finalized.
+        std::process::exit(1);
+    };
+    // Only rank 0 has records.
+    if !records.is_empty() {
+        let to_stdout = a.json.as_deref() == Some(Path::new("-"));
+        if !to_stdout {
+            println!(
+                "distributed working phase: pool {}, initial tasks start on {}; ranks share \
+                 the machine's cores (on this machine: overheads, not speedups)",
+                p.pool.name(),
+                if a.start == "rank0" {
+                    "rank 0"
+                } else {
+                    "every rank"
+                }
+            );
+            print!("{}", experiments::distributed::table(&records));
+        }
+        if let Some(path) = a.json.as_deref() {
+            report::write_json(path, &records)?;
+        }
+    }
+    Ok(())
+}
+
+/// This process's rank as the MPI launcher's environment gives it (Open MPI, MPICH/PMI).
+#[cfg(feature = "mpi")]
+fn launcher_rank() -> Option<usize> {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+#[cfg(feature = "mpi")]
+fn distributed_params(a: &DistributedArgs) -> Result<experiments::distributed::Params> {
+    use experiments::distributed::{self, Start, Workload};
+    let workloads = if a.workload.iter().any(|w| w == "all") {
+        vec![Workload::Synthetic, Workload::Queens]
+    } else {
+        a.workload
+            .iter()
+            .map(|w| Workload::from_name(w))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let searches = if a.search.iter().any(|s| s == "all") {
+        Search::ALL.to_vec()
+    } else {
+        a.search
+            .iter()
+            .map(|s| Ok(Search::from_name(s)?))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let pool = PoolKind::from_name(&a.pool)?;
+    let start = Start::from_name(&a.start)?;
+    if !(1..=40).contains(&a.k) {
+        bail!(
+            "--k must be 1 to 40 (P(40) is already 2.7e9 tasks), not {}",
+            a.k
+        );
+    }
+    if a.f > 100_000 {
+        bail!("--f must be at most 100000, not {}", a.f);
+    }
+    if !(4..=16).contains(&a.queens) {
+        bail!("--queens must be 4 to 16, not {}", a.queens);
+    }
+    check_threads("--threads", &[a.threads], 1)?;
+    if a.reps == 0 {
+        bail!("--reps must be at least 1");
+    }
+    if !(1..=1_000_000).contains(&a.max_batch) {
+        bail!("--max-batch must be 1 to 1000000, not {}", a.max_batch);
+    }
+    if a.remote_delay_us > 1_000_000 || a.jitter_us > 1_000_000 {
+        bail!("--remote-delay-us and --jitter-us must be at most 1000000");
+    }
+    check_output("--json", a.json.as_deref(), true)?;
+    Ok(distributed::Params {
+        workloads,
+        k: a.k,
+        f: a.f,
+        queens: a.queens,
+        threads: a.threads,
+        pool,
+        searches,
+        start,
+        reps: a.reps,
+        single: !a.no_one_process,
+        max_batch: a.max_batch,
+        remote_delay: std::time::Duration::from_micros(a.remote_delay_us),
+        jitter: std::time::Duration::from_micros(a.jitter_us),
+        panic_on_rank: a.panic_on_rank,
+        die_on_rank: a.die_on_rank,
+    })
 }
 
 fn places_cmd(p: &places::Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
@@ -1723,6 +1905,7 @@ fn run(cli: Cli) -> Result<()> {
                 print!("{}", report::trace::summary(&file)?);
             }
         }
+        Cmd::Distributed(a) => distributed_cmd(&a)?,
         Cmd::Places(a) => {
             let p = places_params(&a)?;
             places_cmd(&p, &a.out.outputs(), a.out.quiet())?;

@@ -131,6 +131,28 @@ pub enum Error {
         /// The places of the runtime (0: built without places).
         places: usize,
     },
+    /// A distributed phase (feature `mpi`) cannot run as asked.
+    #[error("distributed phase: {message}")]
+    Distributed {
+        /// What is wrong.
+        message: String,
+    },
+    /// The ranks of a distributed phase disagree at its start.
+    #[error("rank {rank} differs from rank 0 in {what}: every rank must run the same binary with the same configuration")]
+    RankMismatch {
+        /// The first rank that differs.
+        rank: usize,
+        /// What differs.
+        what: String,
+    },
+    /// A task panicked on a rank of a distributed phase; the phase ended on every rank.
+    #[error("a task panicked on rank {rank}: {message}")]
+    RankPanicked {
+        /// The rank where it panicked.
+        rank: usize,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 fn no_such_place(place: usize, places: usize) -> String {

@@ -58,6 +58,8 @@
 
 mod builder;
 pub mod dataflow;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 mod error;
 pub mod forkjoin;
 pub mod mem;

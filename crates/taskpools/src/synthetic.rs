@@ -28,6 +28,7 @@ pub fn work(units: u64) -> u64 {
 
 /// The task `A(i)` with work factor `f`.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "mpi", derive(serde::Serialize, serde::Deserialize))]
 pub struct A {
     /// The argument `i`.
     pub i: i32,

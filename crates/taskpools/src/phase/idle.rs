@@ -44,7 +44,7 @@ use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
-use super::WorkerStats;
+use super::{Remote, WorkerStats};
 use crate::pool::TaskPool;
 use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex, Ordering};
 
@@ -208,27 +208,72 @@ impl Coordinator {
         lock(&self.panic).take()
     }
 
+    /// Ends the phase from outside the workers (a phase with an external end, see
+    /// [`Remote::EXTERNAL_END`]): every worker leaves it after its current task.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn end(&self) {
+        self.finish();
+    }
+
+    /// How many workers are counted idle now.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn idle_count(&self) -> usize {
+        self.idle.load(Ordering::SeqCst)
+    }
+
+    /// Whether a panic was recorded, and its message (the payload stays for `take_panic`).
+    #[cfg(feature = "mpi")]
+    pub(crate) fn panic_message(&self) -> Option<String> {
+        lock(&self.panic)
+            .as_ref()
+            .map(|p| crate::distributed::panic_text(&**p))
+    }
+
+    /// Wakes every sleeping worker because tasks from outside arrived (the same fence pair as
+    /// a put: the caller made them visible to `has_incoming` before calling).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn wake_for_incoming(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) > 0 {
+            let _g = lock(&self.lock);
+            self.cvar.notify_all();
+        }
+    }
+
     /// The idle path of a worker whose complete `get` just failed. Returns `true` when the
     /// worker should try `get` again (it has left the idle count), `false` when the phase is
     /// over.
-    pub(crate) fn idle<T: Send, P: TaskPool<T>>(&self, pool: &P, stats: &mut WorkerStats) -> bool {
+    pub(crate) fn idle<T: Send, P: TaskPool<T>, R: Remote<T>>(
+        &self,
+        pool: &P,
+        remote: &R,
+        stats: &mut WorkerStats,
+    ) -> bool {
         let t0 = Instant::now();
-        let r = self.idle_inner(pool, stats);
+        let r = self.idle_inner(pool, remote, stats);
         stats.idle += t0.elapsed();
         r
     }
 
-    fn idle_inner<T: Send, P: TaskPool<T>>(&self, pool: &P, stats: &mut WorkerStats) -> bool {
+    fn idle_inner<T: Send, P: TaskPool<T>, R: Remote<T>>(
+        &self,
+        pool: &P,
+        remote: &R,
+        stats: &mut WorkerStats,
+    ) -> bool {
         if self.idle.fetch_add(1, Ordering::SeqCst) + 1 == self.workers {
-            self.finish();
-            return false;
+            if !R::EXTERNAL_END {
+                self.finish();
+                return false;
+            }
+            remote.all_idle();
         }
         let backoff = Backoff::new();
         loop {
             if self.is_done() {
                 return false;
             }
-            if pool.has_shared_work() {
+            if pool.has_shared_work() || remote.has_incoming() {
                 self.idle.fetch_sub(1, Ordering::SeqCst);
                 return true;
             }
@@ -248,7 +293,7 @@ impl Coordinator {
             let recheck = !self.broken_recheck;
             #[cfg(not(loom))]
             let recheck = true;
-            if self.is_done() || (recheck && pool.has_shared_work()) {
+            if self.is_done() || (recheck && (pool.has_shared_work() || remote.has_incoming())) {
                 self.sleepers.fetch_sub(1, Ordering::SeqCst);
                 drop(g);
                 continue;

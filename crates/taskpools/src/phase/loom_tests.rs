@@ -10,7 +10,8 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::idle::Coordinator;
-use super::{worker, WakePolicy};
+use super::inbox::{Inbox, InboxOnly};
+use super::{worker, NoRemote, WakePolicy};
 use crate::mem::MemKind;
 use crate::pool::{
     ChaseLevPool, FcdqPool, PoolConfig, PrivatePublicPool, StealHalfPool, StealingPool, TaskPool,
@@ -71,8 +72,8 @@ where
         pool.init(&mut l1, T::Producer(Arc::clone(&flag)));
         let l0 = pool.local(0);
         let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
-        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &mut ()));
-        let s1 = worker(1, &*pool, l1, &coord, &mut ());
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &NoRemote, &mut ()));
+        let s1 = worker(1, &*pool, l1, &coord, &NoRemote, &mut ());
         let s0 = h.join().unwrap();
         assert!(flag.load(Ordering::Acquire));
         assert_eq!(s0.tasks_run + s1.tasks_run, 2);
@@ -162,8 +163,8 @@ where
         pool.init(&mut l1, Late(1, Arc::clone(&ran)));
         let l0 = pool.local(0);
         let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
-        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &mut ()));
-        let s1 = worker(1, &*pool, l1, &coord, &mut ());
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &NoRemote, &mut ()));
+        let s1 = worker(1, &*pool, l1, &coord, &NoRemote, &mut ());
         let s0 = h.join().unwrap();
         assert_eq!(ran.load(Ordering::Relaxed), 3, "a task was lost");
         assert_eq!(s0.tasks_run + s1.tasks_run, 3);
@@ -198,4 +199,63 @@ fn loom_no_early_termination_private_public() {
 #[test]
 fn loom_no_early_termination_steal_half() {
     termination_model_on::<StealHalfPool<Late>>(WakePolicy::OnEmpty);
+}
+
+// The inbox of a phase fed from outside (the distributed phase's agent): a delivery to a
+// worker that is going to sleep is not lost, and the deliverer sees the phase quiescent only
+// when every task, including the children of delivered ones, has run.
+
+/// A delivered task that puts one child.
+struct Fed(bool, Arc<loom::sync::atomic::AtomicUsize>);
+
+impl Task for Fed {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        self.1.fetch_add(1, Ordering::Relaxed);
+        if self.0 {
+            ctx.put(Fed(false, Arc::clone(&self.1)));
+        }
+    }
+}
+
+fn inbox_model(broken_wake: bool) {
+    loom::model(move || {
+        let pool = Arc::new(<StealingPool<Fed, ArrayStack<Fed>>>::new(&PoolConfig {
+            mem: MemKind::System,
+            ..PoolConfig::new(1)
+        }));
+        let coord = Arc::new(Coordinator::new(1, WakePolicy::OnEmpty));
+        let mut inbox = Inbox::new();
+        inbox.broken_wake = broken_wake;
+        let remote = Arc::new(InboxOnly(inbox));
+        let ran = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let l0 = pool.local(0);
+        let (p0, c0, r0) = (Arc::clone(&pool), Arc::clone(&coord), Arc::clone(&remote));
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &*r0, &mut ()));
+        // The agent: deliver, wait until the phase is quiescent, end it.
+        remote.0.deliver([Fed(true, Arc::clone(&ran))], &coord);
+        while !remote.0.quiescent(&coord, 1) {
+            thread::yield_now();
+        }
+        assert_eq!(
+            ran.load(Ordering::Relaxed),
+            2,
+            "quiescent before every task ran"
+        );
+        coord.end();
+        let s0 = h.join().unwrap();
+        assert_eq!(s0.tasks_run, 2);
+    });
+}
+
+#[test]
+fn loom_inbox_delivery_wakes_and_quiescence_is_exact() {
+    inbox_model(false);
+}
+
+/// Test of the test: a delivery that does not wake sleepers leaves the worker asleep while
+/// the agent waits for quiescence; the model must find it.
+#[test]
+#[should_panic]
+fn loom_finds_the_lost_wakeup_of_a_delivery_without_wake() {
+    inbox_model(true);
 }

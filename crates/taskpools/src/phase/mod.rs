@@ -4,6 +4,8 @@
 //! `i` of the runtime is worker `i` of the phase, so no thread is started per phase.
 
 mod idle;
+#[cfg_attr(not(any(feature = "mpi", loom)), allow(dead_code))]
+pub(crate) mod inbox;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
@@ -12,7 +14,7 @@ pub use idle::WakePolicy;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use idle::Coordinator;
+pub(crate) use idle::Coordinator;
 
 use crate::pool::{PutOutcome, TaskPool};
 use crate::runtime::broadcast::{broadcast_claimed, claim, Claim};
@@ -59,11 +61,60 @@ impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
     }
 }
 
-fn worker<L, T: Task<L>, P: TaskPool<T>>(
+/// What a working phase spread over several processes adds to the local one (the
+/// `distributed` module). [`NoRemote`] adds nothing: its hooks are empty and inlined, so a
+/// local phase compiles to the loop it always was.
+pub(crate) trait Remote<T: Send>: Sync {
+    /// Whether the phase ends only when someone outside the workers calls
+    /// [`Coordinator::end`]; if not, the last worker to go idle ends it (local termination).
+    const EXTERNAL_END: bool;
+    /// Called by a busy worker between two tasks.
+    fn between_tasks<P: TaskPool<T>>(
+        &self,
+        pool: &P,
+        local: &mut P::Local,
+        stats: &mut WorkerStats,
+        coord: &Coordinator,
+    );
+    /// Whether tasks from outside wait to be taken into the pool (idle workers look here as
+    /// well as at the pool's shared queues, before they sleep too).
+    fn has_incoming(&self) -> bool;
+    /// Moves the waiting tasks from outside into the pool through `local`.
+    fn take_incoming<P: TaskPool<T>>(&self, pool: &P, local: &mut P::Local, coord: &Coordinator);
+    /// The last busy worker of this process has just gone idle (only with `EXTERNAL_END`).
+    fn all_idle(&self);
+}
+
+/// The local phase: no hooks.
+pub(crate) struct NoRemote;
+
+impl<T: Send> Remote<T> for NoRemote {
+    const EXTERNAL_END: bool = false;
+    #[inline(always)]
+    fn between_tasks<P: TaskPool<T>>(
+        &self,
+        _: &P,
+        _: &mut P::Local,
+        _: &mut WorkerStats,
+        _: &Coordinator,
+    ) {
+    }
+    #[inline(always)]
+    fn has_incoming(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn take_incoming<P: TaskPool<T>>(&self, _: &P, _: &mut P::Local, _: &Coordinator) {}
+    #[inline(always)]
+    fn all_idle(&self) {}
+}
+
+fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
     me: usize,
     pool: &P,
     mut local: P::Local,
     coord: &Coordinator,
+    remote: &R,
     state: &mut L,
 ) -> WorkerStats {
     let n = pool.workers();
@@ -89,15 +140,17 @@ fn worker<L, T: Task<L>, P: TaskPool<T>>(
             };
             task.run(&mut Ctx::new(&mut sink, state, me, n));
             puts += sink.puts;
+            remote.between_tasks(pool, &mut local, &mut stats, coord);
         }
         stats.tasks_run += std::mem::take(&mut ran);
         stats.puts += std::mem::take(&mut puts);
         pool.pause(&mut local);
-        let more = coord.idle(pool, &mut stats);
+        let more = coord.idle(pool, remote, &mut stats);
         pool.resume(&mut local);
         if !more {
             return stats;
         }
+        remote.take_incoming(pool, &mut local, coord);
     }
 }
 
@@ -260,6 +313,28 @@ fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
     init: impl Fn(usize) -> L + Sync,
     initial: impl IntoIterator<Item = T>,
 ) -> Result<(RunReport, Vec<L>), Error> {
+    let coord = Coordinator::new(pool.workers(), wake);
+    match run_shares(registry, claim, pool, &coord, &NoRemote, init, initial)? {
+        Ok(done) => Ok(done),
+        Err(payload) => resume_unwind(payload),
+    }
+}
+
+/// A task's panic payload, kept to be resumed or reported.
+pub(crate) type Panic = Box<dyn std::any::Any + Send>;
+
+/// The shares of a phase coordinated by `coord` (built for `pool.workers()` workers), with
+/// the hooks of `remote`. Returns the first panic's payload instead of the results when a
+/// task or `init` panicked; every state is dropped then.
+pub(crate) fn run_shares<L: Send, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
+    registry: &Arc<Registry>,
+    claim: Claim<'_>,
+    pool: &P,
+    coord: &Coordinator,
+    remote: &R,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<Result<(RunReport, Vec<L>), Panic>, Error> {
     let n = pool.workers();
     if n > registry.threads {
         return Err(Error::PhaseWider {
@@ -276,7 +351,6 @@ fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
         .into_iter()
         .map(|l| std::sync::Mutex::new(Some(l)))
         .collect();
-    let coord = Coordinator::new(n, wake);
     let share = |i: usize| {
         let body = || {
             let local = locals[i]
@@ -285,7 +359,7 @@ fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
                 .take()
                 .expect("each worker takes its local once");
             let mut state = init(i);
-            let stats = worker(i, pool, local, &coord, &mut state);
+            let stats = worker(i, pool, local, coord, remote, &mut state);
             (stats, state)
         };
         match catch_unwind(AssertUnwindSafe(body)) {
@@ -300,12 +374,12 @@ fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
     let (results, elapsed) = broadcast_claimed(registry, claim, n, &share);
     if let Some(p) = coord.take_panic() {
         drop(results);
-        resume_unwind(p);
+        return Ok(Err(p));
     }
     // No panic was recorded, so every worker returned its state.
     let (workers, states) = results
         .into_iter()
         .map(|r| r.expect("a worker without a recorded panic returned its state"))
         .unzip();
-    Ok((RunReport { workers, elapsed }, states))
+    Ok(Ok((RunReport { workers, elapsed }, states)))
 }

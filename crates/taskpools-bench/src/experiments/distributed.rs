@@ -1,0 +1,666 @@
+//! `taskpools distributed`: the working phase spread over MPI ranks (seed 003's outlook),
+//! run under `mpirun`. Synthetic A(k) and N-Queens with exact totals, each search strategy
+//! between ranks against a static split of the initial tasks (no stealing between ranks) and
+//! against the same total number of threads in one process.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{CommunicatorCollectives, Root};
+use serde::{Deserialize, Serialize};
+use taskpools::distributed::{
+    run_distributed, sum_across, DistReport, DistributedConfig, RankStats,
+};
+use taskpools::pool::PoolVisitor;
+use taskpools::synthetic::{initial_tasks, task_count, A};
+use taskpools::{Ctx, PoolConfig, PoolKind, Runtime, Search, Task, TaskPool, WakePolicy};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub workloads: Vec<Workload>,
+    /// Synthetic A(k) with work factor f.
+    pub k: u32,
+    pub f: u32,
+    /// N-Queens board side.
+    pub queens: u32,
+    /// Workers per rank.
+    pub threads: usize,
+    pub pool: PoolKind,
+    /// Search strategies between ranks; each runs beside the static split.
+    pub searches: Vec<Search>,
+    /// Where the initial tasks start.
+    pub start: Start,
+    pub reps: usize,
+    /// Also run the same total thread count in one process (on rank 0).
+    pub single: bool,
+    pub max_batch: usize,
+    pub remote_delay: Duration,
+    pub jitter: Duration,
+    /// Fault injection for the tests: a task on this rank panics.
+    pub panic_on_rank: Option<usize>,
+    /// Fault injection for the tests: this rank's process exits in the middle of the phase.
+    pub die_on_rank: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    Synthetic,
+    Queens,
+}
+
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Synthetic => "synthetic",
+            Workload::Queens => "queens",
+        }
+    }
+    pub fn from_name(s: &str) -> Result<Workload> {
+        match s {
+            "synthetic" => Ok(Workload::Synthetic),
+            "queens" => Ok(Workload::Queens),
+            _ => bail!("unknown workload '{s}' (known: synthetic, queens, all)"),
+        }
+    }
+}
+
+/// Where the initial tasks are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// All on rank 0: the unbalanced input.
+    Rank0,
+    /// Round-robin over the ranks.
+    Spread,
+}
+
+impl Start {
+    pub fn name(self) -> &'static str {
+        match self {
+            Start::Rank0 => "rank0",
+            Start::Spread => "spread",
+        }
+    }
+    pub fn from_name(s: &str) -> Result<Start> {
+        match s {
+            "rank0" => Ok(Start::Rank0),
+            "spread" => Ok(Start::Spread),
+            _ => bail!("unknown start '{s}' (known: rank0, spread)"),
+        }
+    }
+}
+
+/// One configuration's result (rank 0 prints and writes these).
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    pub workload: String,
+    /// `steal-half/<search>`, `static` or `one-process`.
+    pub config: String,
+    pub ranks: usize,
+    pub threads_per_rank: usize,
+    pub pool: String,
+    pub start: String,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Median time over the one-process run's median (same total threads).
+    pub vs_one_process: Option<f64>,
+    /// Tasks run on all ranks (checked against the exact count).
+    pub tasks: u64,
+    pub expected_tasks: u64,
+    /// Per-rank counters of the first repetition.
+    pub per_rank: Vec<RankRow>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RankRow {
+    pub rank: usize,
+    pub tasks_run: u64,
+    pub tasks_sent: u64,
+    pub tasks_received: u64,
+    pub requests_sent: u64,
+    pub requests_received: u64,
+    pub requests_granted: u64,
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub idle_ms: f64,
+    pub elapsed_ms: f64,
+}
+
+impl From<&RankStats> for RankRow {
+    fn from(r: &RankStats) -> Self {
+        RankRow {
+            rank: r.rank,
+            tasks_run: r.tasks_run,
+            tasks_sent: r.tasks_sent,
+            tasks_received: r.tasks_received,
+            requests_sent: r.requests_sent,
+            requests_received: r.requests_received,
+            requests_granted: r.requests_granted,
+            messages_sent: r.messages_sent,
+            bytes_sent: r.bytes_sent,
+            bytes_received: r.bytes_received,
+            idle_ms: r.idle.as_secs_f64() * 1e3,
+            elapsed_ms: r.elapsed.as_secs_f64() * 1e3,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// N-Queens, one task per node, with a board that crosses ranks.
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Queen {
+    all: u32,
+    cols: u32,
+    left: u32,
+    right: u32,
+}
+
+impl Queen {
+    fn root(n: u32) -> Queen {
+        Queen {
+            all: (1 << n) - 1,
+            cols: 0,
+            left: 0,
+            right: 0,
+        }
+    }
+    fn children(self) -> impl Iterator<Item = Queen> {
+        let mut free = !(self.cols | self.left | self.right) & self.all;
+        std::iter::from_fn(move || {
+            if free == 0 {
+                return None;
+            }
+            let q = free & free.wrapping_neg();
+            free ^= q;
+            Some(Queen {
+                all: self.all,
+                cols: self.cols | q,
+                left: ((self.left | q) << 1) & self.all,
+                right: (self.right | q) >> 1,
+            })
+        })
+    }
+}
+
+/// Counts solutions in the worker's state; a process may be made to fail here.
+impl Task<Counts> for Queen {
+    fn run(self, ctx: &mut Ctx<'_, Self, Counts>) {
+        ctx.local().nodes += 1;
+        ctx.local().fault();
+        if self.cols == self.all {
+            ctx.local().solutions += 1;
+            return;
+        }
+        for c in self.children() {
+            ctx.put(c);
+        }
+    }
+}
+
+/// The synthetic task with a worker state (for the fault injection).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Synth(A);
+
+impl Task<Counts> for Synth {
+    fn run(self, ctx: &mut Ctx<'_, Self, Counts>) {
+        ctx.local().nodes += 1;
+        ctx.local().fault();
+        let A { i, f } = self.0;
+        let units = u64::from(f);
+        if i <= 0 {
+            taskpools::synthetic::work(100 * units);
+        } else {
+            taskpools::synthetic::work(10 * units);
+            ctx.put(Synth(A { i: i - 2, f }));
+            taskpools::synthetic::work(50 * units);
+            ctx.put(Synth(A { i: i - 1, f }));
+            taskpools::synthetic::work(100 * units);
+        }
+    }
+}
+
+/// Per-worker counters, and the fault to inject after some tasks.
+#[derive(Default)]
+pub struct Counts {
+    nodes: u64,
+    solutions: u64,
+    fault: Option<Fault>,
+}
+
+#[derive(Clone, Copy)]
+enum Fault {
+    Panic,
+    Die,
+}
+
+impl Counts {
+    #[inline]
+    fn fault(&mut self) {
+        if let Some(f) = self.fault {
+            if self.nodes == 1000 {
+                match f {
+                    Fault::Panic => panic!("injected panic (--panic-on-rank) after 1000 tasks"),
+                    Fault::Die => {
+                        eprintln!("injected failure (--die-on-rank): this process exits now");
+                        std::process::exit(3)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sequential N-Queens: (solutions, nodes).
+fn queens_seq(b: Queen) -> (u64, u64) {
+    if b.cols == b.all {
+        return (1, 1);
+    }
+    b.children().fold((0, 1), |(s, n), c| {
+        let (cs, cn) = queens_seq(c);
+        (s + cs, n + cn)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Ranked {
+    comm: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+}
+
+/// One distributed phase of `T` on a pool of kind `kind`.
+struct Phase<'a, T> {
+    comm: &'a SimpleCommunicator,
+    rt: &'a Runtime,
+    cfg: DistributedConfig,
+    initial: Vec<T>,
+    fault: Option<Fault>,
+}
+
+impl<T> PoolVisitor<T> for Phase<'_, T>
+where
+    T: Task<Counts> + Serialize + for<'de> Deserialize<'de>,
+{
+    type Output = Result<(DistReport, Vec<Counts>), taskpools::Error>;
+    fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
+        let fault = self.fault;
+        run_distributed(
+            self.comm,
+            self.rt,
+            &pool,
+            &self.cfg,
+            |_| Counts {
+                fault,
+                ..Counts::default()
+            },
+            self.initial,
+        )
+    }
+}
+
+/// Runs every configuration: this process's rank and, on rank 0, the records (the others get
+/// an empty list). MPI is finalized when this returns.
+pub fn run(p: &Params) -> (usize, Result<Vec<Record>>) {
+    let Some((universe, threading)) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+    else {
+        return (0, Err(anyhow::anyhow!("MPI was already initialized")));
+    };
+    let world = universe.world();
+    let rank = world.rank() as usize;
+    if threading < mpi::Threading::Funneled {
+        return (
+            rank,
+            Err(anyhow::anyhow!(
+                "this MPI gives only Threading::Single; the runtime's workers need at least Funneled"
+            )),
+        );
+    }
+    let me = Ranked {
+        rank,
+        size: world.size() as usize,
+        comm: world.duplicate(),
+    };
+    let r = run_all(p, &me);
+    if let Err(e) = &r {
+        // Failures are collective (every rank returns the phase's error), and rank 0 reports:
+        // it prints before the others may exit, which makes mpirun end the job.
+        if rank == 0 {
+            eprintln!("error: {e:#}");
+        }
+        sleeping_barrier_within(&me.comm, Duration::from_secs(5));
+    }
+    (rank, r)
+}
+
+fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
+    let rt = Runtime::new(p.threads)?;
+    let mut records = Vec::new();
+    for &w in &p.workloads {
+        let expected = match w {
+            Workload::Synthetic => task_count(p.k),
+            Workload::Queens => queens_seq(Queen::root(p.queens)).1,
+        };
+        let mut configs: Vec<(String, Option<Search>)> = p
+            .searches
+            .iter()
+            .map(|&s| (format!("steal-half/{}", s.name()), Some(s)))
+            .collect();
+        configs.push(("static".into(), None));
+        let one = if p.single {
+            Some(one_process(p, w, me)?)
+        } else {
+            None
+        };
+        if let (Some((med, min, max)), 0) = (one, me.rank) {
+            records.push(Record {
+                workload: w.name().into(),
+                config: "one-process".into(),
+                ranks: 1,
+                threads_per_rank: p.threads * me.size,
+                pool: p.pool.name().into(),
+                start: "-".into(),
+                median_ms: med,
+                min_ms: min,
+                max_ms: max,
+                vs_one_process: Some(1.0),
+                tasks: expected,
+                expected_tasks: expected,
+                per_rank: Vec::new(),
+            });
+        }
+        for (name, search) in configs {
+            let cfg = DistributedConfig {
+                search,
+                max_batch: p.max_batch,
+                wake: WakePolicy::OnEmpty,
+                remote_delay: p.remote_delay,
+                jitter: p.jitter,
+                ..DistributedConfig::default()
+            };
+            let mut times = Vec::new();
+            let mut first: Option<DistReport> = None;
+            let mut tasks = 0;
+            for _ in 0..p.reps {
+                me.comm.barrier();
+                let fault = if p.panic_on_rank == Some(me.rank) {
+                    Some(Fault::Panic)
+                } else if p.die_on_rank == Some(me.rank) {
+                    Some(Fault::Die)
+                } else {
+                    None
+                };
+                let (report, counts) = run_once(p, w, me, &rt, cfg, fault)?;
+                let nodes = sum_across(&me.comm, counts.iter().map(|c| c.nodes).sum());
+                // N-Queens' root is expanded outside the phase (its children are the initial
+                // tasks) and counted on rank 0.
+                let root = u64::from(w == Workload::Queens);
+                if nodes != expected || report.tasks_run() + root != expected {
+                    bail!(
+                        "{} {name}: {nodes} tasks counted, {} reported, {expected} expected",
+                        w.name(),
+                        report.tasks_run()
+                    );
+                }
+                if w == Workload::Queens {
+                    let sols = sum_across(&me.comm, counts.iter().map(|c| c.solutions).sum());
+                    let want = queens_seq(Queen::root(p.queens)).0;
+                    if sols != want {
+                        bail!("queens {name}: {sols} solutions, {want} expected");
+                    }
+                }
+                tasks = nodes;
+                times.push(report.elapsed().as_secs_f64() * 1e3);
+                first.get_or_insert(report);
+            }
+            if me.rank == 0 {
+                let (med, min, max) = super::summarize(&times);
+                let report = first.expect("at least one repetition");
+                records.push(Record {
+                    workload: w.name().into(),
+                    config: name,
+                    ranks: me.size,
+                    threads_per_rank: p.threads,
+                    pool: p.pool.name().into(),
+                    start: p.start.name().into(),
+                    median_ms: med,
+                    min_ms: min,
+                    max_ms: max,
+                    vs_one_process: one.map(|o| med / o.0),
+                    tasks,
+                    expected_tasks: expected,
+                    per_rank: report.ranks.iter().map(RankRow::from).collect(),
+                });
+            }
+        }
+    }
+    me.comm.barrier();
+    Ok(records)
+}
+
+fn run_once(
+    p: &Params,
+    w: Workload,
+    me: &Ranked,
+    rt: &Runtime,
+    cfg: DistributedConfig,
+    fault: Option<Fault>,
+) -> Result<(DistReport, Vec<Counts>)> {
+    let pc = PoolConfig::new(p.threads);
+    let mine = |i: usize| match p.start {
+        Start::Rank0 => me.rank == 0,
+        Start::Spread => i % me.size == me.rank,
+    };
+    let r = match w {
+        Workload::Synthetic => {
+            let initial: Vec<Synth> = initial_tasks(p.k, p.f)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| mine(*i))
+                .map(|(_, a)| Synth(a))
+                .collect();
+            p.pool.with_pool(
+                &pc,
+                Phase {
+                    comm: &me.comm,
+                    rt,
+                    cfg,
+                    initial,
+                    fault,
+                },
+            )
+        }
+        Workload::Queens => {
+            // The first row's placements are the initial tasks.
+            let initial: Vec<Queen> = Queen::root(p.queens)
+                .children()
+                .enumerate()
+                .filter(|(i, _)| mine(*i))
+                .map(|(_, q)| q)
+                .collect();
+            let (report, mut counts) = p.pool.with_pool(
+                &pc,
+                Phase {
+                    comm: &me.comm,
+                    rt,
+                    cfg,
+                    initial,
+                    fault,
+                },
+            )?;
+            // The root node itself is counted by the sequential count: add it on rank 0.
+            if me.rank == 0 {
+                counts[0].nodes += 1;
+            }
+            return Ok((report, counts));
+        }
+    };
+    Ok(r?)
+}
+
+/// The same total thread count in one process: rank 0 runs the workload with
+/// `ranks × threads` workers while the other ranks wait (asleep, not in a spinning barrier).
+fn one_process(p: &Params, w: Workload, me: &Ranked) -> Result<(f64, f64, f64)> {
+    let mut out = None;
+    if me.rank == 0 {
+        let n = p.threads * me.size;
+        let rt = Runtime::new(n)?;
+        let mut times = Vec::new();
+        for _ in 0..p.reps {
+            let t0 = Instant::now();
+            let nodes = match w {
+                Workload::Synthetic => {
+                    let tasks: Vec<Synth> =
+                        initial_tasks(p.k, p.f).into_iter().map(Synth).collect();
+                    p.pool.with_pool(
+                        &PoolConfig::new(n),
+                        Local {
+                            rt: &rt,
+                            initial: tasks,
+                        },
+                    )?
+                }
+                Workload::Queens => {
+                    let tasks: Vec<Queen> = Queen::root(p.queens).children().collect();
+                    1 + p.pool.with_pool(
+                        &PoolConfig::new(n),
+                        Local {
+                            rt: &rt,
+                            initial: tasks,
+                        },
+                    )?
+                }
+            };
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+            let expected = match w {
+                Workload::Synthetic => task_count(p.k),
+                Workload::Queens => queens_seq(Queen::root(p.queens)).1,
+            };
+            if nodes != expected {
+                bail!("one process: {nodes} tasks, {expected} expected");
+            }
+        }
+        out = Some(super::summarize(&times));
+    }
+    sleeping_barrier(&me.comm);
+    let mut med = out.map_or(0.0, |o| o.0);
+    me.comm.process_at_rank(0).broadcast_into(&mut med);
+    Ok(out.unwrap_or((med, med, med)))
+}
+
+struct Local<'a, T> {
+    rt: &'a Runtime,
+    initial: Vec<T>,
+}
+
+impl<T: Task<Counts>> PoolVisitor<T> for Local<'_, T> {
+    type Output = Result<u64, taskpools::Error>;
+    fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
+        let (_, counts) = taskpools::run_pool_on(
+            self.rt,
+            &pool,
+            WakePolicy::OnEmpty,
+            |_| Counts::default(),
+            self.initial,
+        )?;
+        Ok(counts.iter().map(|c| c.nodes).sum())
+    }
+}
+
+/// A barrier that sleeps between polls, so waiting ranks leave the cores to the one working.
+fn sleeping_barrier(comm: &SimpleCommunicator) {
+    let mut req = comm.immediate_barrier();
+    loop {
+        match req.test() {
+            Ok(_) => return,
+            Err(r) => req = r,
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// [`sleeping_barrier`] that gives up after `limit` (a rank that failed alone never arrives).
+fn sleeping_barrier_within(comm: &SimpleCommunicator, limit: Duration) {
+    let t0 = Instant::now();
+    let mut req = comm.immediate_barrier();
+    loop {
+        match req.test() {
+            Ok(_) => return,
+            Err(r) => req = r,
+        }
+        if t0.elapsed() > limit {
+            // The process is about to exit with an error; the barrier's request is left to
+            // MPI (dropping it unfinished would abort the process).
+            std::mem::forget(req);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Rank 0's report.
+pub fn table(records: &[Record]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<10} {:<20} {:>9} {:>10} {:>9} {:>9} {:>9} {:>12}",
+        "workload", "config", "ranks×thr", "median ms", "min", "max", "÷1-proc", "tasks"
+    );
+    for r in records {
+        let _ = writeln!(
+            s,
+            "{:<10} {:<20} {:>9} {:>10.1} {:>9.1} {:>9.1} {:>9} {:>12}",
+            r.workload,
+            r.config,
+            format!("{}×{}", r.ranks, r.threads_per_rank),
+            r.median_ms,
+            r.min_ms,
+            r.max_ms,
+            r.vs_one_process.map_or("-".into(), |v| format!("{v:.2}")),
+            r.tasks
+        );
+    }
+    let _ = writeln!(s, "\nper rank (first repetition):");
+    let _ = writeln!(
+        s,
+        "{:<10} {:<20} {:>4} {:>10} {:>8} {:>8} {:>7} {:>7} {:>7} {:>9} {:>9} {:>8}",
+        "workload",
+        "config",
+        "rank",
+        "tasks run",
+        "sent",
+        "recvd",
+        "req out",
+        "req in",
+        "granted",
+        "bytes out",
+        "bytes in",
+        "idle ms"
+    );
+    for r in records {
+        for q in &r.per_rank {
+            let _ = writeln!(
+                s,
+                "{:<10} {:<20} {:>4} {:>10} {:>8} {:>8} {:>7} {:>7} {:>7} {:>9} {:>9} {:>8.1}",
+                r.workload,
+                r.config,
+                q.rank,
+                q.tasks_run,
+                q.tasks_sent,
+                q.tasks_received,
+                q.requests_sent,
+                q.requests_received,
+                q.requests_granted,
+                q.bytes_sent,
+                q.bytes_received,
+                q.idle_ms
+            );
+        }
+    }
+    s
+}
