@@ -47,3 +47,19 @@ if command -v valgrind >/dev/null 2>&1; then
 else
   echo "note: valgrind run skipped: valgrind is not installed (apt-get install valgrind)"
 fi
+
+# The distributed working phase (cargo feature `mpi`) needs a system MPI: lints, the
+# termination and search logic, and runs under mpirun with up to 4 ranks. Its own target dir
+# keeps the feature build from invalidating the normal one.
+if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
+  echo "== MPI: the distributed working phase"
+  export CARGO_TARGET_DIR=target/mpi
+  cargo clippy -p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi \
+    --all-targets -- -D warnings
+  cargo test --release -p taskpools --features mpi --lib distributed
+  cargo test --release -p taskpools-bench --features mpi --test distributed
+  unset CARGO_TARGET_DIR
+else
+  echo "note: MPI tests skipped: no MPI installed" \
+    "(apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
+fi
