@@ -57,6 +57,7 @@ if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
   cargo clippy -p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi \
     --all-targets -- -D warnings
   cargo test --release -p taskpools --features mpi --lib distributed
+  cargo test --release -p taskpools --features mpi --doc distributed
   cargo test --release -p taskpools-bench --features mpi --test distributed
   unset CARGO_TARGET_DIR
 else

@@ -607,7 +607,7 @@ fn distributed_cmd(_: &DistributedArgs) -> Result<()> {
         "this taskpools was built without the `mpi` feature; build it with \
          `cargo build --release -p taskpools-bench --features mpi` (needs a system MPI: \
          apt-get install libopenmpi-dev openmpi-bin libclang-dev) and run it under mpirun, \
-         e.g. `mpirun -n 2 target/release/taskpools distributed`"
+         e.g. `mpirun --bind-to none -n 2 target/release/taskpools distributed`"
     )
 }
 

@@ -338,6 +338,32 @@ pub fn run(p: &Params) -> (usize, Result<Vec<Record>>) {
 }
 
 fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
+    for (opt, r) in [
+        ("--panic-on-rank", p.panic_on_rank),
+        ("--die-on-rank", p.die_on_rank),
+    ] {
+        if let Some(r) = r.filter(|&r| r >= me.size) {
+            bail!(
+                "{opt} {r}: there are only {} ranks (0 to {})",
+                me.size,
+                me.size - 1
+            );
+        }
+    }
+    // mpirun binds each rank to one core by default when there are at most 2 ranks: then a
+    // rank's threads (and the one-process run's) share that core.
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let wanted = if p.single {
+        p.threads * me.size
+    } else {
+        p.threads
+    };
+    if me.rank == 0 && cores < wanted {
+        eprintln!(
+            "warning: rank 0 may run on only {cores} core(s) but uses {wanted} threads \
+             (mpirun binds ranks to cores by default): run mpirun with --bind-to none"
+        );
+    }
     let rt = Runtime::new(p.threads)?;
     let mut records = Vec::new();
     for &w in &p.workloads {

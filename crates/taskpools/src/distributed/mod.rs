@@ -14,7 +14,7 @@
 //! # #[cfg(feature = "mpi")] {
 //! use mpi::traits::*;
 //! use taskpools::distributed::{run_distributed, DistributedConfig};
-//! use taskpools::pool::{PoolConfig, PrivatePublicPool};
+//! use taskpools::pool::{ChaseLevPool, PoolConfig};
 //! use taskpools::{Ctx, Runtime, Task, TaskPool};
 //!
 //! #[derive(serde::Serialize, serde::Deserialize)]
@@ -32,7 +32,7 @@
 //! let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled).unwrap();
 //! let world = universe.world();
 //! let rt = Runtime::new(2)?;
-//! let pool: PrivatePublicPool<Count> = TaskPool::new(&PoolConfig::new(2));
+//! let pool: ChaseLevPool<Count> = TaskPool::new(&PoolConfig::new(2));
 //! // Rank 0 holds the root; the others start empty and steal.
 //! let roots = if world.rank() == 0 { vec![Count(20)] } else { vec![] };
 //! let (report, counts) =
@@ -350,8 +350,11 @@ where
     P: TaskPool<T>,
 {
     let n = pool.workers();
-    if cfg.max_batch == 0 {
-        return Err(mpi_error("max_batch must be at least 1".into()));
+    // The calling thread: the same on every rank of a program, so refused before any MPI call.
+    if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
+        return Err(mpi_error(
+            "MPI is not initialized (or already finalized)".into(),
+        ));
     }
     if WorkerThread::current().is_some() {
         return Err(mpi_error(
@@ -359,22 +362,41 @@ where
                 .into(),
         ));
     }
-    if mpi::environment::threading_support() < mpi::Threading::Funneled {
-        return Err(mpi_error(
-            "MPI was initialized with Threading::Single; initialize it with at least Threading::Funneled \
-             (the runtime's workers are threads)"
-                .into(),
-        ));
-    }
-    if n > rt.threads() {
-        return Err(Error::PhaseWider {
-            workers: n,
-            threads: rt.threads(),
-        });
+    match mpi::environment::threading_support() {
+        mpi::Threading::Single => {
+            return Err(mpi_error(
+                "MPI was initialized with Threading::Single; initialize it with at least \
+                 Threading::Funneled (the runtime's workers are threads)"
+                    .into(),
+            ))
+        }
+        mpi::Threading::Funneled if !is_thread_main() => {
+            return Err(mpi_error(
+                "MPI was initialized with Threading::Funneled, so only the thread that \
+                 initialized it may call MPI: run the phase from that thread, or initialize \
+                 MPI with Threading::Serialized"
+                    .into(),
+            ))
+        }
+        _ => {}
     }
     let comm = comm.duplicate();
-    check_same_everywhere::<T, P>(&comm, n, cfg)?;
-    let c = claim(&rt.registry)?;
+    // What can fail on one rank alone is decided before any rank returns: the outcome goes
+    // into the start check's all-gather, so no rank waits in a collective call for a rank
+    // that has left.
+    let local = if cfg.max_batch == 0 {
+        Err(mpi_error("max_batch must be at least 1".into()))
+    } else if n > rt.threads() {
+        Err(Error::PhaseWider {
+            workers: n,
+            threads: rt.threads(),
+        })
+    } else {
+        claim(&rt.registry)
+    };
+    let verdict = check_same_everywhere::<T, P>(&comm, n, cfg, local.is_err());
+    let c = local?;
+    verdict?;
     let coord = Coordinator::new(n, cfg.wake);
     let link = Link::<T> {
         inbox: Inbox::new(),
@@ -403,7 +425,18 @@ where
             r
         });
         let mut agent = Agent::new(&comm, cfg, &coord, &link, n);
-        agent.run();
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| agent.run())) {
+            // The agent itself failed (a broken protocol invariant, or a task's serde code
+            // panicked): its messages are in an unknown state, so no orderly end is possible.
+            // Stop this rank's workers and end the job on every rank.
+            coord.end();
+            eprintln!(
+                "taskpools: the distributed phase's agent on rank {} failed: {}; aborting the MPI job",
+                agent.rank,
+                panic_text(&*p)
+            );
+            comm.abort(70);
+        }
         (phase.join(), agent)
     });
     let elapsed = start.elapsed();
@@ -435,12 +468,22 @@ fn gather_stats<C: Communicator>(comm: &C, mine: &RankStats) -> Vec<RankStats> {
     all.chunks(STAT_FIELDS).map(RankStats::from_words).collect()
 }
 
+/// Whether the calling thread is the one that initialized MPI.
+fn is_thread_main() -> bool {
+    let mut flag: std::os::raw::c_int = 0;
+    // SAFETY: MPI is initialized and not finalized (checked by the caller); the call only
+    // writes the flag, which lives for the duration of the call.
+    unsafe { mpi::ffi::MPI_Is_thread_main(&mut flag) };
+    flag != 0
+}
+
 /// What every rank must agree on, hashed: the binary, the task type, the pool and its width,
 /// the configuration.
 fn check_same_everywhere<T, P>(
     comm: &SimpleCommunicator,
     workers: usize,
     cfg: &DistributedConfig,
+    failed_here: bool,
 ) -> Result<(), Error> {
     const WHAT: [&str; 4] = [
         "the binary (a different executable)",
@@ -448,7 +491,7 @@ fn check_same_everywhere<T, P>(
         "the pool or its number of workers",
         "the distributed configuration",
     ];
-    let mine: [u64; 4] = [
+    let mine: [u64; 5] = [
         binary_hash(),
         hash_of(std::any::type_name::<T>()),
         hash_of((std::any::type_name::<P>(), workers)),
@@ -460,11 +503,18 @@ fn check_same_everywhere<T, P>(
             cfg.jitter,
             cfg.seed,
         )),
+        u64::from(failed_here),
     ];
     let size = comm.size() as usize;
-    let mut all = vec![0u64; 4 * size];
+    let mut all = vec![0u64; 5 * size];
     comm.all_gather_into(&mine[..], &mut all[..]);
-    for (rank, f) in all.chunks(4).enumerate().skip(1) {
+    if let Some(rank) = all.chunks(5).position(|f| f[4] != 0) {
+        // That rank returns its own error; the others say which rank refused.
+        return Err(mpi_error(format!(
+            "rank {rank} could not start its part of the phase (it returns why)"
+        )));
+    }
+    for (rank, f) in all.chunks(5).enumerate().skip(1) {
         if let Some(i) = (0..4).find(|&i| f[i] != all[i]) {
             return Err(Error::RankMismatch {
                 rank,
@@ -586,6 +636,8 @@ impl<T: Send> Remote<T> for Link<T> {
 // The agent
 
 const TAG_CTRL: i32 = 1;
+/// Longest panic message carried to the other ranks, in bytes.
+const MAX_ABORT_TEXT: usize = 512;
 const TAG_TASKS: i32 = 2;
 
 /// Control messages (everything but tasks).
@@ -810,9 +862,20 @@ impl<'a, T: Serialize + DeserializeOwned + Send> Agent<'a, T> {
 
     /// Ends the phase because of a failure on this rank, telling every rank.
     fn abort_all(&mut self, message: String) {
+        // Kept short, so the message stays under MPI's eager limit: its send completes
+        // without the receiver, which may have left the phase already.
+        let mut short = message.clone();
+        if short.len() > MAX_ABORT_TEXT {
+            let mut cut = MAX_ABORT_TEXT;
+            while !short.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            short.truncate(cut);
+            short.push('…');
+        }
         self.send_to_all(&Ctrl::Abort {
             rank: self.rank as u32,
-            message: message.clone(),
+            message: short,
         });
         self.finish(End::Aborted {
             rank: self.rank,
@@ -883,14 +946,20 @@ impl<'a, T: Serialize + DeserializeOwned + Send> Agent<'a, T> {
 
     fn on_tasks(&mut self, from: usize, bytes: &[u8]) {
         self.safra.received_basic();
-        debug_assert_eq!(self.outstanding, Some(from), "tasks come only as an answer");
+        assert_eq!(self.outstanding, Some(from), "tasks come only as an answer");
         self.outstanding = None;
         let tasks: Vec<T> = match postcard::from_bytes(bytes) {
             Ok(t) => t,
-            Err(e) => panic!(
-                "rank {}: tasks from rank {from} do not deserialize: {e}",
-                self.rank
-            ),
+            Err(e) => {
+                // The tasks are lost: end the phase everywhere, naming the failure.
+                if self.end.is_none() {
+                    self.abort_all(format!(
+                        "rank {}: tasks from rank {from} do not deserialize: {e}",
+                        self.rank
+                    ));
+                }
+                return;
+            }
         };
         self.stats.tasks_received += tasks.len() as u64;
         if let Some(v) = self.victims.as_mut() {
@@ -920,7 +989,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send> Agent<'a, T> {
                 }
             }
             Ctrl::NoWork { round } => {
-                debug_assert_eq!(self.outstanding, Some(from));
+                assert_eq!(self.outstanding, Some(from), "an answer to our request");
                 self.outstanding = None;
                 if let Some(v) = self.victims.as_mut() {
                     if v.failed(round) {
@@ -932,7 +1001,7 @@ impl<'a, T: Serialize + DeserializeOwned + Send> Agent<'a, T> {
             }
             Ctrl::Token(t) => self.safra.receive_token(t),
             Ctrl::Terminate => {
-                debug_assert!(self.passive());
+                assert!(self.passive(), "termination while this rank has work");
                 self.finish(End::Terminated);
             }
             Ctrl::Abort { rank, message } => {
@@ -965,7 +1034,18 @@ impl<'a, T: Serialize + DeserializeOwned + Send> Agent<'a, T> {
                 self.delay(self.cfg.remote_delay);
                 let bytes = match postcard::to_allocvec(&tasks) {
                     Ok(b) => b,
-                    Err(e) => panic!("rank {}: tasks do not serialize: {e}", self.rank),
+                    Err(e) => {
+                        // The requester still gets its one answer; the phase ends everywhere.
+                        let round = self.searching_round();
+                        self.send_ctrl(to, &Ctrl::NoWork { round });
+                        if self.end.is_none() {
+                            self.abort_all(format!(
+                                "rank {}: tasks do not serialize: {e}",
+                                self.rank
+                            ));
+                        }
+                        continue;
+                    }
                 };
                 self.stats.tasks_sent += tasks.len() as u64;
                 self.stats.requests_granted += 1;
@@ -1016,6 +1096,10 @@ impl<'a, T: Serialize + DeserializeOwned + Send> Agent<'a, T> {
         }
     }
 
+    /// Waits for the last sends after the closing barrier. They all complete: a task
+    /// message answers a request whose sender waited for it before entering the barrier, and
+    /// every control message (tokens, answers, `Terminate`, `Abort` with its text cut to
+    /// `MAX_ABORT_TEXT`) is far below MPI's eager limit, so it completes without a receiver.
     fn wait_sends(&mut self) {
         for (req, raw) in self.sends.drain(..) {
             req.wait();
