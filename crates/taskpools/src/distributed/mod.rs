@@ -44,6 +44,25 @@
 //! # Ok::<(), taskpools::Error>(())
 //! ```
 //!
+//! A task type that cannot cross ranks does not compile: tasks must implement `serde`'s
+//! `Serialize` and `Deserialize`.
+//!
+//! ```compile_fail
+//! use taskpools::distributed::{run_distributed, DistributedConfig};
+//! use taskpools::pool::{ChaseLevPool, PoolConfig};
+//! use taskpools::{Ctx, Runtime, Task, TaskPool};
+//!
+//! struct Plain(u32); // no Serialize/Deserialize
+//! impl Task for Plain {
+//!     fn run(self, _: &mut Ctx<'_, Self>) {}
+//! }
+//! # let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled).unwrap();
+//! let rt = Runtime::new(1).unwrap();
+//! let pool: ChaseLevPool<Plain> = TaskPool::new(&PoolConfig::new(1));
+//! let cfg = DistributedConfig::default();
+//! let _ = run_distributed(&universe.world(), &rt, &pool, &cfg, |_| (), vec![Plain(1)]);
+//! ```
+//!
 //! # How a rank works
 //!
 //! The calling thread is the rank's *agent*: it alone calls MPI (so `Threading::Funneled`
