@@ -116,6 +116,13 @@ struct SyntheticArgs {
     /// Search strategy of the steal-half pool (`manber`): tree, linear or random.
     #[arg(long, default_value = "tree")]
     search: String,
+    /// Record a schedule trace of every configuration (one extra, untimed repetition each,
+    /// on runtimes that record; the timed runs do not): Chrome trace-event JSON to this file
+    /// (open it in Perfetto, or `taskpools trace FILE` for utilisation, steals and the
+    /// working phase over time), and a Gantt chart per configuration (like Figure 1 of the
+    /// task-pool paper) into the folder FILE with the extension `.gantt`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -1461,9 +1468,31 @@ fn tour(out: &Path) -> Result<()> {
             reps: 3,
             pin: false,
             search: Search::Tree,
+            trace: None,
         };
         synthetic_cmd(&p, &TourFiles::new(out, name).outputs(), false)?;
     }
+    println!(
+        "== synthetic_trace: schedules of A(15), f = 40, on 2 workers (Figure 1 of the \
+         task-pool paper): synthetic-trace.json, Gantt charts in synthetic-trace.gantt/\n"
+    );
+    let p = synthetic::Params {
+        k: 15,
+        f: 40,
+        threads: vec![2],
+        pools: vec![
+            PoolKind::CentralList,
+            PoolKind::PrivatePublic,
+            PoolKind::StealHalf,
+        ],
+        mems: default_mem.clone(),
+        wakes: on_empty.clone(),
+        reps: 1,
+        pin: false,
+        search: Search::Tree,
+        trace: Some(out.join("synthetic-trace.json")),
+    };
+    synthetic_cmd(&p, &TourFiles::new(out, "synthetic_trace").outputs(), false)?;
     println!("== deque: the deque micro-benchmark of seed 002 (Table 3.1)\n");
     let p = deque::Params {
         threads: vec![2, 4],
@@ -1844,7 +1873,9 @@ fn run(cli: Cli) -> Result<()> {
                 reps: a.reps,
                 pin: a.pin,
                 search,
+                trace: a.trace.clone(),
             };
+            check_output("--trace", a.trace.as_deref(), false)?;
             synthetic_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Deque(a) => {

@@ -1117,3 +1117,60 @@ fn traces_are_written_as_chrome_json_and_gantt_charts_and_summarized() {
     refused(&["places", "--trace", "/nonexistent/dir/t.json"], "--trace");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `synthetic --trace` writes the working phase's schedule (Figure 1 of the task-pool
+/// paper): a track per worker with the phase's tasks, steals as flows, puts, idle time; and
+/// `taskpools trace` shows the phase over time.
+#[test]
+fn synthetic_traces_show_the_working_phase() {
+    let dir = std::env::temp_dir().join(format!("taskpools-syn-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.json");
+    let out = taskpools(&[
+        "synthetic",
+        "--k",
+        "13",
+        "--f",
+        "20",
+        "--threads",
+        "2",
+        "--reps",
+        "1",
+        "--pool",
+        "private-public,steal-half",
+        "--trace",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let count = |name: &str| events.iter().filter(|e| e["name"] == name).count();
+    // P(13) = 1 957 tasks per configuration, two configurations.
+    assert_eq!(count("pool") + count("pool-steal"), 2 * 1957);
+    assert!(count("put") > 2 * 1000, "{}", count("put"));
+    assert!(count("idle") >= 4, "each worker idles at least at the end");
+    let svgs = std::fs::read_dir(dir.join("s.gantt")).unwrap().count();
+    assert_eq!(svgs, 2);
+    let out = taskpools(&["trace", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("the working phase over time") && s.contains("phase idle %"),
+        "{s}"
+    );
+    assert!(!s.contains("note: put"), "puts are not notes: {s}");
+    refused(
+        &["synthetic", "--trace", "/nonexistent/dir/t.json"],
+        "--trace",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -68,3 +68,27 @@ impl RunReport {
         self.workers.iter().map(|w| w.tasks_run).sum()
     }
 }
+
+thread_local! {
+    /// The last successful steal of a pool on this thread: (victim, tasks moved). Written by
+    /// the pools where they count a steal, read by a traced working phase.
+    static LAST_STEAL: std::cell::Cell<Option<(u32, u32)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Notes a successful steal for the schedule trace (a thread-local write; steals are rare
+/// next to tasks).
+#[inline]
+pub(crate) fn note_steal(victim: usize, tasks: u64) {
+    LAST_STEAL.with(|c| {
+        c.set(Some((
+            victim as u32,
+            u32::try_from(tasks).unwrap_or(u32::MAX),
+        )))
+    });
+}
+
+/// Takes the steal noted since the last call, if any.
+#[inline]
+pub(crate) fn take_steal() -> Option<(u32, u32)> {
+    LAST_STEAL.with(|c| c.take())
+}

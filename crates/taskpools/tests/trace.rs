@@ -310,3 +310,89 @@ fn dataflow_task_graph_and_critical_path() {
         .count();
     assert!(ready <= 9);
 }
+
+/// A working phase's tasks, puts, steals and idle time, on every pool of the family.
+#[test]
+fn working_phase_tasks_puts_and_steals_are_traced_on_every_pool() {
+    use taskpools::{Builder, PoolKind};
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 20)
+        .build()
+        .unwrap();
+    let mut any_steal = 0;
+    for pool in PoolKind::ALL {
+        let _ = rt.take_trace().unwrap();
+        let b = Builder::new().runtime(&rt).threads(2).pool(pool);
+        let report = taskpools::synthetic::run(&b, 14, 20).unwrap();
+        let t = rt.take_trace().unwrap().expect("traced");
+        t.check().unwrap_or_else(|e| panic!("{pool:?}: {e}"));
+        assert_eq!(t.dropped, 0);
+        let starts = |f: fn(&Source) -> bool| {
+            t.events
+                .iter()
+                .filter(|e| matches!(&e.kind, EventKind::Start(s) if f(s)))
+                .count() as u64
+        };
+        let tasks = starts(|s| matches!(s, Source::Pool | Source::PoolSteal { .. }));
+        assert_eq!(tasks, report.tasks_run(), "{pool:?}: one start per task");
+        let puts = t.events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
+        assert_eq!(puts, report.total().puts, "{pool:?}: one event per put");
+        let stolen = starts(|s| matches!(s, Source::PoolSteal { .. }));
+        any_steal += stolen;
+        assert!(
+            stolen <= report.total().steals,
+            "{pool:?}: {stolen} tasks after steals, {} steals counted",
+            report.total().steals
+        );
+        for e in &t.events {
+            if let EventKind::Start(Source::PoolSteal { victim, tasks }) = e.kind {
+                assert!(
+                    victim < 2 && victim != e.worker && tasks >= 1,
+                    "{pool:?}: {e:?}"
+                );
+            }
+        }
+        // Every worker's idle time is bracketed inside its share.
+        let idles = t
+            .events
+            .iter()
+            .filter(|e| e.kind == EventKind::Idle)
+            .count();
+        let resumes = t
+            .events
+            .iter()
+            .filter(|e| e.kind == EventKind::Resume)
+            .count();
+        assert_eq!(idles, resumes, "{pool:?}");
+        assert!(idles >= 2, "{pool:?}: each worker ends the phase idle");
+    }
+    assert!(any_steal > 0, "some pool's steals appear in its trace");
+}
+
+/// A panicking task still closes its span: the trace stays well formed.
+#[test]
+fn a_panicking_phase_task_leaves_a_well_formed_trace() {
+    use taskpools::{BoxedTask, Builder};
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 16)
+        .build()
+        .unwrap();
+    let root = BoxedTask::new(|ctx| {
+        for i in 0..100 {
+            ctx.put(BoxedTask::new(move |_| {
+                if i == 57 {
+                    panic!("task 57");
+                }
+                spin(1000);
+            }));
+        }
+    });
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Builder::new().runtime(&rt).threads(2).run(vec![root])
+    }));
+    assert!(r.is_err(), "the panic reaches the caller");
+    let t = rt.take_trace().unwrap().expect("traced");
+    t.check().unwrap();
+}

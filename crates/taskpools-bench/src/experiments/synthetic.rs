@@ -35,7 +35,14 @@ pub struct Params {
     pub pin: bool,
     /// Search strategy of the steal-half pool.
     pub search: Search,
+    /// Record a schedule trace of one extra, untimed repetition of every configuration (on
+    /// runtimes of their own that record; the timed runs do not): Chrome trace-event JSON to
+    /// this file, a Gantt chart per configuration into `<file>.gantt/`.
+    pub trace: Option<std::path::PathBuf>,
 }
+
+/// Trace buffer per worker, in events (a task is a start, an end and its puts).
+const TRACE_EVENTS: usize = 1 << 21;
 
 /// One configuration's result (the JSON record of the issue, plus derived columns).
 #[derive(Clone, Debug, Serialize)]
@@ -180,6 +187,46 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             attempts[i].push(tot.steal_attempts);
             progress.inc();
         }
+    }
+    if let Some(path) = &p.trace {
+        let mut traces = Vec::new();
+        let mut traced: std::collections::BTreeMap<usize, taskpools::Runtime> = Default::default();
+        for &(pool, mem, wake, t) in &cfgs {
+            if let std::collections::btree_map::Entry::Vacant(e) = traced.entry(t) {
+                e.insert(
+                    taskpools::Runtime::builder()
+                        .threads(t)
+                        .pin(p.pin)
+                        .trace(TRACE_EVENTS)
+                        .build()?,
+                );
+            }
+            let rt = &traced[&t];
+            progress.set_message(format!("tracing {} x{t}", pool.alias()));
+            let _ = rt.take_trace()?; // start empty
+            let b = Builder::new()
+                .runtime(rt)
+                .threads(t)
+                .pool(pool)
+                .mem(mem)
+                .wake(wake)
+                .search(p.search)
+                .pin(p.pin);
+            synthetic::run(&b, p.k, p.f)?;
+            if let Some(tr) = rt.take_trace()? {
+                let name = format!(
+                    "A({}) f={} {} ({}) {} {} x{t}",
+                    p.k,
+                    p.f,
+                    pool.name(),
+                    pool.alias(),
+                    mem.alias(),
+                    wake.name()
+                );
+                traces.push((name, tr));
+            }
+        }
+        crate::report::trace::write_files(path, &traces)?;
     }
     let (seq_med, seq_min, seq_max) = summarize(&seq_times);
     let mut out = vec![Record {

@@ -18,6 +18,8 @@ fn colour(src: Source) -> &'static str {
         Source::Steal { .. } => "#e45756",
         Source::Injected => "#9d9d9d",
         Source::Mail => "#b279a2",
+        Source::Pool => "#72b7b2",
+        Source::PoolSteal { .. } => "#d62728",
     }
 }
 
@@ -32,7 +34,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     let t1 = t.events.last().map_or(1, |e| e.t_ns).max(t0 + 1);
     let span = (t1 - t0) as f64;
     let x = |ns: u64| left + (ns - t0) as f64 / span * (w_px - left - 20.0);
-    let h = top + row * t.workers as f64 + 40.0;
+    let h = top + row * t.workers as f64 + 60.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -63,7 +65,10 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
         let y = top + row * w as f64;
         match e.kind {
             EventKind::Start(src) => {
-                if matches!(src, Source::Steal { .. } | Source::PlaceSteal { .. }) {
+                if matches!(
+                    src,
+                    Source::Steal { .. } | Source::PlaceSteal { .. } | Source::PoolSteal { .. }
+                ) {
                     let xs = x(e.t_ns);
                     let _ = writeln!(
                         s,
@@ -83,9 +88,12 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                     }
                 }
             }
-            EventKind::Task { .. } | EventKind::Dep { .. } | EventKind::Ready { .. } => {}
-            EventKind::Sleep => asleep[w] = Some(e.t_ns),
-            EventKind::Wake => {
+            EventKind::Task { .. }
+            | EventKind::Dep { .. }
+            | EventKind::Ready { .. }
+            | EventKind::Put => {}
+            EventKind::Sleep | EventKind::Idle => asleep[w] = Some(e.t_ns),
+            EventKind::Wake | EventKind::Resume => {
                 if let Some(st) = asleep[w].take() {
                     let _ = writeln!(
                         s,
@@ -120,6 +128,14 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
         ("stolen from a worker", Source::Steal { victim: 0 }),
         ("injected", Source::Injected),
         ("share", Source::Mail),
+        ("phase task", Source::Pool),
+        (
+            "phase task after a steal",
+            Source::PoolSteal {
+                victim: 0,
+                tasks: 0,
+            },
+        ),
     ] {
         let _ = writeln!(
             s,
@@ -132,7 +148,8 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{lx}" y="{ly}">grey line: asleep; triangles: steals; {:.3} ms shown{}</text>"#,
+        r#"<text x="{left}" y="{}">grey line: asleep or idle; triangles: steals; {:.3} ms shown{}</text>"#,
+        ly + 18.0,
         span / 1e6,
         if t.dropped > 0 {
             format!("; {} events dropped (buffer full)", t.dropped)
@@ -170,16 +187,24 @@ pub fn summary(path: &Path) -> Result<String> {
         busy: f64,
         sleep: f64,
         sleeping_since: Option<f64>,
+        idle: f64,
+        idle_since: Option<f64>,
         last_end: Option<f64>,
         gaps: Vec<(f64, f64)>,
         jobs: u64,
+    }
+    #[derive(Clone, Copy, PartialEq)]
+    enum Slice {
+        Job,
+        Sleep,
+        Idle,
     }
     #[derive(Default)]
     struct Proc {
         /// The events again as a trace, for the data-flow task graph.
         rebuilt: Trace,
-        /// Per track: whether each open slice is a sleep.
-        open_sleep: BTreeMap<u64, Vec<bool>>,
+        /// Per track: what each open slice is (a job, a sleep, a phase's idle time).
+        open_sleep: BTreeMap<u64, Vec<Slice>>,
         name: String,
         tracks: BTreeMap<u64, Track>,
         first: f64,
@@ -216,11 +241,15 @@ pub fn summary(path: &Path) -> Result<String> {
         // The same event for the rebuilt trace.
         let kind = match ph {
             "B" if e["name"] == "sleep" => {
-                p.open_sleep.entry(tid).or_default().push(true);
+                p.open_sleep.entry(tid).or_default().push(Slice::Sleep);
                 Some(EventKind::Sleep)
             }
+            "B" if e["name"] == "idle" => {
+                p.open_sleep.entry(tid).or_default().push(Slice::Idle);
+                Some(EventKind::Idle)
+            }
             "B" => {
-                p.open_sleep.entry(tid).or_default().push(false);
+                p.open_sleep.entry(tid).or_default().push(Slice::Job);
                 let a = &e["args"];
                 let n = |k: &str| a[k].as_u64().unwrap_or(0) as u32;
                 Some(EventKind::Start(match a["from"].as_str().unwrap_or("") {
@@ -233,11 +262,17 @@ pub fn summary(path: &Path) -> Result<String> {
                     },
                     "injected" => Source::Injected,
                     "mail" => Source::Mail,
+                    "pool" => Source::Pool,
+                    "pool-steal" => Source::PoolSteal {
+                        victim: n("victim"),
+                        tasks: n("tasks"),
+                    },
                     _ => Source::Own,
                 }))
             }
             "E" => match p.open_sleep.entry(tid).or_default().pop() {
-                Some(true) => Some(EventKind::Wake),
+                Some(Slice::Sleep) => Some(EventKind::Wake),
+                Some(Slice::Idle) => Some(EventKind::Resume),
                 _ => Some(EventKind::End),
             },
             "i" => {
@@ -253,6 +288,7 @@ pub fn summary(path: &Path) -> Result<String> {
                         task: n("task"),
                         by: n("by"),
                     }),
+                    "put" => Some(EventKind::Put),
                     _ => None,
                 }
             }
@@ -270,6 +306,14 @@ pub fn summary(path: &Path) -> Result<String> {
             "B" if e["name"] == "sleep" => {
                 p.tracks.entry(tid).or_default().sleeping_since = Some(ts);
             }
+            "B" if e["name"] == "idle" => {
+                // A working phase's worker without a task, inside its share: not busy.
+                let t = p.tracks.entry(tid).or_default();
+                if let Some(st) = t.busy_since.take() {
+                    t.busy += ts - st;
+                }
+                t.idle_since = Some(ts);
+            }
             "B" => {
                 let t = p.tracks.entry(tid).or_default();
                 if t.depth == 0 {
@@ -285,6 +329,12 @@ pub fn summary(path: &Path) -> Result<String> {
                 let t = p.tracks.entry(tid).or_default();
                 if let Some(st) = t.sleeping_since.take() {
                     t.sleep += ts - st;
+                } else if let Some(st) = t.idle_since.take() {
+                    t.idle += ts - st;
+                    t.gaps.push((ts - st, st));
+                    if t.depth > 0 {
+                        t.busy_since = Some(ts);
+                    }
                 } else if t.depth > 0 {
                     t.depth -= 1;
                     if t.depth == 0 {
@@ -305,7 +355,7 @@ pub fn summary(path: &Path) -> Result<String> {
                     *p.steals.entry((tid, victim)).or_default() += 1;
                 }
             }
-            "i" if e["cat"] != "dataflow" => {
+            "i" if e["cat"] != "dataflow" && e["cat"] != "phase" => {
                 p.notes.push(e["name"].as_str().unwrap_or("").to_string())
             }
             _ => {}
@@ -328,7 +378,7 @@ pub fn summary(path: &Path) -> Result<String> {
         }
         let _ = writeln!(
             s,
-            "   worker   jobs   busy %   asleep %   longest idle gaps (µs, at µs)"
+            "   worker   jobs   busy %   asleep %   phase idle %   longest idle gaps (µs, at µs)"
         );
         for (tid, t) in &p.tracks {
             let mut gaps = t.gaps.clone();
@@ -340,10 +390,11 @@ pub fn summary(path: &Path) -> Result<String> {
                 .collect();
             let _ = writeln!(
                 s,
-                "   {tid:>6} {:>6} {:>8.1} {:>10.1}   {}",
+                "   {tid:>6} {:>6} {:>8.1} {:>10.1} {:>14.1}   {}",
                 t.jobs,
                 100.0 * t.busy / span,
                 100.0 * t.sleep / span,
+                100.0 * t.idle / span,
                 g.join(", ")
             );
         }
@@ -372,6 +423,9 @@ pub fn summary(path: &Path) -> Result<String> {
                 work as f64 / len.max(1) as f64
             );
         }
+        if let Some(table) = over_time(&p.rebuilt, 10) {
+            s.push_str(&table);
+        }
         if p.steals.is_empty() {
             let _ = writeln!(s, "   steals between workers: none");
         } else {
@@ -386,6 +440,91 @@ pub fn summary(path: &Path) -> Result<String> {
         bail!("{}: the file holds no events", path.display());
     }
     Ok(s)
+}
+
+/// Manber's measurements over time, from a working phase's events (none without them): in
+/// `slices` equal slices of the traced time, the tasks run, the steals and the tasks they
+/// moved, and each worker's segment size at the end of the slice. A segment here is what a
+/// worker holds: its puts, less the tasks it ran from the pool, plus what its steals moved
+/// to it (less the one it ran at once), less what was stolen from it; its initial share is
+/// what makes it end at zero. For the pools with queues of their own per worker this is the
+/// queue's length; for shared queues it is the worker's share of the pool.
+pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
+    let phase = |e: &&taskpools::runtime::trace::Event| {
+        matches!(
+            e.kind,
+            EventKind::Start(Source::Pool | Source::PoolSteal { .. }) | EventKind::Put
+        )
+    };
+    let first = t.events.iter().find(phase)?.t_ns;
+    let last = t.events.iter().rev().find(phase)?.t_ns.max(first + 1);
+    let n = t.workers;
+    let slot =
+        |ns: u64| (((ns - first) as u128 * slices as u128) / (last - first + 1) as u128) as usize;
+    let mut ran = vec![0u64; slices];
+    let mut steals = vec![0u64; slices];
+    let mut moved = vec![0u64; slices];
+    // Per slice and worker: the change of the segment within the slice.
+    let mut delta = vec![vec![0i64; n]; slices];
+    for e in t
+        .events
+        .iter()
+        .filter(|e| e.t_ns >= first && e.t_ns <= last)
+    {
+        let (k, w) = (slot(e.t_ns), e.worker as usize);
+        if w >= n {
+            continue;
+        }
+        match e.kind {
+            EventKind::Put => delta[k][w] += 1,
+            EventKind::Start(Source::Pool) => {
+                ran[k] += 1;
+                delta[k][w] -= 1;
+            }
+            EventKind::Start(Source::PoolSteal { victim, tasks }) => {
+                ran[k] += 1;
+                steals[k] += 1;
+                moved[k] += u64::from(tasks);
+                delta[k][w] += i64::from(tasks) - 1;
+                if let Some(v) = delta[k].get_mut(victim as usize) {
+                    *v -= i64::from(tasks);
+                }
+            }
+            _ => {}
+        }
+    }
+    let total: Vec<i64> = (0..n).map(|w| delta.iter().map(|d| d[w]).sum()).collect();
+    let mut size: Vec<i64> = total.iter().map(|t| -t).collect();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "   the working phase over time ({slices} slices of {:.3} ms): tasks run, steals (tasks moved), segment size per worker at the slice's end",
+        (last - first) as f64 / slices as f64 / 1e6
+    );
+    let _ = writeln!(
+        s,
+        "     {:>5} {:>10} {:>14}   {}",
+        "slice",
+        "tasks run",
+        "steals (moved)",
+        (0..n)
+            .map(|w| format!("{:>8}", format!("w{w}")))
+            .collect::<String>()
+    );
+    for k in 0..slices {
+        for (w, d) in delta[k].iter().enumerate() {
+            size[w] += d;
+        }
+        let _ = writeln!(
+            s,
+            "     {:>5} {:>10} {:>14}   {}",
+            k,
+            ran[k],
+            format!("{} ({})", steals[k], moved[k]),
+            size.iter().map(|v| format!("{v:>8}")).collect::<String>()
+        );
+    }
+    Some(s)
 }
 
 /// Writes traces (one per configuration): Chrome trace-event JSON to `path` (a process per

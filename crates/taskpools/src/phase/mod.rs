@@ -18,6 +18,7 @@ pub(crate) use idle::Coordinator;
 
 use crate::pool::{PutOutcome, TaskPool};
 use crate::runtime::broadcast::{broadcast_claimed, claim, Claim};
+use crate::runtime::trace::{Source, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry, Runtime};
 use crate::sync::Arc;
@@ -44,17 +45,23 @@ impl Default for RunOptions {
     }
 }
 
-struct Sink<'a, T: Send, P: TaskPool<T>> {
+struct Sink<'a, T: Send, P: TaskPool<T>, const TRACE: bool> {
     pool: &'a P,
     local: &'a mut P::Local,
     coord: &'a Coordinator,
     puts: u64,
+    trace: Option<&'a TraceBuf>,
 }
 
-impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
+impl<T: Send, P: TaskPool<T>, const TRACE: bool> PutSink<T> for Sink<'_, T, P, TRACE> {
     #[inline]
     fn put(&mut self, task: T) {
         self.puts += 1;
+        if TRACE {
+            if let Some(tr) = self.trace {
+                tr.put();
+            }
+        }
         if let PutOutcome::Shared { was_empty } = self.pool.put(self.local, task) {
             self.coord.on_shared_put(was_empty);
         }
@@ -112,10 +119,38 @@ impl<T: Send> Remote<T> for NoRemote {
 fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
     me: usize,
     pool: &P,
+    local: P::Local,
+    coord: &Coordinator,
+    remote: &R,
+    state: &mut L,
+) -> WorkerStats {
+    // A traced runtime records the phase's tasks; the loop is compiled twice, so an untraced
+    // phase has no trace checks in it.
+    match WorkerThread::current().and_then(|w| w.trace.as_deref()) {
+        Some(tr) => {
+            worker_loop::<L, T, P, R, true>(me, pool, local, coord, remote, state, Some(tr))
+        }
+        None => worker_loop::<L, T, P, R, false>(me, pool, local, coord, remote, state, None),
+    }
+}
+
+/// A traced task's span: its end is recorded when this drops.
+struct TaskSpan<'a>(&'a TraceBuf);
+
+impl Drop for TaskSpan<'_> {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+fn worker_loop<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>, const TRACE: bool>(
+    me: usize,
+    pool: &P,
     mut local: P::Local,
     coord: &Coordinator,
     remote: &R,
     state: &mut L,
+    trace: Option<&TraceBuf>,
 ) -> WorkerStats {
     let n = pool.workers();
     let mut stats = WorkerStats::default();
@@ -123,6 +158,9 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
     // is passed by reference to `get`, so its fields live in memory.
     let (mut ran, mut puts) = (0u64, 0u64);
     pool.resume(&mut local);
+    if TRACE {
+        crate::stats::take_steal(); // a steal before this phase is not its own
+    }
     loop {
         while let Some(task) = pool.get(&mut local, &mut stats) {
             if coord.is_done() {
@@ -132,20 +170,46 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
                 return stats;
             }
             ran += 1;
-            let mut sink = Sink {
+            // Ends the task's span also when the task panics.
+            let span = if TRACE {
+                trace.map(|tr| {
+                    tr.start(match crate::stats::take_steal() {
+                        Some((victim, tasks)) if victim as usize != me => {
+                            Source::PoolSteal { victim, tasks }
+                        }
+                        _ => Source::Pool,
+                    });
+                    TaskSpan(tr)
+                })
+            } else {
+                None
+            };
+            let mut sink = Sink::<T, P, TRACE> {
                 pool,
                 local: &mut local,
                 coord,
                 puts: 0,
+                trace,
             };
             task.run(&mut Ctx::new(&mut sink, state, me, n));
             puts += sink.puts;
+            drop(span);
             remote.between_tasks(pool, &mut local, &mut stats, coord);
         }
         stats.tasks_run += std::mem::take(&mut ran);
         stats.puts += std::mem::take(&mut puts);
         pool.pause(&mut local);
+        if TRACE {
+            if let Some(tr) = trace {
+                tr.idle();
+            }
+        }
         let more = coord.idle(pool, remote, &mut stats);
+        if TRACE {
+            if let Some(tr) = trace {
+                tr.resume();
+            }
+        }
         pool.resume(&mut local);
         if !more {
             return stats;

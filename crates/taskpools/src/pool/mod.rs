@@ -405,6 +405,7 @@ pub(crate) fn scan_victims<R>(
         if let Some((r, moved)) = try_one(v) {
             stats.steals += 1;
             stats.tasks_stolen += moved;
+            crate::stats::note_steal(v, moved);
             return Some(r);
         }
     }

@@ -10,6 +10,12 @@
 //! (a `join` or `scope` inside it runs other jobs meanwhile), so a worker's events form a
 //! well-bracketed sequence of starts and ends.
 //!
+//! Inside a working phase (the task pools' `run`), each task is a job too, nested in the
+//! worker's share: found in the pool ([`Source::Pool`]) or right after a steal
+//! ([`Source::PoolSteal`], naming the victim and the tasks moved); each `put` is a
+//! [`EventKind::Put`], and the time a worker spends without a task of the phase (spinning or
+//! asleep) is bracketed by [`EventKind::Idle`] and [`EventKind::Resume`].
+//!
 //! When a worker's buffer is full it stops recording and counts what it dropped; the trace
 //! says so ([`Trace::dropped`]). Room is kept for the ends of the jobs it recorded, so the
 //! brackets stay balanced.
@@ -38,10 +44,20 @@ pub enum Source {
     Injected,
     /// Its mailbox: a broadcast's share (a working phase).
     Mail,
+    /// A working phase's task, taken from the pool without a steal.
+    Pool,
+    /// A working phase's task taken right after a steal in the pool.
+    PoolSteal {
+        /// The worker stolen from.
+        victim: u32,
+        /// Tasks the steal moved (a block or half a segment can be several).
+        tasks: u32,
+    },
 }
 
 impl Source {
-    /// A short name (`own`, `place`, `place-steal`, `steal`, `injected`, `mail`).
+    /// A short name (`own`, `place`, `place-steal`, `steal`, `injected`, `mail`, `pool`,
+    /// `pool-steal`).
     pub fn name(self) -> &'static str {
         match self {
             Source::Own => "own",
@@ -50,6 +66,8 @@ impl Source {
             Source::Steal { .. } => "steal",
             Source::Injected => "injected",
             Source::Mail => "mail",
+            Source::Pool => "pool",
+            Source::PoolSteal { .. } => "pool-steal",
         }
     }
 }
@@ -85,6 +103,13 @@ pub enum EventKind {
         /// The predecessor whose completion did it.
         by: u64,
     },
+    /// A working phase's task put a child task into the pool.
+    Put,
+    /// A worker of a working phase found no task: it spins or sleeps inside its share until
+    /// [`Resume`](EventKind::Resume).
+    Idle,
+    /// It has a task again (or the phase ended).
+    Resume,
 }
 
 /// One event of one worker.
@@ -119,6 +144,7 @@ impl Trace {
     pub fn check(&self) -> Result<(), String> {
         let mut open = vec![0usize; self.workers];
         let mut asleep = vec![false; self.workers];
+        let mut idle = vec![false; self.workers];
         let mut last = vec![0u64; self.workers];
         for (i, e) in self.events.iter().enumerate() {
             let w = e.worker as usize;
@@ -131,10 +157,10 @@ impl Trace {
             last[w] = e.t_ns;
             match e.kind {
                 EventKind::Start(src) => {
-                    if asleep[w] {
-                        return Err(format!("event {i}: worker {w} starts a job asleep"));
+                    if asleep[w] || idle[w] {
+                        return Err(format!("event {i}: worker {w} starts a job asleep or idle"));
                     }
-                    if let Source::Steal { victim } = src {
+                    if let Source::Steal { victim } | Source::PoolSteal { victim, .. } = src {
                         if victim as usize >= self.workers || victim as usize == w {
                             return Err(format!("event {i}: worker {w} stole from {victim}"));
                         }
@@ -167,7 +193,29 @@ impl Trace {
                     }
                 }
                 EventKind::Dep { .. } | EventKind::Ready { .. } => {}
+                EventKind::Put => {
+                    if open[w] == 0 || idle[w] {
+                        return Err(format!("event {i}: worker {w} puts outside a task"));
+                    }
+                }
+                EventKind::Idle => {
+                    if idle[w] || asleep[w] || open[w] == 0 {
+                        return Err(format!(
+                            "event {i}: worker {w} idles outside a share, or twice"
+                        ));
+                    }
+                    idle[w] = true;
+                }
+                EventKind::Resume => {
+                    if !idle[w] {
+                        return Err(format!("event {i}: worker {w} resumes without idling"));
+                    }
+                    idle[w] = false;
+                }
             }
+        }
+        if let Some(w) = idle.iter().position(|&b| b) {
+            return Err(format!("worker {w} is still idle at the end"));
         }
         match open.iter().position(|&o| o != 0) {
             Some(w) => Err(format!("worker {w} has {} unfinished jobs", open[w])),
@@ -203,6 +251,9 @@ impl Trace {
                 EventKind::Start(src) => {
                     let extra = match src {
                         Source::Steal { victim } => format!(r#","victim":{victim}"#),
+                        Source::PoolSteal { victim, tasks } => {
+                            format!(r#","victim":{victim},"tasks":{tasks}"#)
+                        }
                         Source::PlaceSteal { place } => format!(r#","victim_place":{place}"#),
                         _ => String::new(),
                     };
@@ -212,7 +263,7 @@ impl Trace {
                         src.name(),
                         src.name()
                     );
-                    if let Source::Steal { victim } = src {
+                    if let Source::Steal { victim } | Source::PoolSteal { victim, .. } = src {
                         flow += 1;
                         let _ = writeln!(
                             out,
@@ -224,8 +275,20 @@ impl Trace {
                         );
                     }
                 }
-                EventKind::End | EventKind::Wake => {
+                EventKind::End | EventKind::Wake | EventKind::Resume => {
                     let _ = writeln!(out, r#"{{"ph":"E","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#);
+                }
+                EventKind::Idle => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"idle","cat":"idle","ph":"B","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
+                    );
+                }
+                EventKind::Put => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"put","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
+                    );
                 }
                 EventKind::Sleep => {
                     let _ = writeln!(
@@ -353,6 +416,8 @@ pub(crate) struct TraceBuf {
     /// a data-flow task run without a start of its own, by a join popping it directly,
     /// must not take over the enclosing job).
     fresh: Cell<bool>,
+    /// The last `Idle` was recorded (its `Resume` will be).
+    idle_recorded: Cell<bool>,
 }
 
 impl TraceBuf {
@@ -368,6 +433,7 @@ impl TraceBuf {
             dropped_open: Cell::new(0),
             next_task: Cell::new(0),
             fresh: Cell::new(false),
+            idle_recorded: Cell::new(false),
         }
     }
 
@@ -451,6 +517,30 @@ impl TraceBuf {
         }
         if self.fits() {
             self.record(kind);
+        }
+    }
+
+    /// A working phase's task put a child (recorded if there is room).
+    #[inline]
+    pub(crate) fn put(&self) {
+        if self.dropped_open.get() == 0 && self.fits() {
+            self.record(EventKind::Put);
+        }
+    }
+
+    /// A worker of a working phase found no task.
+    pub(crate) fn idle(&self) {
+        let rec = self.dropped_open.get() == 0 && self.fits();
+        if rec {
+            self.record(EventKind::Idle);
+        }
+        self.idle_recorded.set(rec);
+    }
+
+    /// It leaves the idle path (recorded exactly when its `idle` was).
+    pub(crate) fn resume(&self) {
+        if self.idle_recorded.replace(false) {
+            self.record(EventKind::Resume);
         }
     }
 

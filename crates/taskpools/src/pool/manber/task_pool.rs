@@ -84,6 +84,9 @@ impl<T: Send> TaskPool<T> for StealHalfPool<T> {
             l.p.stats.segments_examined + l.p.stats.segments_examined_fruitless - examined;
         stats.steals += l.p.stats.steals - before.0;
         stats.tasks_stolen += l.p.stats.elements_stolen - before.1;
+        if l.p.stats.steals != before.0 {
+            crate::stats::note_steal(l.p.last_found, l.p.stats.elements_stolen - before.1);
+        }
         t
     }
 
