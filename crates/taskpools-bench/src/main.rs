@@ -590,12 +590,12 @@ fn trace_cost_cmd(reps: usize) -> Result<()> {
          own worker runs inline and records nothing).\n"
     );
     println!(
-        "{:<22} {:>10} {:>10} {:>7} {:>10} {:>10} {:>12}",
+        "{:<26} {:>10} {:>10} {:>7} {:>10} {:>10} {:>12}",
         "program", "off", "on", "on/off", "jobs", "events", "ns per event"
     );
     for r in rows {
         println!(
-            "{:<22} {:>7.2} ms {:>7.2} ms {:>7.3} {:>10} {:>10} {:>12.1}",
+            "{:<26} {:>7.2} ms {:>7.2} ms {:>7.3} {:>10} {:>10} {:>12.1}",
             r.program,
             r.off_ms,
             r.on_ms,

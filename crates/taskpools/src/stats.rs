@@ -75,9 +75,10 @@ thread_local! {
     static LAST_STEAL: std::cell::Cell<Option<(u32, u32)>> = const { std::cell::Cell::new(None) };
 }
 
-/// Notes a successful steal for the schedule trace (a thread-local write; steals are rare
-/// next to tasks).
-#[inline]
+/// Notes a successful steal for the schedule trace (a thread-local write, kept out of line:
+/// steals are rare next to tasks).
+#[cold]
+#[inline(never)]
 pub(crate) fn note_steal(victim: usize, tasks: u64) {
     LAST_STEAL.with(|c| {
         c.set(Some((

@@ -42,6 +42,15 @@ fn spawns(n: usize) -> u64 {
     sum.into_inner()
 }
 
+/// Synthetic A(20), f = 1, in a working phase of `private-public` on the calling worker's
+/// runtime (2 workers): about 90 000 tiny tasks, each a span and its puts when traced.
+fn phase() -> u64 {
+    let b = taskpools::Builder::new()
+        .threads(2)
+        .pool(taskpools::PoolKind::PrivatePublic);
+    taskpools::synthetic::run(&b, 20, 1).map_or(0, |r| r.tasks_run())
+}
+
 /// Runs each program `reps` times on both runtimes (2 workers, pinned).
 pub fn run(reps: usize, threads: usize) -> Result<Vec<Row>> {
     let off = Runtime::builder().threads(threads).pin(true).build()?;
@@ -51,9 +60,10 @@ pub fn run(reps: usize, threads: usize) -> Result<Vec<Row>> {
         .trace(1 << 22)
         .build()?;
     type Program = (&'static str, fn() -> u64);
-    let programs: [Program; 2] = [
+    let programs: [Program; 3] = [
         ("fib(27), join", || fib(27)),
         ("200,000 scope spawns", || spawns(200_000)),
+        ("A(20) f=1, working phase", phase),
     ];
     let mut rows = Vec::new();
     for (name, f) in programs {
