@@ -400,6 +400,12 @@ struct QueensArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pin: bool,
+    /// Record a schedule trace of our variants (task pools, scope, join; one extra,
+    /// untimed run each per thread count, on runtimes that record): Chrome trace-event JSON
+    /// to this file (`taskpools trace FILE` summarizes it) and Gantt charts into the folder
+    /// FILE with the extension `.gantt`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -1525,6 +1531,7 @@ fn tour(out: &Path) -> Result<()> {
             PoolKind::ChaseLev,
         ],
         pin: true,
+        trace: None,
     };
     queens_cmd(&p, &TourFiles::new(out, "queens").outputs(), false)?;
     println!("== blocked: a scope per step (sparse LU, Jacobi), scope and scope_fifo\n");
@@ -1961,7 +1968,9 @@ fn run(cli: Cli) -> Result<()> {
                 reps: a.reps,
                 pools,
                 pin: a.pin,
+                trace: a.trace.clone(),
             };
+            check_output("--trace", a.trace.as_deref(), false)?;
             queens_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Manber(a) => {

@@ -396,3 +396,38 @@ fn a_panicking_phase_task_leaves_a_well_formed_trace() {
     let t = rt.take_trace().unwrap().expect("traced");
     t.check().unwrap();
 }
+
+/// A working phase that runs inside a job whose start went to an earlier take (the calling
+/// worker's own share runs inline, without a start of its own): the trace is still well
+/// formed, and the phase's tasks are all there.
+#[test]
+fn a_phase_after_a_take_inside_the_same_job_is_well_formed() {
+    use taskpools::Builder;
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 18)
+        .build()
+        .unwrap();
+    let (t, tasks) = rt.install(|| {
+        let _ = rt.take_trace().unwrap();
+        let b = Builder::new().runtime(&rt).threads(2);
+        let r1 = taskpools::synthetic::run(&b, 12, 5).unwrap();
+        let r2 = taskpools::synthetic::run(&b, 12, 5).unwrap();
+        (
+            rt.take_trace().unwrap().expect("traced"),
+            r1.tasks_run() + r2.tasks_run(),
+        )
+    });
+    t.check().unwrap();
+    let started = t
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Start(Source::Pool | Source::PoolSteal { .. })
+            )
+        })
+        .count() as u64;
+    assert_eq!(started, tasks);
+}

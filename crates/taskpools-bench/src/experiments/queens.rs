@@ -28,7 +28,14 @@ pub struct Params {
     pub pools: Vec<PoolKind>,
     /// Pin worker `i` of every runtime to core `i mod cores`, and the sequential run to core 0.
     pub pin: bool,
+    /// Record a schedule trace of one extra, untimed run of each of our variants per thread
+    /// count (task pools, scope, join) on runtimes that record: Chrome trace-event JSON to
+    /// this file, Gantt charts into `<file>.gantt/`.
+    pub trace: Option<std::path::PathBuf>,
 }
+
+/// Trace buffer per worker, in events (one task per node: a start, an end and its puts).
+const TRACE_EVENTS: usize = 1 << 22;
 
 /// The largest board: n = 16 has 14,772,512 solutions and about 1.1e9 nodes (minutes
 /// sequentially); beyond that a run takes hours.
@@ -308,56 +315,58 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         (r, t0.elapsed().as_secs_f64())
     }
     // One run of `v` at thread-count index `ti`: (solutions, tasks if counted, seconds).
-    let run_one = |v: Variant, ti: usize| -> Result<(u64, Option<u64>, f64)> {
-        let t = p.threads[ti];
-        Ok(match v {
-            Variant::Pool(i) => {
-                let b = Builder::new()
-                    .runtime(&ours[ti])
-                    .threads(t)
-                    .pool(p.pools[i])
-                    .pin(p.pin);
-                let (report, sols) = b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
-                (sols, Some(report.tasks_run()), report.elapsed.as_secs_f64())
-            }
-            Variant::ScopeOurs => {
-                let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
-                (s, None, secs)
-            }
-            Variant::JoinOurs => {
-                let (s, secs) =
-                    ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
-                (s, None, secs)
-            }
-            Variant::ScopeRayon => {
-                let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root)));
-                (s, None, secs)
-            }
-            Variant::JoinRayon => {
-                let (s, secs) =
-                    rayons[ti].install(|| timed(|| join_rayon_m::count(root, root.free(), ())));
-                (s, None, secs)
-            }
-            // The peers' callers take part in the run: they run on a thread on core 0.
-            Variant::JoinChili => on_core(&pin_to, || {
-                let mut scope = chilis[ti].scope();
-                let (s, secs) = timed(|| join_chili_m::count(root, root.free(), &mut scope));
-                (s, None, secs)
-            }),
-            Variant::ScopeForte => on_core(&pin_to, || {
-                fortes[ti].with_worker(|_| {
-                    let (s, secs) = timed(|| scope_forte(root));
+    let run_one =
+        |v: Variant, ti: usize, ours: &[taskpools::Runtime]| -> Result<(u64, Option<u64>, f64)> {
+            let t = p.threads[ti];
+            Ok(match v {
+                Variant::Pool(i) => {
+                    let b = Builder::new()
+                        .runtime(&ours[ti])
+                        .threads(t)
+                        .pool(p.pools[i])
+                        .pin(p.pin);
+                    let (report, sols) =
+                        b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
+                    (sols, Some(report.tasks_run()), report.elapsed.as_secs_f64())
+                }
+                Variant::ScopeOurs => {
+                    let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
                     (s, None, secs)
-                })
-            }),
-            Variant::JoinForte => on_core(&pin_to, || {
-                fortes[ti].with_worker(|w| {
-                    let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
+                }
+                Variant::JoinOurs => {
+                    let (s, secs) =
+                        ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
                     (s, None, secs)
-                })
-            }),
-        })
-    };
+                }
+                Variant::ScopeRayon => {
+                    let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root)));
+                    (s, None, secs)
+                }
+                Variant::JoinRayon => {
+                    let (s, secs) =
+                        rayons[ti].install(|| timed(|| join_rayon_m::count(root, root.free(), ())));
+                    (s, None, secs)
+                }
+                // The peers' callers take part in the run: they run on a thread on core 0.
+                Variant::JoinChili => on_core(&pin_to, || {
+                    let mut scope = chilis[ti].scope();
+                    let (s, secs) = timed(|| join_chili_m::count(root, root.free(), &mut scope));
+                    (s, None, secs)
+                }),
+                Variant::ScopeForte => on_core(&pin_to, || {
+                    fortes[ti].with_worker(|_| {
+                        let (s, secs) = timed(|| scope_forte(root));
+                        (s, None, secs)
+                    })
+                }),
+                Variant::JoinForte => on_core(&pin_to, || {
+                    fortes[ti].with_worker(|w| {
+                        let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
+                        (s, None, secs)
+                    })
+                }),
+            })
+        };
     progress.set_length((p.reps * (1 + variants.len() * p.threads.len())) as u64);
     let mut seq = Vec::new();
     let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
@@ -376,7 +385,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let (fe, rt) = v.labels(p);
                 progress.set_message(format!("n={} {fe} {rt} x{}", p.n, p.threads[ti]));
                 settle();
-                let (s, tasks, secs) = run_one(v, ti)?;
+                let (s, tasks, secs) = run_one(v, ti, &ours)?;
                 if s != solutions {
                     bail!("{fe} on {rt}: {s} solutions, the sequential count is {solutions}");
                 }
@@ -389,6 +398,38 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 progress.inc();
             }
         }
+    }
+    if let Some(path) = &p.trace {
+        let traced: Vec<taskpools::Runtime> = p
+            .threads
+            .iter()
+            .map(|&t| {
+                taskpools::Runtime::builder()
+                    .threads(t)
+                    .pin(p.pin)
+                    .trace(TRACE_EVENTS)
+                    .build()
+            })
+            .collect::<Result<_, _>>()?;
+        let mut traces = Vec::new();
+        for &v in variants
+            .iter()
+            .filter(|v| matches!(v, Variant::Pool(_) | Variant::ScopeOurs | Variant::JoinOurs))
+        {
+            for (ti, rt) in traced.iter().enumerate() {
+                let (fe, name) = v.labels(p);
+                progress.set_message(format!("tracing n={} {fe} {name} x{}", p.n, p.threads[ti]));
+                let _ = rt.take_trace()?;
+                let (s, _, _) = run_one(v, ti, &traced)?;
+                if s != solutions {
+                    bail!("{fe} on {name}: {s} solutions, the sequential count is {solutions}");
+                }
+                if let Some(tr) = rt.take_trace()? {
+                    traces.push((format!("queens {} {fe} {name} x{}", p.n, p.threads[ti]), tr));
+                }
+            }
+        }
+        crate::report::trace::write_files(path, &traces)?;
     }
     let (sm, smin, smax) = summarize(&seq);
     let mut out = vec![Record {

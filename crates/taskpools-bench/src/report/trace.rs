@@ -378,7 +378,7 @@ pub fn summary(path: &Path) -> Result<String> {
         }
         let _ = writeln!(
             s,
-            "   worker   jobs   busy %   asleep %   phase idle %   longest idle gaps (µs, at µs)"
+            "   worker   jobs   busy %   asleep %   phase idle %   longest idle gaps, between jobs or in a phase (µs, at µs)"
         );
         for (tid, t) in &p.tracks {
             let mut gaps = t.gaps.clone();
@@ -425,6 +425,12 @@ pub fn summary(path: &Path) -> Result<String> {
         }
         if let Some(table) = over_time(&p.rebuilt, 10) {
             s.push_str(&table);
+            if p.notes.iter().any(|n| n.starts_with("trace incomplete")) {
+                let _ = writeln!(
+                    s,
+                    "   (events were dropped: the segment and waiting columns are not reliable)"
+                );
+            }
         }
         if p.steals.is_empty() {
             let _ = writeln!(s, "   steals between workers: none");
@@ -444,12 +450,18 @@ pub fn summary(path: &Path) -> Result<String> {
 
 /// Manber's measurements over time, from a working phase's events (none without them): in
 /// `slices` equal slices of the traced time, the tasks run, the steals and the tasks they
-/// moved, and each worker's segment size at the end of the slice. A segment here is what a
-/// worker holds: its puts, less the tasks it ran from the pool, plus what its steals moved
-/// to it (less the one it ran at once), less what was stolen from it; its initial share is
-/// what makes it end at zero. For the pools with queues of their own per worker this is the
-/// queue's length; for shared queues it is the worker's share of the pool.
+/// moved, the tasks waiting in the pool, and each worker's segment at the end of the slice.
+///
+/// A worker's segment is computed as its puts, less the tasks it ran from the pool, plus
+/// what its steals moved to it (less the one it ran at once), less what was stolen from it;
+/// its initial share is what makes it end at zero. For pools with a queue per worker that
+/// is the queue's length. For shared queues (`central-*`, the central blocks of `combined`)
+/// it is only a balance of puts and runs and can be negative; the pool total is exact for
+/// every pool. A trace with dropped events gives wrong figures (the summary says so).
 pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
+    if slices == 0 {
+        return None;
+    }
     let phase = |e: &&taskpools::runtime::trace::Event| {
         matches!(
             e.kind,
@@ -517,10 +529,11 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
         }
         let _ = writeln!(
             s,
-            "     {:>5} {:>10} {:>14}   {}",
+            "     {:>5} {:>10} {:>14} {:>8}   {}",
             k,
             ran[k],
             format!("{} ({})", steals[k], moved[k]),
+            size.iter().sum::<i64>(),
             size.iter().map(|v| format!("{v:>8}")).collect::<String>()
         );
     }

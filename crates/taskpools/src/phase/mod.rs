@@ -191,6 +191,11 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
             puts += sink.puts;
             drop(span);
             remote.between_tasks(pool, &mut local, &mut stats, coord);
+            if trace.is_some() {
+                // A steal made outside a task's own `get` (a distributed phase's worker
+                // answering another rank) belongs to no task.
+                crate::stats::take_steal();
+            }
         }
         stats.tasks_run += std::mem::take(&mut ran);
         stats.puts += std::mem::take(&mut puts);

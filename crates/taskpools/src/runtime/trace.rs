@@ -168,8 +168,10 @@ impl Trace {
                     open[w] += 1;
                 }
                 EventKind::End => {
-                    if open[w] == 0 {
-                        return Err(format!("event {i}: worker {w} ends a job it did not start"));
+                    if open[w] == 0 || idle[w] {
+                        return Err(format!(
+                            "event {i}: worker {w} ends a job it did not start, or while idle"
+                        ));
                     }
                     open[w] -= 1;
                 }
@@ -530,7 +532,9 @@ impl TraceBuf {
 
     /// A worker of a working phase found no task.
     pub(crate) fn idle(&self) {
-        let rec = self.dropped_open.get() == 0 && self.fits();
+        // Only inside a recorded job (the share; a share that runs inside a job whose start
+        // went to an earlier take has no recorded job around it).
+        let rec = self.dropped_open.get() == 0 && self.open() > 0 && self.fits();
         if rec {
             self.record(EventKind::Idle);
         }
