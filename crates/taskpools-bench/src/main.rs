@@ -294,6 +294,12 @@ struct BlockedArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pin: bool,
+    /// Record a schedule trace of the first repetition of each of our configurations (our
+    /// runtimes then record in every repetition; the table's times include that): Chrome
+    /// trace-event JSON to this file and Gantt charts into the folder FILE with the extension
+    /// `.gantt`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -507,6 +513,11 @@ struct DistributedArgs {
     /// Write the records as JSON (rank 0; `-` for stdout, no table).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Record each rank's schedule (one extra, untimed run per configuration, on a runtime
+    /// that records): for `--trace dir/t.json`, rank r writes `dir/t.rank<r>.json` (open it
+    /// in Perfetto, or `taskpools trace`) and Gantt charts into `dir/t.rank<r>.gantt/`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -716,6 +727,9 @@ fn distributed_params(a: &DistributedArgs) -> Result<experiments::distributed::P
         bail!("--remote-delay-us and --jitter-us must be at most 1000000");
     }
     check_output("--json", a.json.as_deref(), true)?;
+    if let Some(t) = a.trace.as_deref() {
+        check_output("--trace", Some(&distributed::rank_trace_path(t, 0)), false)?;
+    }
     Ok(distributed::Params {
         workloads,
         k: a.k,
@@ -732,6 +746,7 @@ fn distributed_params(a: &DistributedArgs) -> Result<experiments::distributed::P
         jitter: std::time::Duration::from_micros(a.jitter_us),
         panic_on_rank: a.panic_on_rank,
         die_on_rank: a.die_on_rank,
+        trace: a.trace.clone(),
     })
 }
 
@@ -1544,6 +1559,7 @@ fn tour(out: &Path) -> Result<()> {
         grid_block: 128,
         sweeps: 4,
         pin: true,
+        trace: None,
     };
     blocked_cmd(&p, &TourFiles::new(out, "blocked").outputs(), false)?;
     println!("== dataflow: per-task cost of data-flow tasks, against OpenMP depend\n");
@@ -1923,7 +1939,9 @@ fn run(cli: Cli) -> Result<()> {
                 grid_block: a.grid_block,
                 sweeps: a.sweeps,
                 pin: a.pin,
+                trace: a.trace.clone(),
             };
+            check_output("--trace", a.trace.as_deref(), false)?;
             blocked_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Dataflow(a) => {

@@ -303,3 +303,48 @@ fn one_rank_is_a_plain_working_phase() {
     // one-process + 3 searches + static, per workload
     check_exact(&recs, 10);
 }
+
+#[test]
+fn each_rank_writes_its_schedule_trace() {
+    let dir = std::env::temp_dir().join(format!("taskpools-dist-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.json");
+    let o = mpirun(
+        2,
+        &[
+            "--k",
+            "15",
+            "--f",
+            "5",
+            "--queens",
+            "8",
+            "--reps",
+            "1",
+            "--search",
+            "random",
+            "--no-one-process",
+            "--trace",
+            file.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for rank in 0..2 {
+        let f = dir.join(format!("t.rank{rank}.json"));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        let tasks = events
+            .iter()
+            .filter(|e| e["name"] == "pool" || e["name"] == "pool-steal")
+            .count();
+        assert!(tasks > 0, "rank {rank} ran traced tasks");
+        // Two workloads x (random + static).
+        let svgs = std::fs::read_dir(dir.join(format!("t.rank{rank}.gantt")))
+            .unwrap()
+            .count();
+        assert_eq!(svgs, 4);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

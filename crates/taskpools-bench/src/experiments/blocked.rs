@@ -41,6 +41,10 @@ pub struct Params {
     pub sweeps: usize,
     /// Pin worker `i` of every runtime to core `i mod cores`, the sequential run to core 0.
     pub pin: bool,
+    /// Record a schedule trace of the first repetition of each of our configurations: our
+    /// runtimes then record during every repetition (the spawns are coarse: a few hundred
+    /// per step). Chrome trace-event JSON to this file, Gantt charts into `<file>.gantt/`.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// One row.
@@ -411,11 +415,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             p.threads
                 .iter()
                 .map(|&t| {
-                    taskpools::Runtime::builder()
+                    let b = taskpools::Runtime::builder()
                         .threads(t)
                         .pool(pool)
-                        .pin(p.pin)
-                        .build()
+                        .pin(p.pin);
+                    match p.trace {
+                        Some(_) => b.trace(1 << 20).build(),
+                        None => b.build(),
+                    }
                 })
                 .collect::<Result<_, _>>()
         })
@@ -521,12 +528,13 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     progress.set_length((p.reps * kernels.len() * (1 + variants.len() * p.threads.len())) as u64);
     let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
     let mut out = Vec::new();
+    let mut traces = Vec::new();
     for kernel in kernels {
         let mut seq = Vec::new();
         let mut seq_blocked = Vec::new();
         let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
         let mut spawns = 0;
-        for _ in 0..p.reps {
+        for rep in 0..p.reps {
             progress.set_message(format!("{kernel} sequential"));
             settle();
             seq.push(run_one(kernel, Rt::Sequential, 0)?.1);
@@ -540,7 +548,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let (name, order) = label(rt);
                     progress.set_message(format!("{kernel} {name} {order} x{}", p.threads[ti]));
                     settle();
+                    let traced = match rt {
+                        Rt::Ours { pool, .. } if p.trace.is_some() && rep == 0 => {
+                            let _ = ours[pool][ti].take_trace()?;
+                            Some(&ours[pool][ti])
+                        }
+                        _ => None,
+                    };
                     let (s, secs) = run_one(kernel, rt, ti)?;
+                    if let Some(t) = traced.map(|r| r.take_trace()).transpose()?.flatten() {
+                        traces.push((format!("{kernel} {name} {order} x{}", p.threads[ti]), t));
+                    }
                     spawns = s;
                     samples.push(secs);
                     progress.inc();
@@ -612,6 +630,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 });
             }
         }
+    }
+    if let Some(path) = &p.trace {
+        crate::report::trace::write_files(path, &traces)?;
     }
     Ok(out)
 }

@@ -42,6 +42,21 @@ pub struct Params {
     pub panic_on_rank: Option<usize>,
     /// Fault injection for the tests: this rank's process exits in the middle of the phase.
     pub die_on_rank: Option<usize>,
+    /// Record each rank's schedule in one extra, untimed run per configuration (on a runtime
+    /// that records): rank r writes Chrome trace-event JSON to `<stem>.rank<r>.json` and Gantt
+    /// charts into `<stem>.rank<r>.gantt/`, next to this path.
+    pub trace: Option<std::path::PathBuf>,
+}
+
+/// Trace buffer per worker, in events.
+const TRACE_EVENTS: usize = 1 << 21;
+
+/// Where rank `rank` writes its trace, for `--trace path`: `dir/stem.rank<r>.json`.
+pub fn rank_trace_path(path: &std::path::Path, rank: usize) -> std::path::PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or("trace".into(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}.rank{rank}.json"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -365,6 +380,16 @@ fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
         );
     }
     let rt = Runtime::new(p.threads)?;
+    let traced = match &p.trace {
+        Some(_) => Some(
+            Runtime::builder()
+                .threads(p.threads)
+                .trace(TRACE_EVENTS)
+                .build()?,
+        ),
+        None => None,
+    };
+    let mut traces = Vec::new();
     let mut records = Vec::new();
     for &w in &p.workloads {
         let expected = match w {
@@ -443,6 +468,17 @@ fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
                 times.push(report.elapsed().as_secs_f64() * 1e3);
                 first.get_or_insert(report);
             }
+            if let Some(trt) = &traced {
+                me.comm.barrier();
+                let _ = trt.take_trace()?;
+                run_once(p, w, me, trt, cfg, None)?;
+                if let Some(t) = trt.take_trace()? {
+                    traces.push((
+                        format!("{} {name} rank {} of {}", w.name(), me.rank, me.size),
+                        t,
+                    ));
+                }
+            }
             if me.rank == 0 {
                 let (med, min, max) = super::summarize(&times);
                 let report = first.expect("at least one repetition");
@@ -463,6 +499,9 @@ fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
                 });
             }
         }
+    }
+    if let Some(path) = &p.trace {
+        crate::report::trace::write_files(&rank_trace_path(path, me.rank), &traces)?;
     }
     me.comm.barrier();
     Ok(records)

@@ -510,15 +510,18 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "   the working phase over time ({slices} slices of {:.3} ms): tasks run, steals (tasks moved), segment size per worker at the slice's end",
+        "   the working phase over time ({slices} slices of {:.3} ms): tasks run, steals (tasks moved),\n   \
+         tasks waiting in the pool, and each worker's segment at the slice's end (puts - runs +/- steals:\n   \
+         a queue's length for pools with a queue per worker, a balance that can be negative for shared queues)",
         (last - first) as f64 / slices as f64 / 1e6
     );
     let _ = writeln!(
         s,
-        "     {:>5} {:>10} {:>14}   {}",
+        "     {:>5} {:>10} {:>14} {:>8}   {}",
         "slice",
         "tasks run",
         "steals (moved)",
+        "waiting",
         (0..n)
             .map(|w| format!("{:>8}", format!("w{w}")))
             .collect::<String>()
