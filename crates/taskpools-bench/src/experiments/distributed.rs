@@ -16,6 +16,8 @@ use taskpools::pool::PoolVisitor;
 use taskpools::synthetic::{initial_tasks, task_count, A};
 use taskpools::{Ctx, PoolConfig, PoolKind, Runtime, Search, Task, TaskPool, WakePolicy};
 
+use super::queens::Board;
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Params {
@@ -166,37 +168,24 @@ impl From<&RankStats> for RankRow {
 // ---------------------------------------------------------------------------------------------
 // N-Queens, one task per node, with a board that crosses ranks.
 
+/// A node of the N-Queens experiment's search tree, as a task.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Queen {
-    all: u32,
-    cols: u32,
-    left: u32,
-    right: u32,
-}
+pub struct Queen(Board);
 
 impl Queen {
     fn root(n: u32) -> Queen {
-        Queen {
-            all: (1 << n) - 1,
-            cols: 0,
-            left: 0,
-            right: 0,
-        }
+        Queen(Board::empty(n))
     }
     fn children(self) -> impl Iterator<Item = Queen> {
-        let mut free = !(self.cols | self.left | self.right) & self.all;
+        let b = self.0;
+        let mut free = b.free();
         std::iter::from_fn(move || {
             if free == 0 {
                 return None;
             }
             let q = free & free.wrapping_neg();
             free ^= q;
-            Some(Queen {
-                all: self.all,
-                cols: self.cols | q,
-                left: ((self.left | q) << 1) & self.all,
-                right: (self.right | q) >> 1,
-            })
+            Some(Queen(b.place(q)))
         })
     }
 }
@@ -206,7 +195,7 @@ impl Task<Counts> for Queen {
     fn run(self, ctx: &mut Ctx<'_, Self, Counts>) {
         ctx.local().nodes += 1;
         ctx.local().fault();
-        if self.cols == self.all {
+        if self.0.solved() {
             ctx.local().solutions += 1;
             return;
         }
@@ -271,13 +260,7 @@ impl Counts {
 
 /// Sequential N-Queens: (solutions, nodes).
 fn queens_seq(b: Queen) -> (u64, u64) {
-    if b.cols == b.all {
-        return (1, 1);
-    }
-    b.children().fold((0, 1), |(s, n), c| {
-        let (cs, cn) = queens_seq(c);
-        (s + cs, n + cn)
-    })
+    super::queens::sequential(b.0)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -75,9 +75,9 @@ pub struct Record {
 }
 
 /// A node: queens placed in the first rows, as the columns and the two diagonals they attack
-/// in the next row.
-#[derive(Clone, Copy)]
-struct Board {
+/// in the next row. Serializable, so the distributed experiment sends it between ranks.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Board {
     all: u32,
     cols: u32,
     left: u32,
@@ -85,7 +85,7 @@ struct Board {
 }
 
 impl Board {
-    fn empty(n: u32) -> Board {
+    pub(crate) fn empty(n: u32) -> Board {
         Board {
             all: (1 << n) - 1,
             cols: 0,
@@ -94,17 +94,17 @@ impl Board {
         }
     }
     #[inline(always)]
-    fn solved(self) -> bool {
+    pub(crate) fn solved(self) -> bool {
         self.cols == self.all
     }
     /// The columns where the next queen may go.
     #[inline(always)]
-    fn free(self) -> u32 {
+    pub(crate) fn free(self) -> u32 {
         !(self.cols | self.left | self.right) & self.all
     }
     /// The board with a queen in column bit `q` of the next row.
     #[inline(always)]
-    fn place(self, q: u32) -> Board {
+    pub(crate) fn place(self, q: u32) -> Board {
         Board {
             all: self.all,
             cols: self.cols | q,
@@ -115,7 +115,7 @@ impl Board {
 }
 
 /// Solutions and nodes below `b` (itself included), sequentially.
-fn sequential(b: Board) -> (u64, u64) {
+pub(crate) fn sequential(b: Board) -> (u64, u64) {
     if b.solved() {
         return (1, 1);
     }
