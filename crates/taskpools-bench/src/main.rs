@@ -182,6 +182,11 @@ struct ForkjoinArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pin: bool,
+    /// Record a schedule trace of one extra, untimed run of each kernel on each of our pools
+    /// and thread counts (on runtimes that record; the timed runs do not): Chrome trace-event
+    /// JSON to this file and Gantt charts into the folder FILE with the extension `.gantt`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -1533,6 +1538,7 @@ fn tour(out: &Path) -> Result<()> {
         pools: taskpools::forkjoin::Pool::ALL.to_vec(),
         pin: true,
         kernels: forkjoin::KERNELS.iter().map(|k| k.to_string()).collect(),
+        trace: None,
     };
     forkjoin_cmd(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
     println!("== queens: N-Queens on the task pools, fork-join, rayon, chili and forte\n");
@@ -1925,7 +1931,9 @@ fn run(cli: Cli) -> Result<()> {
                 pools,
                 pin: a.pin,
                 kernels: kernels.into_iter().map(String::from).collect(),
+                trace: a.trace.clone(),
             };
+            check_output("--trace", a.trace.as_deref(), false)?;
             forkjoin_cmd(&p, &a.out.outputs(), a.out.quiet())?;
         }
         Cmd::Blocked(a) => {

@@ -34,6 +34,10 @@ pub struct Params {
     pub pin: bool,
     /// The kernels to run (names from [`KERNELS`]), in that order.
     pub kernels: Vec<String>,
+    /// Record a schedule trace of one extra, untimed run of each kernel on each of our pools
+    /// and thread counts (on runtimes that record): Chrome trace-event JSON to this file, Gantt
+    /// charts into `<file>.gantt/`.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// The benchmark's kernels, in their default order.
@@ -506,6 +510,8 @@ enum Rt {
     Calls,
     /// Our runtime on pool `p.pools[i]`.
     Ours(usize),
+    /// The same on a runtime that records a schedule trace (`--trace`; untimed).
+    OursTraced(usize),
     Rayon,
     Chili,
     Forte,
@@ -549,6 +555,28 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .collect::<Result<_, _>>()
         })
         .collect::<Result<_, _>>()?;
+    // With `--trace`: the same runtimes again, recording, for one untimed run each.
+    let traced: Vec<Vec<taskpools::Runtime>> = match p.trace {
+        None => Vec::new(),
+        Some(_) => p
+            .pools
+            .iter()
+            .map(|&pool| {
+                p.threads
+                    .iter()
+                    .map(|&t| {
+                        taskpools::forkjoin::Runtime::builder()
+                            .threads(t)
+                            .pool(pool)
+                            .pin(p.pin)
+                            .trace(1 << 20)
+                            .build()
+                    })
+                    .collect::<Result<_, _>>()
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let mut traces = Vec::new();
     let pin_to = pinner(p.pin);
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
@@ -573,6 +601,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let $cx = Nil;
                     timed(|| $body)
                 }
+                Rt::OursTraced(pi) => traced[pi][$ti].install(|| {
+                    use k_ours as $m;
+                    let $cx = Nil;
+                    timed(|| $body)
+                }),
                 Rt::Ours(pi) => ours[pi][$ti].install(|| {
                     use k_ours as $m;
                     let $cx = Nil;
@@ -649,7 +682,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let rt_name = |rt: Rt| match rt {
         Rt::Sequential => "sequential".to_string(),
         Rt::Calls => "calls".to_string(),
-        Rt::Ours(i) => p.pools[i].name().to_string(),
+        Rt::Ours(i) | Rt::OursTraced(i) => p.pools[i].name().to_string(),
         Rt::Rayon => "rayon".to_string(),
         Rt::Chili => "chili".to_string(),
         Rt::Forte => "forte".to_string(),
@@ -840,6 +873,23 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 }
             }
         }
+        for (pi, per_thread) in traced.iter().enumerate() {
+            for (ti, rt) in per_thread.iter().enumerate() {
+                progress.set_message(format!(
+                    "{name} tracing {} x{}",
+                    p.pools[pi].name(),
+                    p.threads[ti]
+                ));
+                let _ = rt.take_trace()?;
+                k(ti, Rt::OursTraced(pi))?;
+                if let Some(t) = rt.take_trace()? {
+                    traces.push((
+                        format!("{name} {} x{}", p.pools[pi].name(), p.threads[ti]),
+                        t,
+                    ));
+                }
+            }
+        }
         let (sm, smin, smax) = summarize(&seq);
         out.push(Record {
             experiment: "forkjoin".into(),
@@ -955,6 +1005,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 });
             }
         }
+    }
+    if let Some(path) = &p.trace {
+        crate::report::trace::write_files(path, &traces)?;
     }
     Ok(out)
 }
