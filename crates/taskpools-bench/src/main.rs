@@ -827,6 +827,12 @@ struct DataflowArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pin: bool,
+    /// Record a schedule trace of one extra, untimed run of each data-flow variant per graph
+    /// and thread count (on runtimes that record): Chrome trace-event JSON to this file, Gantt
+    /// charts into the folder FILE with the extension `.gantt`, task graphs with their critical
+    /// path into FILE with the extension `.dot`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -852,6 +858,7 @@ fn dataflow_params(a: &DataflowArgs) -> Result<dataflow::Params> {
             .collect::<Result<Vec<_>>>()?
     };
     a.out.check()?;
+    check_output("--trace", a.trace.as_deref(), false)?;
     Ok(dataflow::Params {
         threads: a.threads.clone(),
         reps: a.reps,
@@ -859,6 +866,7 @@ fn dataflow_params(a: &DataflowArgs) -> Result<dataflow::Params> {
         width: a.width,
         graphs,
         pin: a.pin,
+        trace: a.trace.clone(),
     })
 }
 
@@ -1576,6 +1584,7 @@ fn tour(out: &Path) -> Result<()> {
         width: 64,
         graphs: dataflow::Graph::ALL.to_vec(),
         pin: true,
+        trace: None,
     };
     dataflow_cmd(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
     println!("== suite: the data-flow seed's six applications, small sizes\n");

@@ -93,6 +93,10 @@ pub struct Params {
     pub graphs: Vec<Graph>,
     /// Pin worker `i` of every runtime (and OpenMP thread `i`) to core `i mod cores`.
     pub pin: bool,
+    /// Record a schedule trace of one extra, untimed run of each data-flow variant per graph
+    /// and thread count (on runtimes that record): Chrome trace-event JSON to this file, Gantt
+    /// charts into `<file>.gantt/` and task graphs with their critical path into `<file>.dot/`.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// One row.
@@ -406,6 +410,21 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let pin_to = pinner(p.pin);
     let ours = our_runtimes(&p.threads, p.pin)?;
+    let traced: Vec<taskpools::Runtime> = match p.trace {
+        None => Vec::new(),
+        Some(_) => p
+            .threads
+            .iter()
+            .map(|&t| {
+                taskpools::Runtime::builder()
+                    .threads(t)
+                    .pin(p.pin)
+                    .trace(1 << 20)
+                    .build()
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let mut traces = Vec::new();
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let mut out = Vec::new();
     for &g in &p.graphs {
@@ -514,6 +533,28 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             for ((name, _), s) in variants.iter().zip(samples) {
                 record(name, threads, s);
             }
+            if let Some(trt) = traced.get(ti) {
+                let rows = t
+                    .rows
+                    .map(|w| ("dataflow rows", Config::blocks(64), Some(w)));
+                for (name, config, w) in [
+                    ("dataflow b64", Config::blocks(64), None),
+                    ("dataflow b2048", Ok(Config::default()), None),
+                    ("dataflow exact", Config::exact(64), None),
+                ]
+                .into_iter()
+                .chain(rows)
+                {
+                    let config = config?;
+                    let mut d = fresh();
+                    let _ = trt.take_trace()?;
+                    trt.install(|| dataflow_run(t, &mut d, config, w));
+                    check(&d, name)?;
+                    if let Some(tr) = trt.take_trace()? {
+                        traces.push((format!("{} {name} x{threads}", g.name()), tr));
+                    }
+                }
+            }
         }
     }
     // Ratios against OpenMP `depend` at the same graph and threads.
@@ -530,6 +571,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             .iter()
             .find(|(g, t, _)| *g == r.graph && *t == r.threads)
             .and_then(|&(_, _, o)| r.ns_per_task.map(|v| v / o));
+    }
+    if let Some(path) = &p.trace {
+        crate::report::trace::write_files(path, &traces)?;
     }
     Ok(out)
 }
