@@ -602,6 +602,7 @@ mod tests {
             width: 16,
             graphs: Graph::ALL.to_vec(),
             pin: false,
+            trace: None,
         };
         let r = run(&p, &Progress::new(false)).unwrap();
         assert!(r.iter().any(|r| r.variant == "forkjoin rows"));
