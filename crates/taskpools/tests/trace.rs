@@ -309,6 +309,31 @@ fn dataflow_task_graph_and_critical_path() {
         .filter(|e| matches!(e.kind, EventKind::Ready { .. }))
         .count();
     assert!(ready <= 9);
+    // The Chrome export draws each release as an arrow to the released task's start: every
+    // arrow that starts also ends, after it starts, on the task's own track.
+    let json = t.chrome_json("chain");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut starts = std::collections::HashMap::new();
+    let mut ends = 0;
+    for e in doc["traceEvents"].as_array().unwrap() {
+        if e["cat"] != "dependence" {
+            continue;
+        }
+        let id = e["id"].as_str().unwrap().to_string();
+        match e["ph"].as_str().unwrap() {
+            "s" => {
+                starts.insert(id, e["ts"].as_f64().unwrap());
+            }
+            "f" => {
+                let s = starts.get(&id).expect("an arrow ends after it starts");
+                assert!(e["ts"].as_f64().unwrap() >= *s);
+                ends += 1;
+            }
+            other => panic!("phase {other}"),
+        }
+    }
+    assert_eq!(starts.len(), ends, "every release arrow ends");
+    assert_eq!(ends, ready, "one arrow per release of a task that ran");
 }
 
 /// A working phase's tasks, puts, steals and idle time, on every pool of the family.

@@ -347,10 +347,10 @@ pub fn summary(path: &Path) -> Result<String> {
                     bail!("event {i}: an end without a start on track {tid}");
                 }
             }
-            "s" => {
+            "s" if e["cat"] == "steal" => {
                 p.flows.insert(e["id"].as_u64().unwrap_or(0), tid);
             }
-            "f" => {
+            "f" if e["cat"] == "steal" => {
                 if let Some(victim) = p.flows.remove(&e["id"].as_u64().unwrap_or(0)) {
                     *p.steals.entry((tid, victim)).or_default() += 1;
                 }

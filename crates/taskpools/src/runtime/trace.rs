@@ -227,8 +227,9 @@ impl Trace {
 
     /// Appends this trace's events in the Chrome trace-event format (what Perfetto and
     /// `chrome://tracing` open) to `out`, as process `pid` named `name`: one track per
-    /// worker, a slice per job (named by where it was found) and per sleep, and a flow
-    /// arrow from the victim's track to the thief's for every steal between workers.
+    /// worker, a slice per job (named by where it was found) and per sleep or idle time, a
+    /// flow arrow from the victim's track to the thief's for every steal between workers, and
+    /// one from the completion that released a data-flow task to that task's start.
     /// Each event is one JSON object followed by a comma and a newline; wrap them with
     /// [`chrome_json`](Self::chrome_json) or as `{"traceEvents":[ … ]}`.
     pub fn chrome_events(&self, pid: u32, name: &str, out: &mut String) {
@@ -247,6 +248,17 @@ impl Trace {
         }
         let us = |t: u64| t as f64 / 1000.0;
         let mut flow = 0u64;
+        // Data-flow releases whose task has not started yet: an arrow goes from the release
+        // (on the worker that completed the predecessor) to the task's start.
+        let mut released = std::collections::HashSet::new();
+        let started: std::collections::HashSet<u64> = self
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Task { id } => Some(id),
+                _ => None,
+            })
+            .collect();
         for e in &self.events {
             let (w, ts) = (e.worker, us(e.t_ns));
             match e.kind {
@@ -303,6 +315,12 @@ impl Trace {
                         out,
                         r#"{{"name":"task","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"id":{id}}}}},"#
                     );
+                    if released.remove(&id) {
+                        let _ = writeln!(
+                            out,
+                            r#"{{"name":"release","cat":"dependence","ph":"f","bp":"e","id":"d{id}","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
+                        );
+                    }
                 }
                 EventKind::Dep { from, to } => {
                     let _ = writeln!(
@@ -315,6 +333,12 @@ impl Trace {
                         out,
                         r#"{{"name":"ready","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task},"by":{by}}}}},"#
                     );
+                    if started.contains(&task) && released.insert(task) {
+                        let _ = writeln!(
+                            out,
+                            r#"{{"name":"release","cat":"dependence","ph":"s","id":"d{task}","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
+                        );
+                    }
                 }
             }
         }
