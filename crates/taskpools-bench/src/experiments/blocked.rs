@@ -412,21 +412,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let ours: Vec<Vec<taskpools::Runtime>> = pools
         .iter()
         .map(|&pool| {
-            p.threads
-                .iter()
-                .map(|&t| {
-                    let b = taskpools::Runtime::builder()
-                        .threads(t)
-                        .pool(pool)
-                        .pin(p.pin);
-                    match p.trace {
-                        Some(_) => b.trace(1 << 20).build(),
-                        None => b.build(),
-                    }
-                })
-                .collect::<Result<_, _>>()
+            let trace = p.trace.as_ref().map(|_| 1 << 20);
+            super::pinning::runtimes_with(&p.threads, p.pin, Some(pool), trace)
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_>>()?;
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let variants: Vec<Rt> = vec![
         Rt::Ours {

@@ -410,19 +410,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let pin_to = pinner(p.pin);
     let ours = our_runtimes(&p.threads, p.pin)?;
-    let traced: Vec<taskpools::Runtime> = match p.trace {
+    let traced = match p.trace {
         None => Vec::new(),
-        Some(_) => p
-            .threads
-            .iter()
-            .map(|&t| {
-                taskpools::Runtime::builder()
-                    .threads(t)
-                    .pin(p.pin)
-                    .trace(1 << 20)
-                    .build()
-            })
-            .collect::<Result<_, _>>()?,
+        Some(_) => super::pinning::runtimes_with(&p.threads, p.pin, None, Some(1 << 20))?,
     };
     let mut traces = Vec::new();
     let rayons = rayon_pools(&p.threads, p.pin)?;

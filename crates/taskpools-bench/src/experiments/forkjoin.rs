@@ -538,43 +538,18 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let fib_n = p.fib_n;
     let fib_expected = k_seq::fib(fib_n, Nil);
     let tree_expected = k_seq::tree_sum(&tree, Nil);
-    // ours[pool][thread-count index]
-    let ours: Vec<Vec<_>> = p
-        .pools
-        .iter()
-        .map(|&pool| {
-            p.threads
-                .iter()
-                .map(|&t| {
-                    taskpools::forkjoin::Runtime::builder()
-                        .threads(t)
-                        .pool(pool)
-                        .pin(p.pin)
-                        .build()
-                })
-                .collect::<Result<_, _>>()
-        })
-        .collect::<Result<_, _>>()?;
-    // With `--trace`: the same runtimes again, recording, for one untimed run each.
-    let traced: Vec<Vec<taskpools::Runtime>> = match p.trace {
-        None => Vec::new(),
-        Some(_) => p
-            .pools
+    // ours[pool][thread-count index]; with `--trace`, the same runtimes again, recording,
+    // for one untimed run each.
+    let per_pool = |trace: Option<usize>| -> Result<Vec<Vec<taskpools::Runtime>>> {
+        p.pools
             .iter()
-            .map(|&pool| {
-                p.threads
-                    .iter()
-                    .map(|&t| {
-                        taskpools::forkjoin::Runtime::builder()
-                            .threads(t)
-                            .pool(pool)
-                            .pin(p.pin)
-                            .trace(1 << 20)
-                            .build()
-                    })
-                    .collect::<Result<_, _>>()
-            })
-            .collect::<Result<_, _>>()?,
+            .map(|&pool| super::pinning::runtimes_with(&p.threads, p.pin, Some(pool), trace))
+            .collect()
+    };
+    let ours = per_pool(None)?;
+    let traced = match p.trace {
+        None => Vec::new(),
+        Some(_) => per_pool(Some(1 << 20))?,
     };
     let mut traces = Vec::new();
     let pin_to = pinner(p.pin);

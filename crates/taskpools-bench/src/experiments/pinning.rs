@@ -140,8 +140,28 @@ pub fn rayon_pools(threads: &[usize], pin: bool) -> anyhow::Result<Vec<rayon::Th
 /// One of our runtimes (default pool) per thread count, worker `i` pinned to core
 /// `i mod cores` when `pin`.
 pub fn our_runtimes(threads: &[usize], pin: bool) -> anyhow::Result<Vec<taskpools::Runtime>> {
+    runtimes_with(threads, pin, None, None)
+}
+
+/// One of our runtimes per thread count, on `pool` (the default if `None`), recording a
+/// schedule trace of `trace` events per worker if given.
+pub fn runtimes_with(
+    threads: &[usize],
+    pin: bool,
+    pool: Option<taskpools::forkjoin::Pool>,
+    trace: Option<usize>,
+) -> anyhow::Result<Vec<taskpools::Runtime>> {
     Ok(threads
         .iter()
-        .map(|&t| taskpools::Runtime::builder().threads(t).pin(pin).build())
+        .map(|&t| {
+            let mut b = taskpools::Runtime::builder().threads(t).pin(pin);
+            if let Some(pool) = pool {
+                b = b.pool(pool);
+            }
+            if let Some(cap) = trace {
+                b = b.trace(cap);
+            }
+            b.build()
+        })
         .collect::<Result<_, _>>()?)
 }

@@ -400,17 +400,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         }
     }
     if let Some(path) = &p.trace {
-        let traced: Vec<taskpools::Runtime> = p
-            .threads
-            .iter()
-            .map(|&t| {
-                taskpools::Runtime::builder()
-                    .threads(t)
-                    .pin(p.pin)
-                    .trace(TRACE_EVENTS)
-                    .build()
-            })
-            .collect::<Result<_, _>>()?;
+        let traced = super::pinning::runtimes_with(&p.threads, p.pin, None, Some(TRACE_EVENTS))?;
         let mut traces = Vec::new();
         for &v in variants
             .iter()

@@ -136,17 +136,16 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let mut attempts = vec![Vec::new(); cfgs.len()];
     // One runtime per thread count, started before any measurement and reused by every
     // repetition: a phase measures the pool, not thread start-up.
-    let mut runtimes: std::collections::BTreeMap<usize, taskpools::Runtime> = Default::default();
-    for &(_, _, _, t) in &cfgs {
-        if let std::collections::btree_map::Entry::Vacant(e) = runtimes.entry(t) {
-            e.insert(
-                taskpools::Runtime::builder()
-                    .threads(t)
-                    .pin(p.pin)
-                    .build()?,
-            );
-        }
-    }
+    // (With `--trace`, a second set records, for one untimed run per configuration.)
+    let per_count =
+        |trace: Option<usize>| -> Result<std::collections::BTreeMap<usize, taskpools::Runtime>> {
+            let mut counts: Vec<usize> = cfgs.iter().map(|c| c.3).collect();
+            counts.sort_unstable();
+            counts.dedup();
+            let rts = super::pinning::runtimes_with(&counts, p.pin, None, trace)?;
+            Ok(counts.into_iter().zip(rts).collect())
+        };
+    let runtimes = per_count(None)?;
     // Warm up caches, frequency and the allocator once, unmeasured.
     synthetic::sequential(p.k.min(18), p.f);
     for _ in 0..p.reps {
@@ -190,17 +189,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     if let Some(path) = &p.trace {
         let mut traces = Vec::new();
-        let mut traced: std::collections::BTreeMap<usize, taskpools::Runtime> = Default::default();
+        let traced = per_count(Some(TRACE_EVENTS))?;
         for &(pool, mem, wake, t) in &cfgs {
-            if let std::collections::btree_map::Entry::Vacant(e) = traced.entry(t) {
-                e.insert(
-                    taskpools::Runtime::builder()
-                        .threads(t)
-                        .pin(p.pin)
-                        .trace(TRACE_EVENTS)
-                        .build()?,
-                );
-            }
             let rt = &traced[&t];
             progress.set_message(format!("tracing {} x{t}", pool.alias()));
             let _ = rt.take_trace()?; // start empty
