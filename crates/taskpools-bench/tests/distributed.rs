@@ -180,55 +180,40 @@ fn termination_is_exact_under_random_message_delays() {
     }
 }
 
-#[test]
-fn a_panic_on_a_non_root_rank_ends_every_rank_and_rank_0_reports_it() {
-    let o = mpirun(
-        3,
-        &[
-            "--workload",
-            "synthetic",
-            "--k",
-            "22",
-            "--f",
-            "1",
-            "--reps",
-            "1",
-            "--no-one-process",
-            "--panic-on-rank",
-            "2",
-        ],
-        Duration::from_secs(120),
-    );
+/// Synthetic A(22) on 3 ranks with a fault injected on `rank`: mpirun must fail, in time,
+/// and stderr must say `expect`.
+fn fault(option: &str, rank: &str, expect: &str) {
+    let args = [
+        "--workload",
+        "synthetic",
+        "--k",
+        "22",
+        "--f",
+        "1",
+        "--reps",
+        "1",
+        "--no-one-process",
+        option,
+        rank,
+    ];
+    let o = mpirun(3, &args, Duration::from_secs(120));
     let (out, err) = text(&o);
     assert!(!o.status.success(), "{out}\n{err}");
-    assert!(
-        err.contains("error: a task panicked on rank 2: injected panic (--panic-on-rank)"),
-        "stdout:\n{out}\nstderr:\n{err}"
+    assert!(err.contains(expect), "stdout:\n{out}\nstderr:\n{err}");
+}
+
+#[test]
+fn a_panic_on_a_non_root_rank_ends_every_rank_and_rank_0_reports_it() {
+    fault(
+        "--panic-on-rank",
+        "2",
+        "error: a task panicked on rank 2: injected panic (--panic-on-rank)",
     );
 }
 
 #[test]
 fn a_rank_that_dies_ends_the_job_with_an_error() {
-    let o = mpirun(
-        3,
-        &[
-            "--workload",
-            "synthetic",
-            "--k",
-            "22",
-            "--f",
-            "1",
-            "--reps",
-            "1",
-            "--no-one-process",
-            "--die-on-rank",
-            "1",
-        ],
-        Duration::from_secs(120),
-    );
-    let (out, err) = text(&o);
-    assert!(!o.status.success(), "{out}\n{err}");
-    assert!(err.contains("injected failure"), "{err}");
+    fault("--die-on-rank", "1", "injected failure");
 }
 
 #[test]
