@@ -29,6 +29,7 @@ fn spawn_many(rt: &Runtime, n: usize) -> u64 {
 
 #[test]
 fn traces_are_well_formed_and_count_every_queued_job() {
+    let mut any_misses = 0;
     for pool in Pool::ALL {
         let rt = Runtime::builder()
             .threads(2)
@@ -50,8 +51,22 @@ fn traces_are_well_formed_and_count_every_queued_job() {
                 .filter(|e| e.kind == EventKind::Start(Source::Injected))
                 .count();
             assert_eq!(injected, 1, "{pool}: the install");
+            any_misses += misses(&t);
         }
     }
+    // Every worker that went to sleep searched the other's deque in vain first.
+    assert!(any_misses > 0);
+}
+
+/// Failed steal attempts recorded in `t`.
+fn misses(t: &taskpools::runtime::trace::Trace) -> u64 {
+    t.events
+        .iter()
+        .map(|e| match e.kind {
+            EventKind::Misses { attempts } => u64::from(attempts),
+            _ => 0,
+        })
+        .sum()
 }
 
 #[test]
@@ -259,6 +274,90 @@ fn spawn_many_here(n: usize) -> u64 {
     ran.into_inner()
 }
 
+/// Nested data-flow tasks: a parent works 2 ms, spawns four children of 20 ms, `sync`s and
+/// works 3 ms more. The critical path goes from the parent's first part into a child and
+/// back into the parent after the sync; the parent's own work leaves its wait out. With two
+/// workers the run itself takes at least 2 + 40 + 3 ms, the ideal schedule 2 + 20 + 3.
+#[test]
+fn nested_dataflow_critical_path_follows_spawns_and_syncs() {
+    use std::time::Duration;
+    let ms = |n: u64| std::thread::sleep(Duration::from_millis(n));
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 16)
+        .build()
+        .unwrap();
+    let mut v = [0u8; 4];
+    // Exact look-up tables: with 2 KiB blocks the four one-byte parts would be chained.
+    let exact =
+        taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK).unwrap();
+    rt.install(|| {
+        taskpools::dataflow::scope_with(exact, |df| {
+            let r = df.region(&mut v[..]);
+            df.spawn(r.out(), move |df, h| {
+                ms(2);
+                let r = df.region(h);
+                for part in r.chunks(1) {
+                    df.spawn(part.out(), move |_, p| {
+                        ms(20);
+                        p[0] = 1;
+                    });
+                }
+                df.sync();
+                ms(3);
+            });
+        })
+    });
+    assert_eq!(v, [1; 4]);
+    let t = rt.take_trace().unwrap().unwrap();
+    t.check().unwrap();
+    let g = t.task_graph();
+    assert_eq!(g.tasks.len(), 5, "{:?}", g.tasks);
+    assert_eq!(g.roots.len(), 1);
+    let (&parent, pn) = g
+        .tasks
+        .iter()
+        .find(|(_, n)| n.parent == g.roots[0])
+        .expect("the parent hangs off the root scope");
+    let kids: Vec<u64> = g
+        .tasks
+        .iter()
+        .filter(|(_, n)| n.parent == parent)
+        .map(|(&id, _)| id)
+        .collect();
+    assert_eq!(kids.len(), 4);
+    assert_eq!(g.syncs[&parent].len(), 1, "{:?}", g.syncs);
+    assert_eq!(g.syncs[&parent][0].1, 4, "the sync came after 4 spawns");
+    for k in &kids {
+        assert!(g.tasks[k].spawned_after_ns >= 2_000_000, "{:?}", g.tasks[k]);
+    }
+    // Own work: 5 ms of sleeping, not the ≥ 40 ms the parent spent waiting.
+    let wall = pn.end_ns - pn.start_ns;
+    assert!(wall >= 45_000_000, "{pn:?}");
+    assert!(
+        pn.work_ns >= 5_000_000 && pn.work_ns < wall - 20_000_000,
+        "{pn:?}"
+    );
+    let (path, len) = g.critical_path();
+    // The root scope's spawning of the parent comes first when it took measurable time.
+    let path: Vec<u64> = path.into_iter().filter(|&id| id != g.roots[0]).collect();
+    assert_eq!(path.len(), 3, "{path:?}");
+    assert_eq!((path[0], path[2]), (parent, parent));
+    assert!(kids.contains(&path[1]));
+    assert!(
+        len >= 25_000_000 && len < wall,
+        "{len} against the run's {wall}"
+    );
+    assert!(g.work_ns() >= 85_000_000);
+    let dot = g.dot("nested");
+    assert_eq!(
+        dot.matches("style=dashed").count(),
+        5,
+        "root to parent, parent to 4 children"
+    );
+    assert!(dot.contains("label=\"waited\""), "{dot}");
+}
+
 /// The data-flow task graph of a trace: a chain of `inout` tasks on one cell beside
 /// independent tasks. Every task is a node, the chain's dependences are its edges, and the
 /// critical path is the chain, in order; the DOT export marks it.
@@ -293,14 +392,30 @@ fn dataflow_task_graph_and_critical_path() {
     let chain_edges: Vec<_> = g.deps.clone();
     assert_eq!(chain_edges.len(), 9, "{chain_edges:?}");
     let (path, len) = g.critical_path();
+    // The chain, after the root scope's spawning up to the first chain task.
+    let path: Vec<u64> = path
+        .into_iter()
+        .filter(|id| g.tasks.contains_key(id))
+        .collect();
     assert_eq!(path.len(), 10, "{path:?}");
     for w in path.windows(2) {
         assert!(g.deps.contains(&(w[0], w[1])), "{w:?} is not an edge");
     }
     assert!(len <= g.work_ns() && len > 0);
     let dot = g.dot("chain");
-    assert!(dot.starts_with("digraph") && dot.matches("->").count() == 9);
-    assert_eq!(dot.matches("color=red, penwidth=2]").count(), 10 + 9);
+    let arrows =
+        |f: &dyn Fn(&str) -> bool| dot.lines().filter(|l| l.contains("->") && f(l)).count();
+    assert!(dot.starts_with("digraph"));
+    assert_eq!(arrows(&|l| !l.contains("dashed")), 9, "{dot}");
+    assert_eq!(
+        arrows(&|l| l.contains("dashed")),
+        20,
+        "a spawn edge from the root to each task"
+    );
+    // The chain's 10 tasks and 9 dependences in red (and the root's spawn of the first
+    // chain task, when the root's spawning is on the path).
+    let red = dot.matches("color=red, penwidth=2").count();
+    assert!((19..=21).contains(&red), "{dot}");
     // Releases: each chain task but the first was made ready by its predecessor's
     // completion (or found it complete at its spawn).
     let ready = t
@@ -391,6 +506,14 @@ fn working_phase_tasks_puts_and_steals_are_traced_on_every_pool() {
             .count();
         assert_eq!(idles, resumes, "{pool:?}");
         assert!(idles >= 2, "{pool:?}: each worker ends the phase idle");
+        // Failed steal attempts: the phase's all recorded (as coalesced events), plus the
+        // runtime's own searches around the phase.
+        let misses = misses(&t);
+        let phase_misses = report.total().steal_attempts - report.total().steals;
+        assert!(
+            misses >= phase_misses,
+            "{pool:?}: {misses} misses recorded, {phase_misses} counted in the phase"
+        );
     }
     assert!(any_steal > 0, "some pool's steals appear in its trace");
 }

@@ -60,6 +60,8 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     let mut stack: Vec<Vec<(u64, Source)>> = vec![Vec::new(); t.workers];
     let mut asleep: Vec<Option<u64>> = vec![None; t.workers];
     let mut bars: Vec<(usize, f64, f64, f64, &str)> = Vec::new();
+    // Sleep and idle times, drawn over the bars (a phase's idle time is inside its share).
+    let mut lines: Vec<(f64, f64, f64)> = Vec::new();
     for e in &t.events {
         let w = e.worker as usize;
         let y = top + row * w as f64;
@@ -88,21 +90,26 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                     }
                 }
             }
+            EventKind::Misses { .. } => {
+                // A tick under the row: a search that found nothing began here.
+                let _ = writeln!(
+                    s,
+                    r##"<path d="M{:.2},{:.1} v4" stroke="#b22222"/>"##,
+                    x(e.t_ns),
+                    y + row - 6.0
+                );
+            }
             EventKind::Task { .. }
             | EventKind::Dep { .. }
             | EventKind::Ready { .. }
+            | EventKind::Spawn { .. }
+            | EventKind::Wait { .. }
+            | EventKind::Sync { .. }
             | EventKind::Put => {}
             EventKind::Sleep | EventKind::Idle => asleep[w] = Some(e.t_ns),
             EventKind::Wake | EventKind::Resume => {
                 if let Some(st) = asleep[w].take() {
-                    let _ = writeln!(
-                        s,
-                        r##"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="#cccccc"/>"##,
-                        x(st),
-                        y + (row - 6.0) / 2.0 - 2.0,
-                        (x(e.t_ns) - x(st)).max(0.1),
-                        4.0
-                    );
+                    lines.push((x(st), y, (x(e.t_ns) - x(st)).max(0.1)));
                 }
             }
         }
@@ -117,6 +124,13 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
             y + inset / 2.0,
             x1 - x0,
             row - 6.0 - inset,
+        );
+    }
+    for (x0, y, width) in lines {
+        let _ = writeln!(
+            s,
+            r##"<rect x="{x0:.2}" y="{:.1}" width="{width:.2}" height="4.0" fill="#cccccc"/>"##,
+            y + (row - 6.0) / 2.0 - 2.0,
         );
     }
     let ly = top + row * t.workers as f64 + 16.0;
@@ -148,7 +162,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="{}">grey line: asleep or idle; triangles: steals; {:.3} ms shown{}</text>"#,
+        r#"<text x="{left}" y="{}">grey line: asleep or idle; triangles: steals; red ticks below a row: searches that found nothing; {:.3} ms shown{}</text>"#,
         ly + 18.0,
         span / 1e6,
         if t.dropped > 0 {
@@ -192,6 +206,7 @@ pub fn summary(path: &Path) -> Result<String> {
         last_end: Option<f64>,
         gaps: Vec<(f64, f64)>,
         jobs: u64,
+        misses: u64,
     }
     #[derive(Clone, Copy, PartialEq)]
     enum Slice {
@@ -289,6 +304,15 @@ pub fn summary(path: &Path) -> Result<String> {
                         by: n("by"),
                     }),
                     "put" => Some(EventKind::Put),
+                    "spawn" => Some(EventKind::Spawn {
+                        parent: n("parent"),
+                        child: n("child"),
+                    }),
+                    "wait for children" => Some(EventKind::Wait { task: n("task") }),
+                    "sync" => Some(EventKind::Sync { task: n("task") }),
+                    "steal misses" => Some(EventKind::Misses {
+                        attempts: n("attempts").clamp(1, u64::from(u32::MAX)) as u32,
+                    }),
                     _ => None,
                 }
             }
@@ -355,6 +379,10 @@ pub fn summary(path: &Path) -> Result<String> {
                     *p.steals.entry((tid, victim)).or_default() += 1;
                 }
             }
+            "i" if e["name"] == "steal misses" => {
+                p.tracks.entry(tid).or_default().misses +=
+                    e["args"]["attempts"].as_u64().unwrap_or(0);
+            }
             "i" if e["cat"] != "dataflow" && e["cat"] != "phase" => {
                 p.notes.push(e["name"].as_str().unwrap_or("").to_string())
             }
@@ -378,7 +406,7 @@ pub fn summary(path: &Path) -> Result<String> {
         }
         let _ = writeln!(
             s,
-            "   worker   jobs   busy %   asleep %   phase idle %   longest idle gaps, between jobs or in a phase (µs, at µs)"
+            "   worker   jobs   busy %   asleep %   phase idle %   steal misses   longest idle gaps, between jobs or in a phase (µs, at µs)"
         );
         for (tid, t) in &p.tracks {
             let mut gaps = t.gaps.clone();
@@ -390,11 +418,12 @@ pub fn summary(path: &Path) -> Result<String> {
                 .collect();
             let _ = writeln!(
                 s,
-                "   {tid:>6} {:>6} {:>8.1} {:>10.1} {:>14.1}   {}",
+                "   {tid:>6} {:>6} {:>8.1} {:>10.1} {:>14.1} {:>14}   {}",
                 t.jobs,
                 100.0 * t.busy / span,
                 100.0 * t.sleep / span,
                 100.0 * t.idle / span,
+                t.misses,
                 g.join(", ")
             );
         }
@@ -419,7 +448,7 @@ pub fn summary(path: &Path) -> Result<String> {
                 g.deps.len(),
                 work as f64 / 1e6,
                 len as f64 / 1e6,
-                path.len(),
+                path.iter().filter(|id| g.tasks.contains_key(id)).count(),
                 work as f64 / len.max(1) as f64
             );
         }
@@ -454,10 +483,12 @@ pub fn summary(path: &Path) -> Result<String> {
 ///
 /// A worker's segment is computed as its puts, less the tasks it ran from the pool, plus
 /// what its steals moved to it (less the one it ran at once), less what was stolen from it;
-/// its initial share is what makes it end at zero. For pools with a queue per worker that
-/// is the queue's length. For shared queues (`central-*`, the central blocks of `combined`)
-/// it is only a balance of puts and runs and can be negative; the pool total is exact for
-/// every pool. A trace with dropped events gives wrong figures (the summary says so).
+/// its initial share is the smallest that keeps it from going below zero and from ending
+/// below zero. For a working phase (which ends with an empty pool) on a pool with a queue
+/// per worker that is the queue's length, and so it is for Manber's pool, whose initial
+/// elements are puts. For shared queues (`central-*`, the central blocks of `combined`) it is
+/// only a balance of puts and runs; the pool total is exact for every pool. A trace with
+/// dropped events gives wrong figures (the summary says so).
 pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
     if slices == 0 {
         return None;
@@ -478,6 +509,13 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
     let mut moved = vec![0u64; slices];
     // Per slice and worker: the change of the segment within the slice.
     let mut delta = vec![vec![0i64; n]; slices];
+    // Per worker: the running balance and its lowest value.
+    let (mut run, mut lowest) = (vec![0i64; n], vec![0i64; n]);
+    let mut step = |w: usize, d: i64, k: usize, delta: &mut Vec<Vec<i64>>| {
+        delta[k][w] += d;
+        run[w] += d;
+        lowest[w] = lowest[w].min(run[w]);
+    };
     for e in t
         .events
         .iter()
@@ -488,31 +526,31 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
             continue;
         }
         match e.kind {
-            EventKind::Put => delta[k][w] += 1,
+            EventKind::Put => step(w, 1, k, &mut delta),
             EventKind::Start(Source::Pool) => {
                 ran[k] += 1;
-                delta[k][w] -= 1;
+                step(w, -1, k, &mut delta);
             }
             EventKind::Start(Source::PoolSteal { victim, tasks }) => {
                 ran[k] += 1;
                 steals[k] += 1;
                 moved[k] += u64::from(tasks);
-                delta[k][w] += i64::from(tasks) - 1;
-                if let Some(v) = delta[k].get_mut(victim as usize) {
-                    *v -= i64::from(tasks);
+                if (victim as usize) < n {
+                    step(victim as usize, -i64::from(tasks), k, &mut delta);
                 }
+                step(w, i64::from(tasks) - 1, k, &mut delta);
             }
             _ => {}
         }
     }
     let total: Vec<i64> = (0..n).map(|w| delta.iter().map(|d| d[w]).sum()).collect();
-    let mut size: Vec<i64> = total.iter().map(|t| -t).collect();
+    let mut size: Vec<i64> = (0..n).map(|w| (-total[w]).max(-lowest[w])).collect();
     let mut s = String::new();
     let _ = writeln!(
         s,
         "   the working phase over time ({slices} slices of {:.3} ms): tasks run, steals (tasks moved),\n   \
          tasks waiting in the pool, and each worker's segment at the slice's end (puts - runs +/- steals:\n   \
-         a queue's length for pools with a queue per worker, a balance that can be negative for shared queues)",
+         a queue's length for pools with a queue per worker, a balance for shared queues)",
         (last - first) as f64 / slices as f64 / 1e6
     );
     let _ = writeln!(

@@ -312,13 +312,17 @@ struct Frame {
     /// The first panic of a child (or of a child's descendants).
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     local: UnsafeCell<FrameLocal>,
+    /// The schedule trace's id of the task (or root scope) this frame belongs to (0: not
+    /// traced).
+    trace_id: u64,
 }
 
 impl Frame {
-    fn new(registry: *const Registry, shared: *const Shared) -> Frame {
+    fn new(registry: *const Registry, shared: *const Shared, trace_id: u64) -> Frame {
         Frame {
             registry,
             shared,
+            trace_id,
             children: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -364,6 +368,17 @@ impl Frame {
             lock(&self.panic).take()
         } else {
             None
+        }
+    }
+
+    /// Records that this frame's task begins to wait for its children (when it has any
+    /// left: the critical path leaves the wait out of the task's own work).
+    #[cold]
+    fn note_wait(&self, t: &crate::runtime::trace::TraceBuf) {
+        if self.trace_id != 0 && self.children.load(Ordering::Relaxed) > 0 {
+            t.note(EventKind::Wait {
+                task: self.trace_id,
+            });
         }
     }
 
@@ -470,12 +485,15 @@ unsafe fn run_task(h: *const JobHeader) {
         }
         parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
     } else {
-        let frame = Frame::new(parent.registry, parent.shared);
+        let frame = Frame::new(parent.registry, parent.shared, d.trace_id);
         // SAFETY: the body runs once.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe {
             (d.call)(d.body, Some(&frame))
         }));
         let w = WorkerThread::current().expect("data-flow tasks run on workers");
+        if let Some(t) = tr {
+            frame.note_wait(t);
+        }
         frame.wait_children(w);
         let child_panic = frame.take_panic();
         drop(frame);
@@ -647,7 +665,16 @@ impl<'s, 'e> Scope<'s, 'e> {
         } else {
             None
         };
-        let trace_id = tr.map_or(0, |t| t.next_id());
+        let trace_id = tr.map_or(0, |t| {
+            let id = t.next_id();
+            if frame.trace_id != 0 {
+                t.note(EventKind::Spawn {
+                    parent: frame.trace_id,
+                    child: id,
+                });
+            }
+            id
+        });
         // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`); no other
         // reference to the local state is alive during this call.
         let local = unsafe { frame.local() };
@@ -781,7 +808,18 @@ impl<'s, 'e> Scope<'s, 'e> {
     pub fn sync(&self) {
         let f = self.frame();
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
+        let tr = if f.trace_id != 0 {
+            w.trace.as_deref()
+        } else {
+            None
+        };
+        if let Some(t) = tr {
+            f.note_wait(t);
+        }
         f.wait_children(w);
+        if let Some(t) = tr {
+            t.note(EventKind::Sync { task: f.trace_id });
+        }
         // SAFETY: the frame's thread; every child has completed, so nothing refers to the
         // region's descriptors, nodes or table leaves any more.
         let l = unsafe { f.local() };
@@ -865,11 +903,28 @@ where
         config,
         cancelled: AtomicUsize::new(0),
     };
-    let frame = Frame::new(&*w.registry, &shared);
+    // A traced root scope has an id of its own: its tasks' parent.
+    let tr = if w.registry.tracing {
+        w.trace.as_deref()
+    } else {
+        None
+    };
+    let trace_id = tr.map_or(0, |t| {
+        let id = t.next_id();
+        t.note(EventKind::Spawn {
+            parent: 0,
+            child: id,
+        });
+        id
+    });
+    let frame = Frame::new(&*w.registry, &shared, trace_id);
     let r = {
         let s = Scope::new(&frame);
         catch_unwind(AssertUnwindSafe(|| f(&s)))
     };
+    if let Some(t) = tr {
+        frame.note_wait(t);
+    }
     frame.wait_children(w);
     let child_panic = frame.take_panic();
     drop(frame);

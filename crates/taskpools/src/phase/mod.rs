@@ -76,7 +76,8 @@ fn traced_put(tr: &TraceBuf) {
 }
 
 #[inline(never)]
-fn traced_task(tr: &TraceBuf, me: usize) {
+fn traced_task(tr: &TraceBuf, me: usize, misses: u64) {
+    tr.phase_misses(misses);
     tr.start(match crate::stats::take_steal() {
         Some((victim, tasks)) if victim as usize != me => Source::PoolSteal { victim, tasks },
         _ => Source::Pool,
@@ -93,6 +94,12 @@ impl Drop for TaskSpan<'_> {
             traced_end(tr);
         }
     }
+}
+
+#[inline(never)]
+fn traced_idle(tr: &TraceBuf, misses: u64) {
+    tr.phase_misses(misses);
+    tr.idle();
 }
 
 #[inline(never)]
@@ -160,8 +167,9 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
     let mut stats = WorkerStats::default();
     // A traced runtime records the phase's tasks, puts and idle times.
     let trace = WorkerThread::current().and_then(|w| w.trace.as_deref());
-    if trace.is_some() {
+    if let Some(tr) = trace {
         crate::stats::take_steal(); // a steal before this phase is not its own
+        tr.phase_begin();
     }
     // Counted in locals (registers) and added to `stats` once per stretch of work: `stats`
     // is passed by reference to `get`, so its fields live in memory.
@@ -177,7 +185,7 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
             }
             ran += 1;
             if let Some(tr) = trace {
-                traced_task(tr, me);
+                traced_task(tr, me, stats.steal_attempts - stats.steals);
             }
             let span = TaskSpan(trace);
             let mut sink = Sink {
@@ -201,7 +209,7 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
         stats.puts += std::mem::take(&mut puts);
         pool.pause(&mut local);
         if let Some(tr) = trace {
-            tr.idle();
+            traced_idle(tr, stats.steal_attempts - stats.steals);
         }
         let more = coord.idle(pool, remote, &mut stats);
         if let Some(tr) = trace {

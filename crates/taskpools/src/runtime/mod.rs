@@ -334,7 +334,7 @@ impl Runtime {
             trace_capacity: 0,
         };
         let place_of: std::sync::Arc<[usize]> = place_of.into();
-        let (trace_cap, epoch) = (b.trace, std::time::Instant::now());
+        let (trace_cap, clock) = (b.trace, trace::Clock::start());
         let has_places = b.places.is_some();
         rt.trace_capacity = trace_cap.unwrap_or(0);
         for (index, deque) in locals.into_iter().enumerate() {
@@ -364,7 +364,7 @@ impl Runtime {
                     rr: Cell::new(place_of[index]),
                     idle_since: Cell::new(None),
                     spin_budget: Cell::new(worker::SPIN_ROUNDS),
-                    trace: trace_cap.map(|cap| Box::new(trace::TraceBuf::new(epoch, index, cap))),
+                    trace: trace_cap.map(|cap| Box::new(trace::TraceBuf::new(clock, index, cap))),
                     source: Cell::new(trace::Source::Own),
                 };
                 CURRENT.with(|c| c.set(&w));

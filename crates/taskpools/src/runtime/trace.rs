@@ -16,6 +16,19 @@
 //! [`EventKind::Put`], and the time a worker spends without a task of the phase (spinning or
 //! asleep) is bracketed by [`EventKind::Idle`] and [`EventKind::Resume`].
 //!
+//! Steal attempts that find nothing (another worker's deque or a phase's queue, another
+//! place's deque) are counted and recorded as one [`EventKind::Misses`] per search, so a
+//! worker that searches for long does not fill its buffer; a successful steal is the job's
+//! start, naming its victim.
+//!
+//! Data-flow tasks add their ids ([`EventKind::Task`]), their dependences and releases
+//! ([`EventKind::Dep`], [`EventKind::Ready`]), the spawn tree ([`EventKind::Spawn`], root
+//! scopes included) and their waits for children ([`EventKind::Wait`], [`EventKind::Sync`]),
+//! from which [`Trace::task_graph`] builds the task graph and its critical path.
+//!
+//! Events are stamped with the cheapest clock the machine offers that is consistent across
+//! CPUs: the time-stamp counter where the kernel uses it as its clock, else `Instant`.
+//!
 //! When a worker's buffer is full it stops recording and counts what it dropped; the trace
 //! says so ([`Trace::dropped`]). Room is kept for the ends of the jobs it recorded, so the
 //! brackets stay balanced.
@@ -110,6 +123,36 @@ pub enum EventKind {
     Idle,
     /// It has a task again (or the phase ended).
     Resume,
+    /// A search for work that found nothing, beginning at this time: the worker looked into
+    /// `attempts` queues of others (workers' deques or a working phase's queues, places'
+    /// deques) in vain before its next event. Consecutive failed attempts are one event, so
+    /// a worker that searches for a long time does not fill its buffer; a successful steal
+    /// is the [`Start`](EventKind::Start) that follows, with its victim.
+    Misses {
+        /// Queues examined without finding a task.
+        attempts: u32,
+    },
+    /// Data-flow task `child` was spawned by `parent`: a data-flow task, or a root scope
+    /// (a scope entered outside any data-flow task has an id of its own, announced by a
+    /// `Spawn` with `parent` 0 when it begins).
+    Spawn {
+        /// The spawning task or root scope (0: none; `child` is a root scope).
+        parent: u64,
+        /// The new task (or root scope).
+        child: u64,
+    },
+    /// Data-flow task (or root scope) `task` begins to wait for its children: at a `sync`,
+    /// or at its end, when some are still running. The wait is not the task's own work.
+    Wait {
+        /// The waiting task.
+        task: u64,
+    },
+    /// Data-flow task (or root scope) `task` returned from a `sync`: every child it had
+    /// spawned before has completed.
+    Sync {
+        /// The task that waited.
+        task: u64,
+    },
 }
 
 /// One event of one worker.
@@ -194,7 +237,18 @@ impl Trace {
                         return Err(format!("event {i}: worker {w} names a task outside a job"));
                     }
                 }
-                EventKind::Dep { .. } | EventKind::Ready { .. } => {}
+                EventKind::Dep { .. }
+                | EventKind::Ready { .. }
+                | EventKind::Spawn { .. }
+                | EventKind::Wait { .. }
+                | EventKind::Sync { .. } => {}
+                EventKind::Misses { attempts } => {
+                    if attempts == 0 || asleep[w] {
+                        return Err(format!(
+                            "event {i}: worker {w} records no attempts, or while asleep"
+                        ));
+                    }
+                }
                 EventKind::Put => {
                     if open[w] == 0 || idle[w] {
                         return Err(format!("event {i}: worker {w} puts outside a task"));
@@ -322,6 +376,30 @@ impl Trace {
                         );
                     }
                 }
+                EventKind::Misses { attempts } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"steal misses","cat":"steal","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"attempts":{attempts}}}}},"#
+                    );
+                }
+                EventKind::Spawn { parent, child } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"spawn","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"parent":{parent},"child":{child}}}}},"#
+                    );
+                }
+                EventKind::Wait { task } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"wait for children","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task}}}}},"#
+                    );
+                }
+                EventKind::Sync { task } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"sync","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task}}}}},"#
+                    );
+                }
                 EventKind::Dep { from, to } => {
                     let _ = writeln!(
                         out,
@@ -359,21 +437,53 @@ impl Trace {
         wrap_chrome_events(&body)
     }
 
-    /// The data-flow task graph of this trace: each task that ran (with its worker, times
-    /// and exclusive time, i.e. without the jobs its worker ran nested inside it while it
-    /// waited) and the dependences between them.
+    /// The data-flow task graph of this trace: each task that ran (with its worker, times,
+    /// own work, parent and where in its parent's work it was spawned), the dependences
+    /// between siblings, the root scopes, and the `sync`s.
+    ///
+    /// A task's own work is its duration less the jobs its worker ran nested inside it and
+    /// less its waits for its children (at a `sync` or at its end).
     pub fn task_graph(&self) -> TaskGraph {
+        use std::collections::HashMap;
         struct Open {
             start: u64,
             task: Option<u64>,
             nested: u64,
         }
+        // Where a task's (or root scope's) own work is counted: its worker, the stack depth
+        // of its job, when it began and the job's nested time then.
+        struct Origin {
+            worker: u32,
+            depth: usize,
+            t0: u64,
+            nested0: u64,
+        }
         let mut stacks: Vec<Vec<Open>> = (0..self.workers).map(|_| Vec::new()).collect();
+        let mut origin: HashMap<u64, Origin> = HashMap::new();
+        // Per task: its waits so far (ns, nested jobs left out) and the one under way.
+        let mut waited: HashMap<u64, u64> = HashMap::new();
+        let mut waiting: HashMap<u64, (u64, u64)> = HashMap::new();
+        let mut spawned: HashMap<u64, (u64, u64)> = HashMap::new();
+        let mut spawn_count: HashMap<u64, usize> = HashMap::new();
         let mut g = TaskGraph::default();
         for e in &self.events {
             let w = e.worker as usize;
             let Some(stack) = stacks.get_mut(w) else {
                 continue;
+            };
+            // The own work of `id` so far, if it runs here (as the innermost job).
+            let own = |id: u64, stack: &Vec<Open>, waited: &HashMap<u64, u64>| -> Option<u64> {
+                let o = origin.get(&id)?;
+                if o.worker != e.worker || o.depth != stack.len() {
+                    return None;
+                }
+                let nested = stack.last().map_or(0, |t| t.nested);
+                Some(
+                    e.t_ns
+                        .saturating_sub(o.t0)
+                        .saturating_sub(nested.saturating_sub(o.nested0))
+                        .saturating_sub(waited.get(&id).copied().unwrap_or(0)),
+                )
             };
             match e.kind {
                 EventKind::Start(_) => stack.push(Open {
@@ -382,8 +492,66 @@ impl Trace {
                     nested: 0,
                 }),
                 EventKind::Task { id } => {
+                    let depth = stack.len();
                     if let Some(top) = stack.last_mut() {
-                        top.task.get_or_insert(id);
+                        if top.task.is_none() {
+                            top.task = Some(id);
+                            origin.insert(
+                                id,
+                                Origin {
+                                    worker: e.worker,
+                                    depth,
+                                    t0: top.start,
+                                    nested0: 0,
+                                },
+                            );
+                        }
+                    }
+                }
+                EventKind::Spawn { parent: 0, child } => {
+                    g.roots.push(child);
+                    g.root_work.insert(child, 0);
+                    origin.insert(
+                        child,
+                        Origin {
+                            worker: e.worker,
+                            depth: stack.len(),
+                            t0: e.t_ns,
+                            nested0: stack.last().map_or(0, |t| t.nested),
+                        },
+                    );
+                }
+                EventKind::Spawn { parent, child } => {
+                    let at = own(parent, stack, &waited).unwrap_or(0);
+                    spawned.insert(child, (parent, at));
+                    *spawn_count.entry(parent).or_default() += 1;
+                    if let Some(r) = g.root_work.get_mut(&parent) {
+                        *r = (*r).max(at);
+                    }
+                }
+                EventKind::Wait { task } => {
+                    if let Some(at) = own(task, stack, &waited) {
+                        let nested = stack.last().map_or(0, |t| t.nested);
+                        waiting.insert(task, (e.t_ns, nested));
+                        if let Some(r) = g.root_work.get_mut(&task) {
+                            *r = (*r).max(at);
+                        }
+                    }
+                }
+                EventKind::Sync { task } => {
+                    if let Some((t, n)) = waiting.remove(&task) {
+                        let nested = stack.last().map_or(0, |t| t.nested);
+                        *waited.entry(task).or_default() += e
+                            .t_ns
+                            .saturating_sub(t)
+                            .saturating_sub(nested.saturating_sub(n));
+                    }
+                    if let Some(at) = own(task, stack, &waited) {
+                        if let Some(r) = g.root_work.get_mut(&task) {
+                            *r = (*r).max(at);
+                        }
+                        let before = spawn_count.get(&task).copied().unwrap_or(0);
+                        g.syncs.entry(task).or_default().push((at, before));
                     }
                 }
                 EventKind::End => {
@@ -393,13 +561,23 @@ impl Trace {
                             parent.nested += dur;
                         }
                         if let Some(id) = o.task {
+                            let mut wait = waited.remove(&id).unwrap_or(0);
+                            if let Some((t, n)) = waiting.remove(&id) {
+                                wait += e
+                                    .t_ns
+                                    .saturating_sub(t)
+                                    .saturating_sub(o.nested.saturating_sub(n));
+                            }
+                            let (parent, spawned_after_ns) = spawned.remove(&id).unwrap_or((0, 0));
                             g.tasks.insert(
                                 id,
                                 TaskNode {
                                     worker: e.worker,
                                     start_ns: o.start,
                                     end_ns: e.t_ns.max(o.start),
-                                    work_ns: dur.saturating_sub(o.nested),
+                                    work_ns: dur.saturating_sub(o.nested).saturating_sub(wait),
+                                    parent,
+                                    spawned_after_ns,
                                 },
                             );
                         }
@@ -421,6 +599,78 @@ impl Trace {
     }
 }
 
+/// The trace's clock. Where the kernel itself keeps time with the CPU's time-stamp counter
+/// (Linux on x86-64 with `tsc` as its clock source, which Linux chooses only for a counter
+/// that is constant-rate and synchronised across CPUs), events are stamped with the counter
+/// (about 10 ns a read here, against 30 for [`Instant`]) and converted to nanoseconds when a
+/// trace is taken, at the rate measured between the clock's start and the take. Elsewhere it
+/// is [`Instant`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clock {
+    epoch: Instant,
+    /// The counter at `epoch` (`None`: stamps are nanoseconds from `Instant`).
+    tsc0: Option<u64>,
+}
+
+impl Clock {
+    /// A clock that starts now.
+    pub(crate) fn start() -> Clock {
+        let tsc = tsc_is_the_clock();
+        let epoch = Instant::now();
+        Clock {
+            epoch,
+            tsc0: tsc.then(read_tsc),
+        }
+    }
+
+    /// A raw stamp.
+    #[inline]
+    fn raw(&self) -> u64 {
+        match self.tsc0 {
+            Some(_) => read_tsc(),
+            None => self.epoch.elapsed().as_nanos() as u64,
+        }
+    }
+
+    /// Converts raw stamps taken so far to nanoseconds since the start.
+    fn converter(&self) -> impl Fn(u64) -> u64 {
+        let scale = self.tsc0.map(|t0| {
+            let (ns, now) = (self.epoch.elapsed().as_nanos() as f64, read_tsc());
+            (t0, ns / (now.saturating_sub(t0).max(1)) as f64)
+        });
+        move |raw| match scale {
+            Some((t0, per_tick)) => (raw.saturating_sub(t0) as f64 * per_tick) as u64,
+            None => raw,
+        }
+    }
+}
+
+/// Whether the kernel keeps time with the time-stamp counter (read once per process).
+fn tsc_is_the_clock() -> bool {
+    static TSC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TSC.get_or_init(|| {
+        cfg!(all(target_arch = "x86_64", target_os = "linux", not(miri)))
+            && std::fs::read_to_string(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            )
+            .is_ok_and(|s| s.trim() == "tsc")
+    })
+}
+
+#[inline]
+fn read_tsc() -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        // SAFETY: `rdtsc` exists on every x86-64 CPU, reads a register, and touches no
+        // memory.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        0 // never used: `tsc_is_the_clock` is false here
+    }
+}
+
 /// One worker's buffer (owned by its thread).
 ///
 /// Bookkeeping of the jobs running on the worker (`depth` of them, nested): the outermost
@@ -429,7 +679,7 @@ impl Trace {
 /// (the buffer was full; once full it stays full until a take, so dropped starts are always
 /// the innermost jobs); the others were recorded and their ends will be.
 pub(crate) struct TraceBuf {
-    epoch: Instant,
+    clock: Clock,
     worker: u32,
     cap: usize,
     events: RefCell<Vec<Event>>,
@@ -444,12 +694,17 @@ pub(crate) struct TraceBuf {
     fresh: Cell<bool>,
     /// The last `Idle` was recorded (its `Resume` will be).
     idle_recorded: Cell<bool>,
+    /// Failed steal attempts not recorded yet, and when the first of them was made.
+    misses: Cell<u32>,
+    miss_t: Cell<u64>,
+    /// A working phase's failed attempts already counted into `misses`.
+    phase_misses: Cell<u64>,
 }
 
 impl TraceBuf {
-    pub(crate) fn new(epoch: Instant, worker: usize, cap: usize) -> TraceBuf {
+    pub(crate) fn new(clock: Clock, worker: usize, cap: usize) -> TraceBuf {
         TraceBuf {
-            epoch,
+            clock,
             worker: worker as u32,
             cap,
             events: RefCell::new(Vec::with_capacity(cap.min(1 << 16))),
@@ -460,11 +715,16 @@ impl TraceBuf {
             next_task: Cell::new(0),
             fresh: Cell::new(false),
             idle_recorded: Cell::new(false),
+            misses: Cell::new(0),
+            miss_t: Cell::new(0),
+            phase_misses: Cell::new(0),
         }
     }
 
+    /// A raw stamp ([`Clock`]); `take` converts them.
+    #[inline]
     fn now(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        self.clock.raw()
     }
 
     /// Recorded jobs still open.
@@ -473,6 +733,7 @@ impl TraceBuf {
     }
 
     fn record(&self, kind: EventKind) {
+        self.flush_misses();
         self.fresh.set(matches!(kind, EventKind::Start(_)));
         self.events.borrow_mut().push(Event {
             t_ns: self.now(),
@@ -491,8 +752,59 @@ impl TraceBuf {
         fits
     }
 
+    /// One queue of another examined in vain (counted; recorded as one
+    /// [`EventKind::Misses`] before the next event).
+    #[inline]
+    pub(crate) fn miss(&self) {
+        self.misses_n(1);
+    }
+
+    fn misses_n(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let m = self.misses.get();
+        if m == 0 {
+            self.miss_t.set(self.now());
+        }
+        self.misses
+            .set(u32::try_from(u64::from(m) + n).unwrap_or(u32::MAX));
+    }
+
+    /// A working phase's worker: `misses` is its failed attempts so far in this phase
+    /// (attempts less steals, from its counters); the new ones are counted.
+    pub(crate) fn phase_misses(&self, misses: u64) {
+        let seen = self.phase_misses.replace(misses);
+        self.misses_n(misses.saturating_sub(seen));
+    }
+
+    /// A working phase begins on this worker (its counters start from zero).
+    pub(crate) fn phase_begin(&self) {
+        self.phase_misses.set(0);
+    }
+
+    /// Records the failed attempts counted so far, as one event, if that leaves room for
+    /// what the buffer keeps room for (else they are dropped and counted).
+    fn flush_misses(&self) {
+        let m = self.misses.replace(0);
+        if m == 0 {
+            return;
+        }
+        let mut ev = self.events.borrow_mut();
+        if ev.len() + self.open() as usize + 3 <= self.cap {
+            ev.push(Event {
+                t_ns: self.miss_t.get(),
+                worker: self.worker,
+                kind: EventKind::Misses { attempts: m },
+            });
+        } else {
+            self.dropped.set(self.dropped.get() + 1);
+        }
+    }
+
     #[inline]
     pub(crate) fn start(&self, src: Source) {
+        self.flush_misses();
         if self.dropped_open.get() == 0 && self.fits() {
             self.record(EventKind::Start(src));
         } else {
@@ -541,6 +853,7 @@ impl TraceBuf {
             }
             return;
         }
+        self.flush_misses();
         if self.fits() {
             self.record(kind);
         }
@@ -549,6 +862,7 @@ impl TraceBuf {
     /// A working phase's task put a child (recorded if there is room).
     #[inline]
     pub(crate) fn put(&self) {
+        self.flush_misses();
         if self.dropped_open.get() == 0 && self.fits() {
             self.record(EventKind::Put);
         }
@@ -556,6 +870,7 @@ impl TraceBuf {
 
     /// A worker of a working phase found no task.
     pub(crate) fn idle(&self) {
+        self.flush_misses();
         // Only inside a recorded job (the share; a share that runs inside a job whose start
         // went to an earlier take has no recorded job around it).
         let rec = self.dropped_open.get() == 0 && self.open() > 0 && self.fits();
@@ -572,14 +887,15 @@ impl TraceBuf {
         }
     }
 
-    /// Makes room for a sleep and its wake before the worker takes the sleep lock (no
+    /// Makes room for a sleep and its wake (and failed attempts before them) before the worker takes the sleep lock (no
     /// allocation under it).
     pub(crate) fn reserve_for_sleep(&self) {
-        self.events.borrow_mut().reserve(2);
+        self.events.borrow_mut().reserve(3);
     }
 
     /// Just before the worker waits, under the sleep lock.
     pub(crate) fn sleep(&self) {
+        self.flush_misses();
         if self.dropped_open.get() == 0 && self.fits() {
             self.record(EventKind::Sleep);
         }
@@ -603,6 +919,7 @@ impl TraceBuf {
     /// are closed in the handed-over part at the time of the take. The ends of every job
     /// open now will not be recorded.
     pub(crate) fn take(&self) -> (Vec<Event>, u64) {
+        self.flush_misses();
         let mut ev = std::mem::take(&mut *self.events.borrow_mut());
         let open = self.open();
         let mut to_close = open;
@@ -638,6 +955,13 @@ impl TraceBuf {
         self.base.set(self.depth.get());
         self.dropped_open.set(0);
         let dropped = self.dropped.replace(0);
+        let ns = self.clock.converter();
+        let mut last = 0;
+        for e in &mut ev {
+            // Monotone per worker even where the conversion rounds.
+            e.t_ns = ns(e.t_ns).max(last);
+            last = e.t_ns;
+        }
         (ev, dropped)
     }
 }
@@ -658,8 +982,13 @@ pub struct TaskNode {
     pub start_ns: u64,
     /// See `start_ns`.
     pub end_ns: u64,
-    /// Its own work: its duration less the jobs its worker ran nested inside it.
+    /// Its own work: its duration less the jobs its worker ran nested inside it and less
+    /// its waits for its children.
     pub work_ns: u64,
+    /// The task or root scope that spawned it (0: the trace does not say).
+    pub parent: u64,
+    /// The parent's own work before it spawned this task (ns).
+    pub spawned_after_ns: u64,
 }
 
 /// The data-flow tasks of a trace and their dependences ([`Trace::task_graph`]).
@@ -669,69 +998,169 @@ pub struct TaskGraph {
     pub tasks: std::collections::BTreeMap<u64, TaskNode>,
     /// Dependences `(from, to)` between siblings, as spawned.
     pub deps: Vec<(u64, u64)>,
+    /// The root scopes (scopes entered outside any data-flow task), in the order they began.
+    pub roots: Vec<u64>,
+    /// Per root scope, its own work (its code's time less nested jobs and waits) up to its
+    /// last spawn, `sync` or wait for its children (ns).
+    pub root_work: std::collections::BTreeMap<u64, u64>,
+    /// Per task or root scope, each `sync` it returned from: its own work at that point
+    /// (ns) and how many children it had spawned before.
+    pub syncs: std::collections::BTreeMap<u64, Vec<(u64, usize)>>,
+}
+
+/// A time in the ideal schedule and the chain of tasks that decides it (an index into the
+/// chain arena, `usize::MAX`: none).
+#[derive(Clone, Copy)]
+struct Timed {
+    t: u64,
+    chain: usize,
 }
 
 impl TaskGraph {
-    /// The longest chain of dependences weighted by the tasks' own work: its tasks in
-    /// order and its length in ns. Dependences on tasks the trace did not see run are left
-    /// out. Parent-child nesting is not an edge here (a parent's work runs before and after
-    /// its children's), so for nested programs this is the longest chain among siblings.
+    /// The critical path (span): the longest chain of work that must run in order, and its
+    /// length in ns: its tasks and root scopes in order (a root scope's own work is its
+    /// spawning; a task or scope appears again where its own work goes on after a child it
+    /// waited for). The chain follows
+    /// - a parent's own work up to a spawn into the child (a child starts no earlier than
+    ///   its parent spawns it),
+    /// - a dependence between siblings into the later one,
+    /// - a child's completion into its parent's work after a `sync`, and into the parent's
+    ///   completion (a task completes when its children have).
+    ///
+    /// The length is the finish time of the last root scope with unboundedly many workers
+    /// and no overheads, root scopes one after the other (as they are when a program runs
+    /// its scopes in sequence). Tasks whose spawn the trace did not see start at their root
+    /// scope's beginning; dependences on tasks it did not see run are left out.
     pub fn critical_path(&self) -> (Vec<u64>, u64) {
-        use std::collections::BTreeMap;
-        let mut succ: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        let mut indeg: BTreeMap<u64, usize> = self.tasks.keys().map(|&k| (k, 0)).collect();
+        use std::collections::{BTreeMap, HashMap, HashSet};
+        let known: HashSet<u64> = self.roots.iter().copied().collect();
+        // Children per parent, in spawn order (ids grow in spawn order on the parent's
+        // worker); tasks without a known parent hang off the synthetic root 0.
+        let mut children: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for (&id, t) in &self.tasks {
+            let p = if self.tasks.contains_key(&t.parent) || known.contains(&t.parent) {
+                t.parent
+            } else {
+                0
+            };
+            children.entry(p).or_default().push(id);
+        }
+        let mut preds: HashMap<u64, Vec<u64>> = HashMap::new();
         for &(f, t) in &self.deps {
             if self.tasks.contains_key(&f) && self.tasks.contains_key(&t) && f != t {
-                succ.entry(f).or_default().push(t);
-                *indeg.get_mut(&t).expect("a task") += 1;
+                preds.entry(t).or_default().push(f);
             }
         }
-        // Longest path ending at each task, in a topological order (Kahn).
-        let mut best: BTreeMap<u64, (u64, Option<u64>)> = self
-            .tasks
-            .iter()
-            .map(|(&k, t)| (k, (t.work_ns, None)))
-            .collect();
-        let mut ready: Vec<u64> = indeg
-            .iter()
-            .filter(|(_, &d)| d == 0)
-            .map(|(&k, _)| k)
-            .collect();
-        while let Some(k) = ready.pop() {
-            let len = best[&k].0;
-            for &t in succ.get(&k).map_or(&[][..], |v| &v[..]) {
-                let cand = len + self.tasks[&t].work_ns;
-                let e = best.get_mut(&t).expect("a task");
-                if cand > e.0 {
-                    *e = (cand, Some(k));
+        struct Walk<'g> {
+            g: &'g TaskGraph,
+            children: BTreeMap<u64, Vec<u64>>,
+            preds: HashMap<u64, Vec<u64>>,
+            fin: HashMap<u64, Timed>,
+            chain: Vec<(u64, usize)>,
+        }
+        impl Walk<'_> {
+            fn work(&mut self, at: Timed, id: u64, ns: u64) -> Timed {
+                if ns == 0 {
+                    return at;
                 }
-                let d = indeg.get_mut(&t).expect("a task");
-                *d -= 1;
-                if *d == 0 {
-                    ready.push(t);
+                let chain = match self.chain.get(at.chain) {
+                    Some(&(top, _)) if top == id => at.chain,
+                    _ => {
+                        self.chain.push((id, at.chain));
+                        self.chain.len() - 1
+                    }
+                };
+                Timed {
+                    t: at.t + ns,
+                    chain,
                 }
             }
+            fn later(a: Timed, b: Timed) -> Timed {
+                if b.t > a.t {
+                    b
+                } else {
+                    a
+                }
+            }
+            /// The finish of `id` (a task or root scope) started at `est`.
+            fn run(&mut self, id: u64, est: Timed) -> Timed {
+                let kids = self.children.get(&id).cloned().unwrap_or_default();
+                let empty = Vec::new();
+                let syncs = self.g.syncs.get(&id).unwrap_or(&empty).clone();
+                let mut next_sync = 0;
+                let (mut cur, mut done, mut off) = (est, est, 0u64);
+                for (i, &c) in kids.iter().enumerate() {
+                    while let Some(&(at, _)) = syncs.get(next_sync).filter(|s| s.1 <= i) {
+                        cur = self.work(cur, id, at.saturating_sub(off));
+                        off = off.max(at);
+                        cur = Self::later(cur, done);
+                        next_sync += 1;
+                    }
+                    let at = self.g.tasks[&c].spawned_after_ns;
+                    cur = self.work(cur, id, at.saturating_sub(off));
+                    off = off.max(at);
+                    let mut start = cur;
+                    for p in self.preds.get(&c).cloned().unwrap_or_default() {
+                        if let Some(&f) = self.fin.get(&p) {
+                            start = Self::later(start, f);
+                        }
+                    }
+                    let f = self.run(c, start);
+                    self.fin.insert(c, f);
+                    done = Self::later(done, f);
+                }
+                for &(at, _) in &syncs[next_sync.min(syncs.len())..] {
+                    cur = self.work(cur, id, at.saturating_sub(off));
+                    off = off.max(at);
+                    cur = Self::later(cur, done);
+                }
+                let total = match self.g.tasks.get(&id) {
+                    Some(t) => t.work_ns,
+                    None => self.g.root_work.get(&id).copied().unwrap_or(off),
+                };
+                cur = self.work(cur, id, total.saturating_sub(off));
+                Self::later(cur, done)
+            }
         }
-        let Some((&end, &(len, _))) = best.iter().max_by_key(|(_, (l, _))| *l) else {
-            return (Vec::new(), 0);
+        let mut walk = Walk {
+            g: self,
+            children,
+            preds,
+            fin: HashMap::new(),
+            chain: Vec::new(),
         };
-        let mut path = vec![end];
-        let mut at = end;
-        while let Some(&(_, Some(p))) = best.get(&at) {
-            path.push(p);
-            at = p;
+        let mut t = Timed {
+            t: 0,
+            chain: usize::MAX,
+        };
+        let roots: Vec<u64> = std::iter::once(0)
+            .chain(self.roots.iter().copied())
+            .collect();
+        for r in roots {
+            t = walk.run(r, t);
+        }
+        let mut path = Vec::new();
+        let mut at = t.chain;
+        while let Some(&(id, prev)) = walk.chain.get(at) {
+            if id != 0 {
+                path.push(id);
+            }
+            at = prev;
         }
         path.reverse();
-        (path, len)
+        path.dedup();
+        (path, t.t)
     }
 
-    /// The tasks' own work, summed (ns).
+    /// The work: the tasks' own work and the root scopes' own work (spawning), summed (ns).
+    /// At least the critical path's length.
     pub fn work_ns(&self) -> u64 {
-        self.tasks.values().map(|t| t.work_ns).sum()
+        self.tasks.values().map(|t| t.work_ns).sum::<u64>() + self.root_work.values().sum::<u64>()
     }
 
-    /// The graph in Graphviz DOT: a box per task (its worker and own work in µs), an arrow
-    /// per dependence, the critical path in red.
+    /// The graph in Graphviz DOT: a box per task (its worker and own work in µs), an ellipse
+    /// per root scope (its own work), an arrow per dependence, a dashed one per spawn (parent to child), the critical path in red
+    /// (dotted where it goes from a child back to the parent that waited for it).
     pub fn dot(&self, name: &str) -> String {
         use std::fmt::Write;
         let (path, len) = self.critical_path();
@@ -748,6 +1177,18 @@ impl TaskGraph {
             self.work_ns() as f64 / 1e6,
             len as f64 / 1e6
         );
+        for (id, w) in &self.root_work {
+            let _ = writeln!(
+                s,
+                "  t{id} [shape=ellipse, label=\"root scope {:.1} us\"{}];",
+                *w as f64 / 1e3,
+                if on.contains(id) {
+                    ", color=red, penwidth=2"
+                } else {
+                    ""
+                }
+            );
+        }
         for (id, t) in &self.tasks {
             let _ = writeln!(
                 s,
@@ -761,8 +1202,9 @@ impl TaskGraph {
                 }
             );
         }
+        let mut drawn = std::collections::BTreeSet::new();
         for &(f, t) in &self.deps {
-            if self.tasks.contains_key(&f) && self.tasks.contains_key(&t) {
+            if self.tasks.contains_key(&f) && self.tasks.contains_key(&t) && drawn.insert((f, t)) {
                 let _ = writeln!(
                     s,
                     "  t{f} -> t{t}{};",
@@ -771,6 +1213,31 @@ impl TaskGraph {
                     } else {
                         ""
                     }
+                );
+            }
+        }
+        // Spawns (dashed): a child starts no earlier than its parent spawns it.
+        for (&c, t) in &self.tasks {
+            let p = t.parent;
+            let known = self.tasks.contains_key(&p) || self.root_work.contains_key(&p);
+            if known && drawn.insert((p, c)) {
+                let _ = writeln!(
+                    s,
+                    "  t{p} -> t{c} [style=dashed, {}];",
+                    if crit.contains(&(p, c)) {
+                        "color=red, penwidth=2"
+                    } else {
+                        "color=grey"
+                    }
+                );
+            }
+        }
+        // Steps of the critical path that are a child's completion its parent waited for.
+        for &(a, b) in &crit {
+            if drawn.insert((a, b)) {
+                let _ = writeln!(
+                    s,
+                    "  t{a} -> t{b} [style=dotted, color=red, penwidth=2, label=\"waited\"];"
                 );
             }
         }
@@ -785,5 +1252,21 @@ mod tests {
     #[test]
     fn an_event_is_40_bytes() {
         assert_eq!(std::mem::size_of::<super::Event>(), 40);
+    }
+
+    /// Stamps convert to nanoseconds since the clock's start that agree with `Instant`
+    /// (whichever source the clock uses here).
+    #[test]
+    fn the_clock_agrees_with_instant() {
+        let before = std::time::Instant::now();
+        let c = super::Clock::start();
+        let a = c.raw();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let b = c.raw();
+        let ns = c.converter();
+        let outer = before.elapsed().as_nanos() as u64;
+        let (a, b) = (ns(a), ns(b));
+        assert!(a <= b && b - a >= 5_000_000, "{a} {b}");
+        assert!(b <= outer + outer / 100, "{b} after {outer} ns");
     }
 }

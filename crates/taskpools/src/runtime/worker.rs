@@ -268,8 +268,11 @@ impl WorkerThread {
                 continue;
             }
             match ps.deques[v].steal(allow, policy.steal_half) {
-                Take::Empty => {}
-                Take::Declined => counters.declined(),
+                Take::Empty => self.missed(),
+                Take::Declined => {
+                    counters.declined();
+                    self.missed();
+                }
                 Take::Got(j, more) => {
                     counters.place_steal(more.len() as u64);
                     self.note(super::trace::Source::PlaceSteal { place: v as u32 });
@@ -327,6 +330,14 @@ impl WorkerThread {
     fn note(&self, src: super::trace::Source) {
         if self.trace.is_some() {
             self.source.set(src);
+        }
+    }
+
+    /// Counts a queue of another examined in vain, when tracing.
+    #[inline(always)]
+    fn missed(&self) {
+        if let Some(t) = &self.trace {
+            t.miss();
         }
     }
 
@@ -411,7 +422,10 @@ impl WorkerThread {
                             self.note(super::trace::Source::Steal { victim: v as u32 });
                             return Some(j);
                         }
-                        Steal::Empty => break,
+                        Steal::Empty => {
+                            self.missed();
+                            break;
+                        }
                         Steal::Retry => {}
                     }
                 },
@@ -440,6 +454,7 @@ impl WorkerThread {
                         self.note(super::trace::Source::Steal { victim: v as u32 });
                         return Some(j);
                     }
+                    self.missed();
                 }
                 (LocalDeque::ChaseLev(_), Stealers::Private(_)) => {
                     unreachable!("a runtime's workers all use its pool")
