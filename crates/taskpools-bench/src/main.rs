@@ -1129,6 +1129,12 @@ struct ManberArgs {
     /// created before the run.
     #[arg(long)]
     plot_dir: Option<PathBuf>,
+    /// Write the schedule traces of the sampled trials behind Figures 6-9 (the segment sizes
+    /// over time are replayed from them): Chrome trace-event JSON to this file (`taskpools
+    /// trace FILE` prints the over-time table), Gantt charts into the folder FILE with the
+    /// extension `.gantt`.
+    #[arg(long)]
+    trace: Option<PathBuf>,
 }
 
 fn parse_searches(names: &[String]) -> Result<Vec<Search>> {
@@ -1636,6 +1642,7 @@ fn tour(out: &Path) -> Result<()> {
         waiting: false,
         delays_ns: vec![0],
         trials: 3,
+        trace: Some(out.join("manber-trace.json")),
     };
     let files = TourFiles::new(out, "manber");
     // The manber figures go into their own directory, not into manber.svg.
@@ -2021,7 +2028,9 @@ fn run(cli: Cli) -> Result<()> {
                 waiting: a.waiting,
                 delays_ns: a.delay_ns,
                 trials: a.trials,
+                trace: a.trace.clone(),
             };
+            check_output("--trace", a.trace.as_deref(), false)?;
             let quiet = a.json.as_deref() == Some(Path::new("-"));
             manber_cmd(
                 &p,

@@ -10,13 +10,23 @@
 //! participants, then over trials, as in the seed. Operation times include two clock reads
 //! (about 40 ns here), the same for every strategy; with more participants than CPUs they also
 //! include time spent waiting for a CPU (such runs are labelled oversubscribed).
+//!
+//! Segment sizes over time (Figures 6–9) come from a schedule trace of the sampled trials,
+//! the same events a traced working phase records: each participant's operations form its
+//! share; an add is a `Put`, a remove that found an element is a task span (from the own
+//! segment, or after a steal naming the victim and the elements moved) stamped when the
+//! remove ends, a search is an idle span, its fruitless segment examinations are a `Misses`
+//! event. The sizes are replayed from those events and checked against the pool's
+//! segments at the end of the trial. `--trace FILE` writes those traces.
 
+use std::path::PathBuf;
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
 use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::pool::manber::{ConcurrentConfig, ConcurrentPool, Removed, Search};
+use taskpools::runtime::trace::{Event, EventKind, Source, Trace};
 
 use crate::report::Progress;
 
@@ -41,7 +51,14 @@ pub struct Params {
     pub delays_ns: Vec<u64>,
     /// Trials per point (the seed: 10).
     pub trials: usize,
+    /// Write the schedule traces of the sampled trials (Figures 6–9) here.
+    pub trace: Option<PathBuf>,
 }
+
+/// Events recorded per participant in a sampled trial; past this a participant stops
+/// recording (the trace says how many it dropped) and the series end where the first one
+/// stopped.
+const EVENTS_PER_PARTICIPANT: usize = 1 << 20;
 
 /// One measured point.
 #[derive(Clone, Debug, Serialize)]
@@ -95,8 +112,51 @@ pub struct Samples {
     pub workload: String,
     /// The producers' indices.
     pub producers: Vec<usize>,
-    /// Per segment: (µs since start, size) after each of its owner's operations.
+    /// Per segment: (µs since start, size) at the start and after each change (replayed
+    /// from the trial's trace).
     pub segments: Vec<Vec<(f64, usize)>>,
+}
+
+/// Per segment, its size after each change, replayed from a trace in which every change is
+/// an event: a `Put` adds to the worker's own segment, a task from the pool takes from it,
+/// a task after a steal of `tasks` elements takes them from the victim and keeps all but the
+/// one it runs (times in µs; every segment starts empty at the first event).
+///
+/// Operations of different participants that overlap in time are replayed in the order of
+/// their stamps (a put when it begins, a remove when it ends), so a segment can briefly read
+/// below zero; such points are shown as 0. The sizes after the last event are exact.
+/// Returns `None` when a steal names a participant the trace does not have.
+pub fn segment_series(t: &Trace) -> Option<Vec<Vec<(f64, usize)>>> {
+    let n = t.workers;
+    let t0 = t.events.first().map_or(0, |e| e.t_ns);
+    let mut size = vec![0i64; n];
+    let mut out: Vec<Vec<(f64, usize)>> = vec![vec![(0.0, 0)]; n];
+    for e in &t.events {
+        let w = e.worker as usize;
+        let us = (e.t_ns - t0) as f64 / 1e3;
+        let mut changed = |seg: usize, d: i64, size: &mut Vec<i64>| -> Option<()> {
+            if d == 0 {
+                return Some(());
+            }
+            size[seg] += d;
+            out[seg].push((us, size[seg].max(0) as usize));
+            Some(())
+        };
+        match e.kind {
+            EventKind::Put => changed(w, 1, &mut size)?,
+            EventKind::Start(Source::Pool) => changed(w, -1, &mut size)?,
+            EventKind::Start(Source::PoolSteal { victim, tasks }) => {
+                let v = victim as usize;
+                if v >= n {
+                    return None;
+                }
+                changed(v, -i64::from(tasks), &mut size)?;
+                changed(w, i64::from(tasks) - 1, &mut size)?;
+            }
+            _ => {}
+        }
+    }
+    Some(out)
 }
 
 /// Which participants produce (only add) in the producer/consumer model.
@@ -139,10 +199,49 @@ struct Tally {
     exhausted: u64,
 }
 
-/// Per segment, (µs since start, size) samples.
-type SegmentSeries = Vec<Vec<(f64, usize)>>;
+/// A participant's recorder in a sampled trial.
+struct Recorder {
+    on: bool,
+    worker: u32,
+    start: Instant,
+    events: Vec<Event>,
+    dropped: u64,
+}
 
-/// One trial: returns the tally and, if `sample`, segment sizes over time.
+impl Recorder {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn push(&mut self, t_ns: u64, kind: EventKind) {
+        if !self.on {
+            return;
+        }
+        // Room is kept for the share's end.
+        if self.events.len() + 3 > EVENTS_PER_PARTICIPANT {
+            self.dropped += 1;
+            return;
+        }
+        self.events.push(Event {
+            t_ns,
+            worker: self.worker,
+            kind,
+        });
+    }
+
+    /// A span (a remove that found an element, or found the pool exhausted), whole or not
+    /// at all.
+    fn span(&mut self, t0: u64, t1: u64, open: EventKind, close: EventKind) {
+        if self.on && self.events.len() + 4 > EVENTS_PER_PARTICIPANT {
+            self.dropped += 2;
+            return;
+        }
+        self.push(t0, open);
+        self.push(t1, close);
+    }
+}
+
+/// One trial: returns the tally and, if `sample`, its schedule trace.
 fn trial(
     p: usize,
     cfg: ConcurrentConfig,
@@ -150,7 +249,7 @@ fn trial(
     ops: usize,
     fill: usize,
     sample: bool,
-) -> Result<(Tally, Option<SegmentSeries>)> {
+) -> Result<(Tally, Option<Trace>)> {
     let pool = ConcurrentPool::new(cfg)?;
     for id in 0..p {
         pool.fill(id, (0..fill as u64).map(|k| (id as u64) << 40 | k));
@@ -158,21 +257,32 @@ fn trial(
     let barrier = Barrier::new(p);
     let tally = Mutex::new(Tally::default());
     let counts = Mutex::new((0u64, 0u64)); // (added, removed) elements
-    let samples = Mutex::new(vec![Vec::new(); p]);
-    // Sample times are taken relative to this; threads start at the barrier just after.
+    let traces = Mutex::new(Vec::new());
+    // Event times are taken relative to this; threads start at the barrier just after.
     let start = Instant::now();
     std::thread::scope(|s| {
         for (id, &role) in roles.iter().enumerate() {
-            let (pool, barrier, tally, counts, samples) =
-                (&pool, &barrier, &tally, &counts, &samples);
+            let (pool, barrier, tally, counts, traces) =
+                (&pool, &barrier, &tally, &counts, &traces);
             let quota = ops / p + usize::from(id < ops % p);
             s.spawn(move || {
                 let mut me = pool.join(id);
+                let mut rec = Recorder {
+                    on: sample,
+                    worker: id as u32,
+                    start,
+                    events: Vec::new(),
+                    dropped: 0,
+                };
+                // The participant's share, with its initial elements as puts.
+                rec.push(0, EventKind::Start(Source::Mail));
+                for _ in 0..fill {
+                    rec.push(0, EventKind::Put);
+                }
                 barrier.wait();
                 let mut rng = fastrand::Rng::with_seed(0x5eed + id as u64);
                 let (mut adds, mut add_ns, mut removes, mut remove_ns) = (0u64, 0f64, 0u64, 0f64);
                 let (mut added, mut removed) = (0u64, 0u64);
-                let mut mine = Vec::new();
                 let mut k = 1u64 << 39;
                 for _ in 0..quota {
                     let add = match role {
@@ -180,6 +290,7 @@ fn trial(
                         Role::Producer => true,
                         Role::Consumer => false,
                     };
+                    let t0 = if sample { rec.now() } else { 0 };
                     let t = Instant::now();
                     if add {
                         pool.add(&mut me, (id as u64) << 40 | k);
@@ -187,22 +298,67 @@ fn trial(
                         add_ns += t.elapsed().as_nanos() as f64;
                         adds += 1;
                         added += 1;
+                        rec.push(t0, EventKind::Put);
                     } else {
+                        let before = me.stats.clone();
                         let r = pool.remove(&mut me);
                         remove_ns += t.elapsed().as_nanos() as f64;
                         removes += 1;
+                        if sample {
+                            let t1 = rec.now();
+                            let st = &me.stats;
+                            let stole = st.steals > before.steals;
+                            let missed = (st.segments_examined_fruitless
+                                - before.segments_examined_fruitless)
+                                + (st.segments_examined - before.segments_examined)
+                                    .saturating_sub(u64::from(stole));
+                            if missed > 0 {
+                                let attempts = u32::try_from(missed).unwrap_or(u32::MAX);
+                                rec.push(t0, EventKind::Misses { attempts });
+                            }
+                            let src = if stole {
+                                Source::PoolSteal {
+                                    victim: me.last_victim() as u32,
+                                    tasks: (st.elements_stolen - before.elements_stolen) as u32,
+                                }
+                            } else if st.handoffs_received > before.handoffs_received {
+                                // A hand-off (waiting mode): the element went from the
+                                // giver's add (a put) to this remove without entering a
+                                // segment; recorded as a one-element move from the giver.
+                                Source::PoolSteal {
+                                    victim: me.last_giver() as u32,
+                                    tasks: 1,
+                                }
+                            } else {
+                                Source::Pool
+                            };
+                            // A search is idle time; the element is taken when the remove
+                            // ends (stamped then, so that a replay never takes an element
+                            // before it was put).
+                            let searched = st.searches > before.searches;
+                            if searched {
+                                rec.span(t0, t1, EventKind::Idle, EventKind::Resume);
+                            }
+                            if let Removed::Element(_) = r {
+                                rec.span(t1, t1, EventKind::Start(src), EventKind::End);
+                            }
+                        }
                         if let Removed::Element(_) = r {
                             removed += 1;
                         }
-                    }
-                    if sample {
-                        mine.push((start.elapsed().as_secs_f64() * 1e6, pool.segment_len(id)));
                     }
                 }
                 let st = me.stats.clone();
                 pool.leave(me);
                 if sample {
-                    samples.lock().unwrap()[id] = mine;
+                    let end = rec.now();
+                    rec.on = true;
+                    rec.events.push(Event {
+                        t_ns: end,
+                        worker: id as u32,
+                        kind: EventKind::End,
+                    });
+                    traces.lock().unwrap().push((rec.events, rec.dropped));
                 }
                 let mut c = counts.lock().unwrap();
                 c.0 += added;
@@ -234,6 +390,7 @@ fn trial(
         }
     });
     let (added, removed) = counts.into_inner().unwrap();
+    let sizes: Vec<usize> = (0..p).map(|id| pool.segment_len(id)).collect();
     let left = pool.drain().len() as u64;
     let initial = (p * fill) as u64;
     if initial + added != removed + left {
@@ -242,7 +399,35 @@ fn trial(
         );
     }
     let t = tally.into_inner().unwrap();
-    Ok((t, sample.then(|| samples.into_inner().unwrap())))
+    if !sample {
+        return Ok((t, None));
+    }
+    let mut trace = Trace {
+        workers: p,
+        events: Vec::new(),
+        dropped: 0,
+        capacity: EVENTS_PER_PARTICIPANT,
+    };
+    for (events, dropped) in traces.into_inner().unwrap() {
+        trace.events.extend(events);
+        trace.dropped += dropped;
+    }
+    // By time; a participant's own events keep their order.
+    trace.events.sort_by_key(|e| (e.t_ns, e.worker));
+    if let Err(e) = trace.check() {
+        bail!("the sampled trial's trace is malformed: {e}");
+    }
+    if trace.dropped == 0 {
+        // The events account for every element: the replay ends at the segments' sizes.
+        let series = segment_series(&trace);
+        let end: Option<Vec<usize>> = series
+            .as_ref()
+            .map(|s| s.iter().map(|v| v.last().map_or(0, |x| x.1)).collect());
+        if end.as_ref() != Some(&sizes) {
+            bail!("the trace's segment sizes {end:?} differ from the pool's {sizes:?}");
+        }
+    }
+    Ok((t, Some(trace)))
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -381,6 +566,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
     // Figures 6–9: one sampled trial per strategy and arrangement, with the seed's 5 producers
     // of 16 (scaled to the largest participant count).
     let mut samples = Vec::new();
+    let mut traces = Vec::new();
     let n = *p.participants.iter().max().expect("non-empty");
     let prods = (5 * n).div_ceil(16).clamp(1, n);
     for search in [Search::Linear, Search::Tree] {
@@ -404,14 +590,43 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
                 waiting: p.waiting,
                 remote_delay_ns: p.delays_ns[0],
             };
-            let (_, s) = trial(n, cfg, &roles, p.ops, p.fill_per_participant, true)?;
+            let (_, t) = trial(n, cfg, &roles, p.ops, p.fill_per_participant, true)?;
+            let t = t.expect("sampled");
+            // With dropped events, the series go up to where the first participant stopped
+            // recording (its share's end is its last event).
+            let mut upto = t.clone();
+            if t.dropped > 0 {
+                let cut = (0..n)
+                    .filter_map(|w| {
+                        t.events
+                            .iter()
+                            .rev()
+                            .filter(|e| e.worker as usize == w)
+                            .nth(1)
+                            .map(|e| e.t_ns)
+                    })
+                    .min()
+                    .unwrap_or(0);
+                upto.events.retain(|e| e.t_ns <= cut);
+            }
+            let segments = segment_series(&upto).unwrap_or_default();
             samples.push(Samples {
                 search: search.name().into(),
                 workload: name.into(),
-                producers: who,
-                segments: s.expect("sampled"),
+                producers: who.clone(),
+                segments,
             });
+            traces.push((
+                format!(
+                    "manber {} search, {name}, {n} participants, producers {who:?}",
+                    search.name()
+                ),
+                t,
+            ));
         }
+    }
+    if let Some(path) = &p.trace {
+        crate::report::trace::write_files(path, &traces)?;
     }
     Ok((out, samples))
 }

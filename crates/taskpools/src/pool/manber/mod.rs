@@ -159,7 +159,8 @@ struct Waiter<T> {
 
 enum WaitSlot<T> {
     Waiting,
-    Filled(T),
+    /// An element and the participant that handed it over.
+    Filled(T, usize),
     Exhausted,
 }
 
@@ -183,6 +184,8 @@ pub struct Participant {
     id: usize,
     rng: fastrand::Rng,
     last_found: usize,
+    /// The participant whose `add` handed this one its last hand-off (waiting mode).
+    giver: usize,
     cursor: Cursor,
     /// This participant's counters.
     pub stats: PoolStats,
@@ -192,6 +195,17 @@ impl Participant {
     /// The participant's (and its segment's) index.
     pub fn id(&self) -> usize {
         self.id
+    }
+
+    /// The segment its last successful steal took from (its own index before any).
+    pub fn last_victim(&self) -> usize {
+        self.last_found
+    }
+
+    /// The participant whose `add` handed it its last hand-off in waiting mode (its own
+    /// index before any; see [`PoolStats::handoffs_received`]).
+    pub fn last_giver(&self) -> usize {
+        self.giver
     }
 }
 
@@ -261,6 +275,7 @@ impl<T: Send> ConcurrentPool<T> {
             id,
             rng: fastrand::Rng::with_seed(0x3a4b_0000 + id as u64),
             last_found: id,
+            giver: id,
             cursor: self.tree.cursor(id),
             stats: PoolStats::default(),
         }
@@ -327,7 +342,7 @@ impl<T: Send> ConcurrentPool<T> {
     /// Adds an element: to a waiting remover if there is one (waiting mode), else to the
     /// participant's own segment. Returns whether the own segment was empty before.
     pub fn add(&self, p: &mut Participant, x: T) -> bool {
-        let x = match self.hand_off(x) {
+        let x = match self.hand_off(x, p.id) {
             None => return false,
             Some(x) => x,
         };
@@ -340,7 +355,7 @@ impl<T: Send> ConcurrentPool<T> {
     }
 
     /// Waiting mode: gives `x` to the oldest waiter; returns it back if there is none.
-    fn hand_off(&self, x: T) -> Option<T> {
+    fn hand_off(&self, x: T, giver: usize) -> Option<T> {
         if !self.cfg.waiting || self.waiting.load(Ordering::Relaxed) == 0 {
             return Some(x);
         }
@@ -352,7 +367,7 @@ impl<T: Send> ConcurrentPool<T> {
         // The waiter stops searching now, while we (not searching) hold the element.
         self.version.fetch_add(1, Ordering::SeqCst);
         self.searching.fetch_sub(1, Ordering::SeqCst);
-        *lock(&w.slot) = WaitSlot::Filled(x);
+        *lock(&w.slot) = WaitSlot::Filled(x, giver);
         drop(ws);
         w.thread.unpark();
         None
@@ -528,8 +543,9 @@ impl<T: Send> ConcurrentPool<T> {
         // before the waiter list is unlocked, so it is final now.
         let slot = std::mem::replace(&mut *lock(&me.slot), WaitSlot::Waiting);
         match slot {
-            WaitSlot::Filled(x) => {
+            WaitSlot::Filled(x, giver) => {
                 p.stats.handoffs_received += 1;
+                p.giver = giver;
                 Some(Removed::Element(x))
             }
             WaitSlot::Exhausted => {
