@@ -55,10 +55,15 @@ pub struct Params {
     pub trace: Option<PathBuf>,
 }
 
-/// Events recorded per participant in a sampled trial; past this a participant stops
-/// recording (the trace says how many it dropped) and the series end where the first one
-/// stopped.
-const EVENTS_PER_PARTICIPANT: usize = 1 << 20;
+/// Events recorded in a sampled trial, over all participants (160 MiB); past its share a
+/// participant stops recording (the trace says how many it dropped), the series end where
+/// the first one stopped, and the replay is not checked against the pool.
+const EVENTS_PER_TRIAL: usize = 1 << 22;
+
+/// A participant's share of [`EVENTS_PER_TRIAL`].
+fn events_per_participant(p: usize) -> usize {
+    (EVENTS_PER_TRIAL / p.max(1)).max(64)
+}
 
 /// One measured point.
 #[derive(Clone, Debug, Serialize)]
@@ -205,6 +210,7 @@ struct Recorder {
     worker: u32,
     start: Instant,
     events: Vec<Event>,
+    cap: usize,
     dropped: u64,
 }
 
@@ -218,7 +224,7 @@ impl Recorder {
             return;
         }
         // Room is kept for the share's end.
-        if self.events.len() + 3 > EVENTS_PER_PARTICIPANT {
+        if self.events.len() + 3 > self.cap {
             self.dropped += 1;
             return;
         }
@@ -232,7 +238,7 @@ impl Recorder {
     /// A span (a remove that found an element, or found the pool exhausted), whole or not
     /// at all.
     fn span(&mut self, t0: u64, t1: u64, open: EventKind, close: EventKind) {
-        if self.on && self.events.len() + 4 > EVENTS_PER_PARTICIPANT {
+        if self.on && self.events.len() + 4 > self.cap {
             self.dropped += 2;
             return;
         }
@@ -272,6 +278,7 @@ fn trial(
                     worker: id as u32,
                     start,
                     events: Vec::new(),
+                    cap: events_per_participant(p),
                     dropped: 0,
                 };
                 // The participant's share, with its initial elements as puts.
@@ -291,6 +298,7 @@ fn trial(
                         Role::Consumer => false,
                     };
                     let t0 = if sample { rec.now() } else { 0 };
+                    let before = (sample && !add).then(|| me.stats.clone());
                     let t = Instant::now();
                     if add {
                         pool.add(&mut me, (id as u64) << 40 | k);
@@ -300,11 +308,10 @@ fn trial(
                         added += 1;
                         rec.push(t0, EventKind::Put);
                     } else {
-                        let before = me.stats.clone();
                         let r = pool.remove(&mut me);
                         remove_ns += t.elapsed().as_nanos() as f64;
                         removes += 1;
-                        if sample {
+                        if let Some(before) = before {
                             let t1 = rec.now();
                             let st = &me.stats;
                             let stole = st.steals > before.steals;
@@ -406,7 +413,7 @@ fn trial(
         workers: p,
         events: Vec::new(),
         dropped: 0,
-        capacity: EVENTS_PER_PARTICIPANT,
+        capacity: events_per_participant(p),
     };
     for (events, dropped) in traces.into_inner().unwrap() {
         trace.events.extend(events);
@@ -616,6 +623,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
                 producers: who.clone(),
                 segments,
             });
+            if p.trace.is_none() {
+                continue;
+            }
             traces.push((
                 format!(
                     "manber {} search, {name}, {n} participants, producers {who:?}",

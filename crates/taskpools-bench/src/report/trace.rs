@@ -91,7 +91,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                 }
             }
             EventKind::Misses { .. } => {
-                // A tick under the row: a search that found nothing began here.
+                // A tick under the row: a steal search that found nothing.
                 let _ = writeln!(
                     s,
                     r##"<path d="M{:.2},{:.1} v4" stroke="#b22222"/>"##,
@@ -162,7 +162,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="{}">grey line: asleep or idle; triangles: steals; red ticks below a row: searches that found nothing; {:.3} ms shown{}</text>"#,
+        r#"<text x="{left}" y="{}">grey line: asleep or idle; triangles: steals; red ticks below a row: steal searches that found nothing; {:.3} ms shown{}</text>"#,
         ly + 18.0,
         span / 1e6,
         if t.dropped > 0 {
@@ -483,12 +483,14 @@ pub fn summary(path: &Path) -> Result<String> {
 ///
 /// A worker's segment is computed as its puts, less the tasks it ran from the pool, plus
 /// what its steals moved to it (less the one it ran at once), less what was stolen from it;
-/// its initial share is the smallest that keeps it from going below zero and from ending
-/// below zero. For a working phase (which ends with an empty pool) on a pool with a queue
-/// per worker that is the queue's length, and so it is for Manber's pool, whose initial
-/// elements are puts. For shared queues (`central-*`, the central blocks of `combined`) it is
-/// only a balance of puts and runs; the pool total is exact for every pool. A trace with
-/// dropped events gives wrong figures (the summary says so).
+/// its initial share is what makes it end at zero, or zero if that would be negative. For a
+/// working phase (which ends with an empty pool) on a pool with a queue per worker that is
+/// the queue's length, and so it is for Manber's pool, whose initial elements are puts and
+/// which may end with elements left. A steal is stamped when the thief starts the task it
+/// took, so a segment can read briefly below zero. For shared queues (`central-*`, the
+/// central blocks of `combined`) the column is only a balance of puts and runs; the pool
+/// total is exact for every pool. A trace with dropped events gives wrong figures (the
+/// summary says so).
 pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
     if slices == 0 {
         return None;
@@ -509,13 +511,7 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
     let mut moved = vec![0u64; slices];
     // Per slice and worker: the change of the segment within the slice.
     let mut delta = vec![vec![0i64; n]; slices];
-    // Per worker: the running balance and its lowest value.
-    let (mut run, mut lowest) = (vec![0i64; n], vec![0i64; n]);
-    let mut step = |w: usize, d: i64, k: usize, delta: &mut Vec<Vec<i64>>| {
-        delta[k][w] += d;
-        run[w] += d;
-        lowest[w] = lowest[w].min(run[w]);
-    };
+    let step = |w: usize, d: i64, k: usize, delta: &mut Vec<Vec<i64>>| delta[k][w] += d;
     for e in t
         .events
         .iter()
@@ -544,7 +540,7 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
         }
     }
     let total: Vec<i64> = (0..n).map(|w| delta.iter().map(|d| d[w]).sum()).collect();
-    let mut size: Vec<i64> = (0..n).map(|w| (-total[w]).max(-lowest[w])).collect();
+    let mut size: Vec<i64> = total.iter().map(|t| (-t).max(0)).collect();
     let mut s = String::new();
     let _ = writeln!(
         s,

@@ -204,6 +204,8 @@ pub struct Runtime {
     threads: Vec<JoinHandle<()>>,
     /// Events per worker's trace buffer (0: no trace).
     trace_capacity: usize,
+    /// The trace's clock (with a trace).
+    clock: Option<trace::Clock>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -332,11 +334,13 @@ impl Runtime {
             pool: b.pool,
             threads: Vec::with_capacity(threads),
             trace_capacity: 0,
+            clock: None,
         };
         let place_of: std::sync::Arc<[usize]> = place_of.into();
-        let (trace_cap, clock) = (b.trace, trace::Clock::start());
+        let (trace_cap, clock) = (b.trace, b.trace.map(|_| trace::Clock::start()));
         let has_places = b.places.is_some();
         rt.trace_capacity = trace_cap.unwrap_or(0);
+        rt.clock = clock;
         for (index, deque) in locals.into_iter().enumerate() {
             let reg = Arc::clone(&rt.registry);
             let place_of = std::sync::Arc::clone(&place_of);
@@ -364,7 +368,9 @@ impl Runtime {
                     rr: Cell::new(place_of[index]),
                     idle_since: Cell::new(None),
                     spin_budget: Cell::new(worker::SPIN_ROUNDS),
-                    trace: trace_cap.map(|cap| Box::new(trace::TraceBuf::new(clock, index, cap))),
+                    trace: trace_cap
+                        .zip(clock)
+                        .map(|(cap, clock)| Box::new(trace::TraceBuf::new(clock, index, cap))),
                     source: Cell::new(trace::Source::Own),
                 };
                 CURRENT.with(|c| c.set(&w));
@@ -445,6 +451,13 @@ impl Runtime {
         for (events, dropped) in parts {
             t.events.extend(events);
             t.dropped += dropped;
+        }
+        // Raw stamps to nanoseconds, at one rate for every worker.
+        if let Some(clock) = &self.clock {
+            let ns = clock.converter();
+            for e in &mut t.events {
+                e.t_ns = ns(e.t_ns);
+            }
         }
         t.events.sort_by_key(|e| e.t_ns);
         t.capacity = self.trace_capacity;

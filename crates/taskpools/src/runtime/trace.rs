@@ -123,9 +123,11 @@ pub enum EventKind {
     Idle,
     /// It has a task again (or the phase ended).
     Resume,
-    /// A search for work that found nothing, beginning at this time: the worker looked into
-    /// `attempts` queues of others (workers' deques or a working phase's queues, places'
-    /// deques) in vain before its next event. Consecutive failed attempts are one event, so
+    /// A search for work that found nothing: the worker looked into `attempts` queues of
+    /// others (workers' deques or a working phase's queues, places' deques) in vain before
+    /// its next event. Stamped at the first failed attempt in the runtime's own search; in a
+    /// working phase, where the pool counts the attempts, when the worker notices them (at
+    /// the end of the `get` that made them). Consecutive failed attempts are one event, so
     /// a worker that searches for a long time does not fill its buffer; a successful steal
     /// is the [`Start`](EventKind::Start) that follows, with its victim.
     Misses {
@@ -463,7 +465,7 @@ impl Trace {
         // Per task: its waits so far (ns, nested jobs left out) and the one under way.
         let mut waited: HashMap<u64, u64> = HashMap::new();
         let mut waiting: HashMap<u64, (u64, u64)> = HashMap::new();
-        let mut spawned: HashMap<u64, (u64, u64)> = HashMap::new();
+        let mut spawned: HashMap<u64, (u64, u64, usize)> = HashMap::new();
         let mut spawn_count: HashMap<u64, usize> = HashMap::new();
         let mut g = TaskGraph::default();
         for e in &self.events {
@@ -523,8 +525,9 @@ impl Trace {
                 }
                 EventKind::Spawn { parent, child } => {
                     let at = own(parent, stack, &waited).unwrap_or(0);
-                    spawned.insert(child, (parent, at));
-                    *spawn_count.entry(parent).or_default() += 1;
+                    let count = spawn_count.entry(parent).or_default();
+                    spawned.insert(child, (parent, at, *count));
+                    *count += 1;
                     if let Some(r) = g.root_work.get_mut(&parent) {
                         *r = (*r).max(at);
                     }
@@ -568,7 +571,9 @@ impl Trace {
                                     .saturating_sub(t)
                                     .saturating_sub(o.nested.saturating_sub(n));
                             }
-                            let (parent, spawned_after_ns) = spawned.remove(&id).unwrap_or((0, 0));
+                            // Filled in below (a child's end may sort before its
+                            // parent's spawn event where clocks of CPUs differ slightly).
+                            let (parent, spawned_after_ns, spawn_index) = (0, 0, 0);
                             g.tasks.insert(
                                 id,
                                 TaskNode {
@@ -578,6 +583,7 @@ impl Trace {
                                     work_ns: dur.saturating_sub(o.nested).saturating_sub(wait),
                                     parent,
                                     spawned_after_ns,
+                                    spawn_index,
                                 },
                             );
                         }
@@ -585,6 +591,13 @@ impl Trace {
                 }
                 EventKind::Dep { from, to } => g.deps.push((from, to)),
                 _ => {}
+            }
+        }
+        for (child, (parent, at, index)) in spawned {
+            if let Some(n) = g.tasks.get_mut(&child) {
+                n.parent = parent;
+                n.spawned_after_ns = at;
+                n.spawn_index = index;
             }
         }
         g
@@ -615,11 +628,17 @@ pub(crate) struct Clock {
 impl Clock {
     /// A clock that starts now.
     pub(crate) fn start() -> Clock {
-        let tsc = tsc_is_the_clock();
-        let epoch = Instant::now();
-        Clock {
-            epoch,
-            tsc0: tsc.then(read_tsc),
+        if tsc_is_the_clock() {
+            let (tsc0, epoch) = tsc_and_instant();
+            Clock {
+                epoch,
+                tsc0: Some(tsc0),
+            }
+        } else {
+            Clock {
+                epoch: Instant::now(),
+                tsc0: None,
+            }
         }
     }
 
@@ -632,10 +651,12 @@ impl Clock {
         }
     }
 
-    /// Converts raw stamps taken so far to nanoseconds since the start.
-    fn converter(&self) -> impl Fn(u64) -> u64 {
+    /// Converts raw stamps taken so far to nanoseconds since the start: one rate for all of
+    /// them (a monotone map), measured from the start to now.
+    pub(crate) fn converter(&self) -> impl Fn(u64) -> u64 {
         let scale = self.tsc0.map(|t0| {
-            let (ns, now) = (self.epoch.elapsed().as_nanos() as f64, read_tsc());
+            let (now, at) = tsc_and_instant();
+            let ns = at.saturating_duration_since(self.epoch).as_nanos() as f64;
             (t0, ns / (now.saturating_sub(t0).max(1)) as f64)
         });
         move |raw| match scale {
@@ -643,6 +664,27 @@ impl Clock {
             None => raw,
         }
     }
+}
+
+/// A counter reading and an `Instant` taken at the same moment: the instant bracketed by two
+/// counter reads, the closest pair of a few tries (a thread preempted between two reads
+/// would skew the rate), the counter at their midpoint.
+fn tsc_and_instant() -> (u64, Instant) {
+    let mut best: Option<(u64, u64, Instant)> = None;
+    for _ in 0..16 {
+        let a = read_tsc();
+        let i = Instant::now();
+        let b = read_tsc();
+        let gap = b.wrapping_sub(a);
+        if best.is_none_or(|(g, _, _)| gap < g) {
+            best = Some((gap, a + gap / 2, i));
+        }
+        if gap < 200 {
+            break;
+        }
+    }
+    let (_, tsc, i) = best.expect("at least one try");
+    (tsc, i)
 }
 
 /// Whether the kernel keeps time with the time-stamp counter (read once per process).
@@ -913,7 +955,8 @@ impl TraceBuf {
         }
     }
 
-    /// Hands over what was recorded, from inside the job that collects the trace (a
+    /// Hands over what was recorded (raw stamps: [`Clock::converter`] turns them into
+    /// nanoseconds), from inside the job that collects the trace (a
     /// broadcast's share, or the installed job of a broadcast from outside): that job's own
     /// start is removed (it is the take's doing), and the other recorded jobs still open
     /// are closed in the handed-over part at the time of the take. The ends of every job
@@ -955,13 +998,6 @@ impl TraceBuf {
         self.base.set(self.depth.get());
         self.dropped_open.set(0);
         let dropped = self.dropped.replace(0);
-        let ns = self.clock.converter();
-        let mut last = 0;
-        for e in &mut ev {
-            // Monotone per worker even where the conversion rounds.
-            e.t_ns = ns(e.t_ns).max(last);
-            last = e.t_ns;
-        }
         (ev, dropped)
     }
 }
@@ -989,6 +1025,8 @@ pub struct TaskNode {
     pub parent: u64,
     /// The parent's own work before it spawned this task (ns).
     pub spawned_after_ns: u64,
+    /// How many children the parent had spawned before this one.
+    pub spawn_index: usize,
 }
 
 /// The data-flow tasks of a trace and their dependences ([`Trace::task_graph`]).
@@ -1029,13 +1067,16 @@ impl TaskGraph {
     ///
     /// The length is the finish time of the last root scope with unboundedly many workers
     /// and no overheads, root scopes one after the other (as they are when a program runs
-    /// its scopes in sequence). Tasks whose spawn the trace did not see start at their root
-    /// scope's beginning; dependences on tasks it did not see run are left out.
+    /// its scopes in sequence; a scope opened inside a data-flow task, or scopes run at the
+    /// same time by several threads, are counted as root scopes too, which overstates the
+    /// span and, for a scope inside a task, the work). Tasks whose spawn the trace did not
+    /// see (dropped events, or a task run without a job of its own) start at time 0,
+    /// alongside the root scopes; dependences on tasks it did not see run are left out.
     pub fn critical_path(&self) -> (Vec<u64>, u64) {
         use std::collections::{BTreeMap, HashMap, HashSet};
         let known: HashSet<u64> = self.roots.iter().copied().collect();
-        // Children per parent, in spawn order (ids grow in spawn order on the parent's
-        // worker); tasks without a known parent hang off the synthetic root 0.
+        // Children per parent, in spawn order; tasks without a known parent hang off the
+        // synthetic root 0.
         let mut children: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
         for (&id, t) in &self.tasks {
             let p = if self.tasks.contains_key(&t.parent) || known.contains(&t.parent) {
@@ -1045,103 +1086,122 @@ impl TaskGraph {
             };
             children.entry(p).or_default().push(id);
         }
+        for kids in children.values_mut() {
+            kids.sort_by_key(|c| (self.tasks[c].spawn_index, *c));
+        }
         let mut preds: HashMap<u64, Vec<u64>> = HashMap::new();
         for &(f, t) in &self.deps {
             if self.tasks.contains_key(&f) && self.tasks.contains_key(&t) && f != t {
                 preds.entry(t).or_default().push(f);
             }
         }
-        struct Walk<'g> {
-            g: &'g TaskGraph,
-            children: BTreeMap<u64, Vec<u64>>,
-            preds: HashMap<u64, Vec<u64>>,
-            fin: HashMap<u64, Timed>,
-            chain: Vec<(u64, usize)>,
-        }
-        impl Walk<'_> {
-            fn work(&mut self, at: Timed, id: u64, ns: u64) -> Timed {
-                if ns == 0 {
-                    return at;
-                }
-                let chain = match self.chain.get(at.chain) {
-                    Some(&(top, _)) if top == id => at.chain,
-                    _ => {
-                        self.chain.push((id, at.chain));
-                        self.chain.len() - 1
-                    }
-                };
-                Timed {
-                    t: at.t + ns,
-                    chain,
-                }
+        // The chain arena: (task or scope, previous link).
+        let mut chain: Vec<(u64, usize)> = Vec::new();
+        let mut work = |at: Timed, id: u64, ns: u64| -> Timed {
+            if ns == 0 {
+                return at;
             }
-            fn later(a: Timed, b: Timed) -> Timed {
-                if b.t > a.t {
-                    b
-                } else {
-                    a
+            let link = match chain.get(at.chain) {
+                Some(&(top, _)) if top == id => at.chain,
+                _ => {
+                    chain.push((id, at.chain));
+                    chain.len() - 1
                 }
+            };
+            Timed {
+                t: at.t + ns,
+                chain: link,
             }
-            /// The finish of `id` (a task or root scope) started at `est`.
-            fn run(&mut self, id: u64, est: Timed) -> Timed {
-                let kids = self.children.get(&id).cloned().unwrap_or_default();
-                let empty = Vec::new();
-                let syncs = self.g.syncs.get(&id).unwrap_or(&empty).clone();
-                let mut next_sync = 0;
-                let (mut cur, mut done, mut off) = (est, est, 0u64);
-                for (i, &c) in kids.iter().enumerate() {
-                    while let Some(&(at, _)) = syncs.get(next_sync).filter(|s| s.1 <= i) {
-                        cur = self.work(cur, id, at.saturating_sub(off));
-                        off = off.max(at);
-                        cur = Self::later(cur, done);
-                        next_sync += 1;
-                    }
-                    let at = self.g.tasks[&c].spawned_after_ns;
-                    cur = self.work(cur, id, at.saturating_sub(off));
-                    off = off.max(at);
-                    let mut start = cur;
-                    for p in self.preds.get(&c).cloned().unwrap_or_default() {
-                        if let Some(&f) = self.fin.get(&p) {
-                            start = Self::later(start, f);
-                        }
-                    }
-                    let f = self.run(c, start);
-                    self.fin.insert(c, f);
-                    done = Self::later(done, f);
-                }
-                for &(at, _) in &syncs[next_sync.min(syncs.len())..] {
-                    cur = self.work(cur, id, at.saturating_sub(off));
-                    off = off.max(at);
-                    cur = Self::later(cur, done);
-                }
-                let total = match self.g.tasks.get(&id) {
-                    Some(t) => t.work_ns,
-                    None => self.g.root_work.get(&id).copied().unwrap_or(off),
-                };
-                cur = self.work(cur, id, total.saturating_sub(off));
-                Self::later(cur, done)
-            }
-        }
-        let mut walk = Walk {
-            g: self,
-            children,
-            preds,
-            fin: HashMap::new(),
-            chain: Vec::new(),
         };
-        let mut t = Timed {
+        let later = |a: Timed, b: Timed| if b.t > a.t { b } else { a };
+        let none = Timed {
             t: 0,
             chain: usize::MAX,
         };
-        let roots: Vec<u64> = std::iter::once(0)
-            .chain(self.roots.iter().copied())
-            .collect();
-        for r in roots {
-            t = walk.run(r, t);
+        let no_syncs = Vec::new();
+        // One task or scope being walked (an explicit stack: nesting can be deep).
+        struct Walk<'g> {
+            id: u64,
+            kids: &'g [u64],
+            syncs: &'g [(u64, usize)],
+            next_sync: usize,
+            next_kid: usize,
+            cur: Timed,
+            done: Timed,
+            off: u64,
         }
+        let mut fin: HashMap<u64, Timed> = HashMap::new();
+        let mut walk_from =
+            |root: u64, est: Timed, work: &mut dyn FnMut(Timed, u64, u64) -> Timed| {
+                let open = |id: u64, est: Timed| Walk {
+                    id,
+                    kids: children.get(&id).map_or(&[][..], |v| &v[..]),
+                    syncs: self.syncs.get(&id).unwrap_or(&no_syncs),
+                    next_sync: 0,
+                    next_kid: 0,
+                    cur: est,
+                    done: est,
+                    off: 0,
+                };
+                let mut stack = vec![open(root, est)];
+                let mut returned: Option<Timed> = None;
+                loop {
+                    let w = stack.last_mut().expect("a walk");
+                    if let Some(f) = returned.take() {
+                        fin.insert(w.kids[w.next_kid], f);
+                        w.done = later(w.done, f);
+                        w.next_kid += 1;
+                    }
+                    if let Some(&c) = w.kids.get(w.next_kid) {
+                        let node = &self.tasks[&c];
+                        // The parent's syncs before this spawn.
+                        while let Some(&(at, _)) =
+                            w.syncs.get(w.next_sync).filter(|s| s.1 <= node.spawn_index)
+                        {
+                            w.cur = work(w.cur, w.id, at.saturating_sub(w.off));
+                            w.off = w.off.max(at);
+                            w.cur = later(w.cur, w.done);
+                            w.next_sync += 1;
+                        }
+                        w.cur = work(w.cur, w.id, node.spawned_after_ns.saturating_sub(w.off));
+                        w.off = w.off.max(node.spawned_after_ns);
+                        let mut start = w.cur;
+                        for p in preds.get(&c).map_or(&[][..], |v| &v[..]) {
+                            if let Some(&f) = fin.get(p) {
+                                start = later(start, f);
+                            }
+                        }
+                        stack.push(open(c, start));
+                        continue;
+                    }
+                    for &(at, _) in &w.syncs[w.next_sync..] {
+                        w.cur = work(w.cur, w.id, at.saturating_sub(w.off));
+                        w.off = w.off.max(at);
+                        w.cur = later(w.cur, w.done);
+                    }
+                    let total = match self.tasks.get(&w.id) {
+                        Some(t) => t.work_ns,
+                        None => self.root_work.get(&w.id).copied().unwrap_or(w.off),
+                    };
+                    w.cur = work(w.cur, w.id, total.saturating_sub(w.off));
+                    let f = later(w.cur, w.done);
+                    stack.pop();
+                    if stack.is_empty() {
+                        return f;
+                    }
+                    returned = Some(f);
+                }
+            };
+        // Tasks of unknown parents from time 0; the root scopes one after the other.
+        let orphans = walk_from(0, none, &mut work);
+        let mut t = none;
+        for &r in &self.roots {
+            t = walk_from(r, t, &mut work);
+        }
+        let t = later(t, orphans);
         let mut path = Vec::new();
         let mut at = t.chain;
-        while let Some(&(id, prev)) = walk.chain.get(at) {
+        while let Some(&(id, prev)) = chain.get(at) {
             if id != 0 {
                 path.push(id);
             }
@@ -1254,6 +1314,52 @@ mod tests {
         assert_eq!(std::mem::size_of::<super::Event>(), 40);
     }
 
+    fn node(parent: u64, after: u64, index: usize, work: u64) -> super::TaskNode {
+        super::TaskNode {
+            worker: 0,
+            start_ns: 0,
+            end_ns: 0,
+            work_ns: work,
+            parent,
+            spawned_after_ns: after,
+            spawn_index: index,
+        }
+    }
+
+    /// The span of a hand-built graph: root scope 1 works 10 ns and spawns task 2, which
+    /// works 5, spawns 3 (100 ns) and a child the trace did not see, `sync`s, works 1 more,
+    /// spawns 4 (50 ns) and works 2 more. Then a task of unknown parent (500 ns), and a
+    /// chain of nested tasks deeper than any call stack.
+    #[test]
+    fn critical_path_follows_spawns_syncs_and_unknown_parents() {
+        let mut g = super::TaskGraph::default();
+        g.roots.push(1);
+        g.root_work.insert(1, 10);
+        g.tasks.insert(2, node(1, 10, 0, 8));
+        g.tasks.insert(3, node(2, 5, 0, 100));
+        // Spawned after the unseen child (index 1) and after the sync (which followed 2
+        // spawns): it starts only once 3 has finished.
+        g.tasks.insert(4, node(2, 6, 2, 50));
+        g.syncs.insert(2, vec![(5, 2)]);
+        let (path, len) = g.critical_path();
+        assert_eq!(len, 10 + 5 + 100 + 1 + 50, "{path:?}");
+        assert_eq!(path, vec![1, 2, 3, 2, 4]);
+        assert_eq!(g.work_ns(), 10 + 8 + 100 + 50);
+        // A task whose parent is unknown starts at 0, alongside the root scopes.
+        g.tasks.insert(9, node(77, 0, 0, 500));
+        assert_eq!(g.critical_path(), (vec![9], 500));
+        // 200 000 nested tasks, each spawned by the one before at the end of its work.
+        let mut deep = super::TaskGraph::default();
+        deep.roots.push(1);
+        deep.root_work.insert(1, 0);
+        for id in 2..200_002u64 {
+            deep.tasks.insert(id, node(id - 1, 1, 0, 1));
+        }
+        let (path, len) = deep.critical_path();
+        // The root scope spawns the first at 1 ns: it is on the path too.
+        assert_eq!((path.len(), len), (200_001, 200_001));
+    }
+
     /// Stamps convert to nanoseconds since the clock's start that agree with `Instant`
     /// (whichever source the clock uses here).
     #[test]
@@ -1261,12 +1367,13 @@ mod tests {
         let before = std::time::Instant::now();
         let c = super::Clock::start();
         let a = c.raw();
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(std::time::Duration::from_millis(20));
         let b = c.raw();
         let ns = c.converter();
         let outer = before.elapsed().as_nanos() as u64;
         let (a, b) = (ns(a), ns(b));
-        assert!(a <= b && b - a >= 5_000_000, "{a} {b}");
-        assert!(b <= outer + outer / 100, "{b} after {outer} ns");
+        // Within 5 % (the rate is measured over this short run).
+        assert!(a <= b && b - a >= 19_000_000, "{a} {b}");
+        assert!(b <= outer + outer / 20, "{b} after {outer} ns");
     }
 }
