@@ -223,8 +223,8 @@ impl Recorder {
         if !self.on {
             return;
         }
-        // Room is kept for the share's end.
-        if self.events.len() + 3 > self.cap {
+        // Room is kept for the share's end; once full, it stays stopped.
+        if self.dropped > 0 || self.events.len() + 3 > self.cap {
             self.dropped += 1;
             return;
         }
@@ -238,7 +238,7 @@ impl Recorder {
     /// A span (a remove that found an element, or found the pool exhausted), whole or not
     /// at all.
     fn span(&mut self, t0: u64, t1: u64, open: EventKind, close: EventKind) {
-        if self.on && self.events.len() + 4 > self.cap {
+        if self.on && (self.dropped > 0 || self.events.len() + 4 > self.cap) {
             self.dropped += 2;
             return;
         }
@@ -255,7 +255,7 @@ fn trial(
     ops: usize,
     fill: usize,
     sample: bool,
-) -> Result<(Tally, Option<Trace>)> {
+) -> Result<(Tally, Option<(Trace, Option<u64>)>)> {
     let pool = ConcurrentPool::new(cfg)?;
     for id in 0..p {
         pool.fill(id, (0..fill as u64).map(|k| (id as u64) << 40 | k));
@@ -415,7 +415,14 @@ fn trial(
         dropped: 0,
         capacity: events_per_participant(p),
     };
+    // Where the first participant that stopped recording stopped (its last event before
+    // its share's end).
+    let mut cut: Option<u64> = None;
     for (events, dropped) in traces.into_inner().unwrap() {
+        if dropped > 0 {
+            let at = events.iter().rev().nth(1).map_or(0, |e| e.t_ns);
+            cut = Some(cut.map_or(at, |c| c.min(at)));
+        }
         trace.events.extend(events);
         trace.dropped += dropped;
     }
@@ -434,7 +441,7 @@ fn trial(
             bail!("the trace's segment sizes {end:?} differ from the pool's {sizes:?}");
         }
     }
-    Ok((t, Some(trace)))
+    Ok((t, Some((trace, cut))))
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -598,22 +605,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
                 remote_delay_ns: p.delays_ns[0],
             };
             let (_, t) = trial(n, cfg, &roles, p.ops, p.fill_per_participant, true)?;
-            let t = t.expect("sampled");
-            // With dropped events, the series go up to where the first participant stopped
-            // recording (its share's end is its last event).
+            let (t, cut) = t.expect("sampled");
+            // With dropped events, the series go up to where the first participant that
+            // stopped recording stopped.
             let mut upto = t.clone();
-            if t.dropped > 0 {
-                let cut = (0..n)
-                    .filter_map(|w| {
-                        t.events
-                            .iter()
-                            .rev()
-                            .filter(|e| e.worker as usize == w)
-                            .nth(1)
-                            .map(|e| e.t_ns)
-                    })
-                    .min()
-                    .unwrap_or(0);
+            if let Some(cut) = cut {
                 upto.events.retain(|e| e.t_ns <= cut);
             }
             let segments = segment_series(&upto).unwrap_or_default();

@@ -675,7 +675,9 @@ fn tsc_and_instant() -> (u64, Instant) {
         let a = read_tsc();
         let i = Instant::now();
         let b = read_tsc();
-        let gap = b.wrapping_sub(a);
+        let Some(gap) = b.checked_sub(a) else {
+            continue;
+        };
         if best.is_none_or(|(g, _, _)| gap < g) {
             best = Some((gap, a + gap / 2, i));
         }
@@ -683,8 +685,10 @@ fn tsc_and_instant() -> (u64, Instant) {
             break;
         }
     }
-    let (_, tsc, i) = best.expect("at least one try");
-    (tsc, i)
+    match best {
+        Some((_, tsc, i)) => (tsc, i),
+        None => (read_tsc(), Instant::now()),
+    }
 }
 
 /// Whether the kernel keeps time with the time-stamp counter (read once per process).
@@ -998,6 +1002,13 @@ impl TraceBuf {
         self.base.set(self.depth.get());
         self.dropped_open.set(0);
         let dropped = self.dropped.replace(0);
+        // Monotone per worker (a thread that moves to a CPU whose counter lags slightly must
+        // not reorder its own events).
+        let mut last = 0;
+        for e in &mut ev {
+            e.t_ns = e.t_ns.max(last);
+            last = e.t_ns;
+        }
         (ev, dropped)
     }
 }
@@ -1163,8 +1174,10 @@ impl TaskGraph {
                             w.cur = later(w.cur, w.done);
                             w.next_sync += 1;
                         }
-                        w.cur = work(w.cur, w.id, node.spawned_after_ns.saturating_sub(w.off));
-                        w.off = w.off.max(node.spawned_after_ns);
+                        // (Tasks of unknown parents start at 0.)
+                        let at = if w.id == 0 { 0 } else { node.spawned_after_ns };
+                        w.cur = work(w.cur, w.id, at.saturating_sub(w.off));
+                        w.off = w.off.max(at);
                         let mut start = w.cur;
                         for p in preds.get(&c).map_or(&[][..], |v| &v[..]) {
                             if let Some(&f) = fin.get(p) {
