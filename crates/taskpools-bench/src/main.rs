@@ -1748,12 +1748,22 @@ fn check_output(opt: &str, path: Option<&Path>, stdout: bool) -> Result<()> {
         }
         Ok(_) => {}
         Err(_) => {
-            fs::OpenOptions::new()
+            match fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(path)
-                .with_context(|| format!("{opt} {}: cannot write", path.display()))?;
-            let _ = fs::remove_file(path);
+            {
+                Ok(_) => {
+                    let _ = fs::remove_file(path);
+                }
+                // Made meanwhile by another process checking the same path (the ranks of
+                // `mpirun` do): the folder takes files.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("{opt} {}: cannot write", path.display()))
+                }
+            }
         }
     }
     Ok(())

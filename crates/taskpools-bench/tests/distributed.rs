@@ -298,7 +298,7 @@ fn each_rank_writes_its_schedule_trace() {
         2,
         &[
             "--k",
-            "15",
+            "17",
             "--f",
             "5",
             "--queens",
@@ -315,11 +315,24 @@ fn each_rank_writes_its_schedule_trace() {
     );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
+    // (A(17): enough work that the second rank gets some before the first is done, also on
+    // a loaded machine.)
+    // Per configuration (a process id in each rank's file): tasks sent and received.
+    let mut sent = std::collections::BTreeMap::<u64, u64>::new();
+    let mut received = std::collections::BTreeMap::<u64, u64>::new();
     for rank in 0..2 {
         let f = dir.join(format!("t.rank{rank}.json"));
         let doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let events = doc["traceEvents"].as_array().unwrap();
+        for e in events {
+            let (pid, n) = (e["pid"].as_u64().unwrap_or(0), e["args"]["tasks"].as_u64());
+            if e["name"] == "sent to another process" {
+                *sent.entry(pid).or_default() += n.unwrap();
+            } else if e["name"] == "received from another process" {
+                *received.entry(pid).or_default() += n.unwrap();
+            }
+        }
         let tasks = events
             .iter()
             .filter(|e| e["name"] == "pool" || e["name"] == "pool-steal")
@@ -331,5 +344,10 @@ fn each_rank_writes_its_schedule_trace() {
             .count();
         assert_eq!(svgs, 4);
     }
+    // Every task one rank's workers sent away was put into the other's pool (a phase ends
+    // with no task on the wire), and the steal-half runs moved some: rank 0 starts with all
+    // of them.
+    assert_eq!(sent, received, "tasks sent and received per configuration");
+    assert!(sent.values().sum::<u64>() > 0, "{sent:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

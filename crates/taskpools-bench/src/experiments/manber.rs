@@ -247,6 +247,10 @@ impl Recorder {
     }
 }
 
+/// A sampled trial's trace, and where its events stop being complete (the time of the last
+/// event of the first participant that stopped recording), if one did.
+type Sampled = (Trace, Option<u64>);
+
 /// One trial: returns the tally and, if `sample`, its schedule trace.
 fn trial(
     p: usize,
@@ -255,7 +259,7 @@ fn trial(
     ops: usize,
     fill: usize,
     sample: bool,
-) -> Result<(Tally, Option<(Trace, Option<u64>)>)> {
+) -> Result<(Tally, Option<Sampled>)> {
     let pool = ConcurrentPool::new(cfg)?;
     for id in 0..p {
         pool.fill(id, (0..fill as u64).map(|k| (id as u64) << 40 | k));

@@ -105,6 +105,8 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
             | EventKind::Spawn { .. }
             | EventKind::Wait { .. }
             | EventKind::Sync { .. }
+            | EventKind::Export { .. }
+            | EventKind::Import { .. }
             | EventKind::Put => {}
             EventKind::Sleep | EventKind::Idle => asleep[w] = Some(e.t_ns),
             EventKind::Wake | EventKind::Resume => {
@@ -310,6 +312,12 @@ pub fn summary(path: &Path) -> Result<String> {
                     }),
                     "wait for children" => Some(EventKind::Wait { task: n("task") }),
                     "sync" => Some(EventKind::Sync { task: n("task") }),
+                    "sent to another process" => Some(EventKind::Export {
+                        tasks: n("tasks").min(u64::from(u32::MAX)) as u32,
+                    }),
+                    "received from another process" => Some(EventKind::Import {
+                        tasks: n("tasks").min(u64::from(u32::MAX)) as u32,
+                    }),
                     "steal misses" => Some(EventKind::Misses {
                         attempts: n("attempts").clamp(1, u64::from(u32::MAX)) as u32,
                     }),
@@ -498,7 +506,10 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
     let phase = |e: &&taskpools::runtime::trace::Event| {
         matches!(
             e.kind,
-            EventKind::Start(Source::Pool | Source::PoolSteal { .. }) | EventKind::Put
+            EventKind::Start(Source::Pool | Source::PoolSteal { .. })
+                | EventKind::Put
+                | EventKind::Export { .. }
+                | EventKind::Import { .. }
         )
     };
     let first = t.events.iter().find(phase)?.t_ns;
@@ -523,6 +534,9 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
         }
         match e.kind {
             EventKind::Put => step(w, 1, k, &mut delta),
+            // Tasks that cross processes (a distributed phase).
+            EventKind::Export { tasks } => step(w, -i64::from(tasks), k, &mut delta),
+            EventKind::Import { tasks } => step(w, i64::from(tasks), k, &mut delta),
             EventKind::Start(Source::Pool) => {
                 ran[k] += 1;
                 step(w, -1, k, &mut delta);

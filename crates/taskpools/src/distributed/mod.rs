@@ -107,6 +107,7 @@ use crate::phase::inbox::Inbox;
 use crate::phase::{run_shares, Coordinator, Remote};
 use crate::pool::{PutOutcome, Search, TaskPool};
 use crate::runtime::broadcast::claim;
+use crate::runtime::trace::EventKind;
 use crate::runtime::worker::WorkerThread;
 use crate::{Error, RunReport, Runtime, Task, WakePolicy, WorkerStats};
 use termination::{Safra, Token, TokenAction};
@@ -613,6 +614,11 @@ impl<T: Send> Link<T> {
                 coord.on_shared_put(was_empty);
             }
         }
+        if let Some(t) = WorkerThread::current().and_then(|w| w.trace.as_deref()) {
+            t.note(EventKind::Export {
+                tasks: u32::try_from(sent.len()).unwrap_or(u32::MAX),
+            });
+        }
         let mut out = self.outbox.lock().unwrap_or_else(|e| e.into_inner());
         out.push((r - 1, sent));
         self.outbox_len.store(out.len(), Ordering::SeqCst);
@@ -643,7 +649,14 @@ impl<T: Send> Remote<T> for Link<T> {
     }
 
     fn take_incoming<P: TaskPool<T>>(&self, pool: &P, local: &mut P::Local, coord: &Coordinator) {
-        self.inbox.take_into(pool, local, coord);
+        let n = self.inbox.take_into(pool, local, coord);
+        if n > 0 {
+            if let Some(t) = WorkerThread::current().and_then(|w| w.trace.as_deref()) {
+                t.note(EventKind::Import {
+                    tasks: u32::try_from(n).unwrap_or(u32::MAX),
+                });
+            }
+        }
     }
 
     fn all_idle(&self) {

@@ -71,20 +71,22 @@ impl<T: Send> Inbox<T> {
         pool: &P,
         local: &mut P::Local,
         coord: &Coordinator,
-    ) {
+    ) -> usize {
         if !self.has_tasks() {
-            return;
+            return 0;
         }
         let tasks = {
             let mut g = lock(&self.tasks);
             self.len.store(0, Ordering::SeqCst);
             std::mem::take(&mut *g)
         };
+        let n = tasks.len();
         for t in tasks {
             if let PutOutcome::Shared { was_empty } = pool.put(local, t) {
                 coord.on_shared_put(was_empty);
             }
         }
+        n
     }
 
     /// No task in the phase: the inbox empty, then every one of `workers` idle (in this
@@ -114,7 +116,7 @@ impl<T: Send> Remote<T> for InboxOnly<T> {
         self.0.has_tasks()
     }
     fn take_incoming<P: TaskPool<T>>(&self, pool: &P, local: &mut P::Local, coord: &Coordinator) {
-        self.0.take_into(pool, local, coord);
+        let _ = self.0.take_into(pool, local, coord);
     }
     fn all_idle(&self) {}
 }

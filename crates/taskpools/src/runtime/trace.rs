@@ -134,6 +134,19 @@ pub enum EventKind {
         /// Queues examined without finding a task.
         attempts: u32,
     },
+    /// A worker of a distributed phase took `tasks` tasks out of its queue and handed them
+    /// to its process's agent, which sends them to another process (an answered steal
+    /// request).
+    Export {
+        /// Tasks sent away.
+        tasks: u32,
+    },
+    /// A worker of a distributed phase put `tasks` tasks received from other processes into
+    /// its queue.
+    Import {
+        /// Tasks received.
+        tasks: u32,
+    },
     /// Data-flow task `child` was spawned by `parent`: a data-flow task, or a root scope
     /// (a scope entered outside any data-flow task has an id of its own, announced by a
     /// `Spawn` with `parent` 0 when it begins).
@@ -243,7 +256,9 @@ impl Trace {
                 | EventKind::Ready { .. }
                 | EventKind::Spawn { .. }
                 | EventKind::Wait { .. }
-                | EventKind::Sync { .. } => {}
+                | EventKind::Sync { .. }
+                | EventKind::Export { .. }
+                | EventKind::Import { .. } => {}
                 EventKind::Misses { attempts } => {
                     if attempts == 0 || asleep[w] {
                         return Err(format!(
@@ -382,6 +397,18 @@ impl Trace {
                     let _ = writeln!(
                         out,
                         r#"{{"name":"steal misses","cat":"steal","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"attempts":{attempts}}}}},"#
+                    );
+                }
+                EventKind::Export { tasks } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"sent to another process","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"tasks":{tasks}}}}},"#
+                    );
+                }
+                EventKind::Import { tasks } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"received from another process","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"tasks":{tasks}}}}},"#
                     );
                 }
                 EventKind::Spawn { parent, child } => {
