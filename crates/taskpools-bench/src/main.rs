@@ -731,9 +731,19 @@ fn distributed_params(a: &DistributedArgs) -> Result<experiments::distributed::P
     if a.remote_delay_us > 1_000_000 || a.jitter_us > 1_000_000 {
         bail!("--remote-delay-us and --jitter-us must be at most 1000000");
     }
-    check_output("--json", a.json.as_deref(), true)?;
+    // Checked before MPI starts: each rank probes the path it will write (its rank from the
+    // launcher's environment), and only rank 0 the JSON it writes; two ranks probing one
+    // path would race.
+    let rank = launcher_rank().unwrap_or(0);
+    if rank == 0 {
+        check_output("--json", a.json.as_deref(), true)?;
+    }
     if let Some(t) = a.trace.as_deref() {
-        check_output("--trace", Some(&distributed::rank_trace_path(t, 0)), false)?;
+        check_output(
+            "--trace",
+            Some(&distributed::rank_trace_path(t, rank)),
+            false,
+        )?;
     }
     Ok(distributed::Params {
         workloads,
@@ -1748,22 +1758,12 @@ fn check_output(opt: &str, path: Option<&Path>, stdout: bool) -> Result<()> {
         }
         Ok(_) => {}
         Err(_) => {
-            match fs::OpenOptions::new()
+            fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(path)
-            {
-                Ok(_) => {
-                    let _ = fs::remove_file(path);
-                }
-                // Made meanwhile by another process checking the same path (the ranks of
-                // `mpirun` do): the folder takes files.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(e)
-                        .with_context(|| format!("{opt} {}: cannot write", path.display()))
-                }
-            }
+                .with_context(|| format!("{opt} {}: cannot write", path.display()))?;
+            let _ = fs::remove_file(path);
         }
     }
     Ok(())

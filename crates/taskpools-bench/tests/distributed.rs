@@ -326,6 +326,8 @@ fn each_rank_writes_its_schedule_trace() {
             serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let events = doc["traceEvents"].as_array().unwrap();
         for e in events {
+            let name = e["name"].as_str().unwrap_or("");
+            assert!(!name.starts_with("trace incomplete"), "rank {rank}: {name}");
             let (pid, n) = (e["pid"].as_u64().unwrap_or(0), e["args"]["tasks"].as_u64());
             if e["name"] == "sent to another process" {
                 *sent.entry(pid).or_default() += n.unwrap();

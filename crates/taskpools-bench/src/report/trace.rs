@@ -107,6 +107,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
             | EventKind::Sync { .. }
             | EventKind::Export { .. }
             | EventKind::Import { .. }
+            | EventKind::Moved { .. }
             | EventKind::Put => {}
             EventKind::Sleep | EventKind::Idle => asleep[w] = Some(e.t_ns),
             EventKind::Wake | EventKind::Resume => {
@@ -315,6 +316,10 @@ pub fn summary(path: &Path) -> Result<String> {
                     "sent to another process" => Some(EventKind::Export {
                         tasks: n("tasks").min(u64::from(u32::MAX)) as u32,
                     }),
+                    "moved from another worker" => Some(EventKind::Moved {
+                        victim: n("victim").min(u64::from(u32::MAX)) as u32,
+                        tasks: n("tasks").min(u64::from(u32::MAX)) as u32,
+                    }),
                     "received from another process" => Some(EventKind::Import {
                         tasks: n("tasks").min(u64::from(u32::MAX)) as u32,
                     }),
@@ -510,6 +515,7 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
                 | EventKind::Put
                 | EventKind::Export { .. }
                 | EventKind::Import { .. }
+                | EventKind::Moved { .. }
         )
     };
     let first = t.events.iter().find(phase)?.t_ns;
@@ -537,6 +543,12 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
             // Tasks that cross processes (a distributed phase).
             EventKind::Export { tasks } => step(w, -i64::from(tasks), k, &mut delta),
             EventKind::Import { tasks } => step(w, i64::from(tasks), k, &mut delta),
+            EventKind::Moved { victim, tasks } => {
+                if (victim as usize) < n {
+                    step(victim as usize, -i64::from(tasks), k, &mut delta);
+                }
+                step(w, i64::from(tasks), k, &mut delta);
+            }
             EventKind::Start(Source::Pool) => {
                 ran[k] += 1;
                 step(w, -1, k, &mut delta);

@@ -597,11 +597,19 @@ impl<T: Send> Link<T> {
         if r == 0 {
             return; // another worker or the agent took it
         }
+        let tr = WorkerThread::current().and_then(|w| w.trace.as_deref());
         let mut got = Vec::new();
         while got.len() < 2 * self.max_batch {
             match pool.get(local, stats) {
                 Some(t) => got.push(t),
                 None => break,
+            }
+            if let Some(tr) = tr {
+                // A `get` that stole moved tasks from another worker of this rank into this
+                // worker's queue, without running one.
+                if let Some((victim, tasks)) = crate::stats::take_steal() {
+                    tr.note(EventKind::Moved { victim, tasks });
+                }
             }
         }
         // `get` hands out the task it would run next first; the older half (the end of
@@ -614,7 +622,7 @@ impl<T: Send> Link<T> {
                 coord.on_shared_put(was_empty);
             }
         }
-        if let Some(t) = WorkerThread::current().and_then(|w| w.trace.as_deref()) {
+        if let (Some(t), false) = (tr, sent.is_empty()) {
             t.note(EventKind::Export {
                 tasks: u32::try_from(sent.len()).unwrap_or(u32::MAX),
             });

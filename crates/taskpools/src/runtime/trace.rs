@@ -141,6 +141,15 @@ pub enum EventKind {
         /// Tasks sent away.
         tasks: u32,
     },
+    /// A worker of a working phase moved `tasks` tasks from worker `victim`'s queue into its
+    /// own without running one (a distributed phase's worker gathering tasks to send away;
+    /// a steal that runs a task is that task's [`Source::PoolSteal`] start instead).
+    Moved {
+        /// The worker taken from.
+        victim: u32,
+        /// Tasks moved.
+        tasks: u32,
+    },
     /// A worker of a distributed phase put `tasks` tasks received from other processes into
     /// its queue.
     Import {
@@ -259,6 +268,11 @@ impl Trace {
                 | EventKind::Sync { .. }
                 | EventKind::Export { .. }
                 | EventKind::Import { .. } => {}
+                EventKind::Moved { victim, .. } => {
+                    if victim as usize >= self.workers || victim as usize == w {
+                        return Err(format!("event {i}: worker {w} moved tasks from {victim}"));
+                    }
+                }
                 EventKind::Misses { attempts } => {
                     if attempts == 0 || asleep[w] {
                         return Err(format!(
@@ -403,6 +417,12 @@ impl Trace {
                     let _ = writeln!(
                         out,
                         r#"{{"name":"sent to another process","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"tasks":{tasks}}}}},"#
+                    );
+                }
+                EventKind::Moved { victim, tasks } => {
+                    let _ = writeln!(
+                        out,
+                        r#"{{"name":"moved from another worker","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"victim":{victim},"tasks":{tasks}}}}},"#
                     );
                 }
                 EventKind::Import { tasks } => {
