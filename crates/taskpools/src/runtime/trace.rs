@@ -346,6 +346,17 @@ impl Trace {
             .collect();
         for e in &self.events {
             let (w, ts) = (e.worker, us(e.t_ns));
+            let instant = |out: &mut String, name: &str, cat: &str, args: &str| {
+                let args = if args.is_empty() {
+                    String::new()
+                } else {
+                    format!(r#","args":{{{args}}}"#)
+                };
+                let _ = writeln!(
+                    out,
+                    r#"{{"name":"{name}","cat":"{cat}","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w}{args}}},"#
+                );
+            };
             match e.kind {
                 EventKind::Start(src) => {
                     let extra = match src {
@@ -383,12 +394,7 @@ impl Trace {
                         r#"{{"name":"idle","cat":"idle","ph":"B","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
                     );
                 }
-                EventKind::Put => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"put","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w}}},"#
-                    );
-                }
+                EventKind::Put => instant(out, "put", "phase", ""),
                 EventKind::Sleep => {
                     let _ = writeln!(
                         out,
@@ -396,10 +402,7 @@ impl Trace {
                     );
                 }
                 EventKind::Task { id } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"task","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"id":{id}}}}},"#
-                    );
+                    instant(out, "task", "dataflow", &format!(r#""id":{id}"#));
                     if released.remove(&id) {
                         let _ = writeln!(
                             out,
@@ -407,58 +410,57 @@ impl Trace {
                         );
                     }
                 }
-                EventKind::Misses { attempts } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"steal misses","cat":"steal","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"attempts":{attempts}}}}},"#
-                    );
-                }
-                EventKind::Export { tasks } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"sent to another process","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"tasks":{tasks}}}}},"#
-                    );
-                }
-                EventKind::Moved { victim, tasks } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"moved from another worker","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"victim":{victim},"tasks":{tasks}}}}},"#
-                    );
-                }
-                EventKind::Import { tasks } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"received from another process","cat":"phase","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"tasks":{tasks}}}}},"#
-                    );
-                }
-                EventKind::Spawn { parent, child } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"spawn","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"parent":{parent},"child":{child}}}}},"#
-                    );
-                }
-                EventKind::Wait { task } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"wait for children","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task}}}}},"#
-                    );
-                }
+                EventKind::Misses { attempts } => instant(
+                    out,
+                    "steal misses",
+                    "steal",
+                    &format!(r#""attempts":{attempts}"#),
+                ),
+                EventKind::Export { tasks } => instant(
+                    out,
+                    "sent to another process",
+                    "phase",
+                    &format!(r#""tasks":{tasks}"#),
+                ),
+                EventKind::Moved { victim, tasks } => instant(
+                    out,
+                    "moved from another worker",
+                    "phase",
+                    &format!(r#""victim":{victim},"tasks":{tasks}"#),
+                ),
+                EventKind::Import { tasks } => instant(
+                    out,
+                    "received from another process",
+                    "phase",
+                    &format!(r#""tasks":{tasks}"#),
+                ),
+                EventKind::Spawn { parent, child } => instant(
+                    out,
+                    "spawn",
+                    "dataflow",
+                    &format!(r#""parent":{parent},"child":{child}"#),
+                ),
+                EventKind::Wait { task } => instant(
+                    out,
+                    "wait for children",
+                    "dataflow",
+                    &format!(r#""task":{task}"#),
+                ),
                 EventKind::Sync { task } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"sync","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task}}}}},"#
-                    );
+                    instant(out, "sync", "dataflow", &format!(r#""task":{task}"#))
                 }
-                EventKind::Dep { from, to } => {
-                    let _ = writeln!(
-                        out,
-                        r#"{{"name":"dep","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"from":{from},"to":{to}}}}},"#
-                    );
-                }
+                EventKind::Dep { from, to } => instant(
+                    out,
+                    "dep",
+                    "dataflow",
+                    &format!(r#""from":{from},"to":{to}"#),
+                ),
                 EventKind::Ready { task, by } => {
-                    let _ = writeln!(
+                    instant(
                         out,
-                        r#"{{"name":"ready","cat":"dataflow","ph":"i","s":"t","ts":{ts:.3},"pid":{pid},"tid":{w},"args":{{"task":{task},"by":{by}}}}},"#
+                        "ready",
+                        "dataflow",
+                        &format!(r#""task":{task},"by":{by}"#),
                     );
                     if started.contains(&task) && released.insert(task) {
                         let _ = writeln!(
