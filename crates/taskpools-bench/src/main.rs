@@ -417,6 +417,11 @@ struct QueensArgs {
     /// FILE with the extension `.gantt`.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// Also run each pool with a run-time cutoff (rows marked `cutoff`): a task puts a child
+    /// only while its worker's own queue holds fewer than this many tasks, and counts the
+    /// child's subtree with plain calls otherwise (`Ctx::queued`); 0: no such rows.
+    #[arg(long, default_value_t = queens::CUTOFF_QUEUED)]
+    cutoff: usize,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -1577,6 +1582,7 @@ fn tour(out: &Path) -> Result<()> {
         ],
         pin: true,
         trace: None,
+        cutoff: Some(queens::CUTOFF_QUEUED),
     };
     queens_cmd(&p, &TourFiles::new(out, "queens").outputs(), false)?;
     println!("== blocked: a scope per step (sparse LU, Jacobi), scope and scope_fifo\n");
@@ -2021,6 +2027,7 @@ fn run(cli: Cli) -> Result<()> {
                 pools,
                 pin: a.pin,
                 trace: a.trace.clone(),
+                cutoff: (a.cutoff > 0).then_some(a.cutoff),
             };
             check_output("--trace", a.trace.as_deref(), false)?;
             queens_cmd(&p, &a.out.outputs(), a.out.quiet())?;

@@ -724,14 +724,17 @@ fn queens_runs_every_front_end_and_checks_counts() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // sequential + (2 pools + scope and join on ours, rayon and forte + join on chili) x 2
-    // thread counts; every count was checked against the sequential one.
-    assert_eq!(recs.len(), 1 + 9 * 2);
+    // sequential + (2 pools, 2 pools with the cutoff, scope and join on ours, rayon and
+    // forte, join on chili) x 2 thread counts; every count was checked against the sequential
+    // one (the cutoff rows: tasks and nodes counted by plain calls add up to the tree).
+    assert_eq!(recs.len(), 1 + 11 * 2);
     assert_eq!(recs[0]["front_end"], "sequential");
     assert!(recs.iter().all(|r| r["nodes"] == 2057));
     for (fe, rt) in [
         ("task-pool", "private-deque"),
         ("task-pool", "private-public"),
+        ("task-pool", "private-deque cutoff"),
+        ("task-pool", "private-public cutoff"),
         ("scope", "taskpools"),
         ("join", "taskpools"),
         ("scope", "rayon"),
@@ -749,6 +752,17 @@ fn queens_runs_every_front_end_and_checks_counts() {
             assert_eq!(r["ns_per_node"].is_number(), r["threads"] == 1, "{r}");
         }
     }
+    // `--cutoff 0`: no cutoff rows.
+    let out = taskpools(&[
+        "queens", "--n", "6", "--reps", "1", "--pool", "dq8", "--cutoff", "0", "--json", "-",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 1 + 8 * 2);
+    assert!(recs
+        .iter()
+        .all(|r| !r["runtime"].as_str().unwrap().contains("cutoff")));
     for (args, msg) in [
         (&["queens", "--n", "3"][..], "4 to 16"),
         (&["queens", "--n", "17"][..], "4 to 16"),

@@ -163,3 +163,82 @@ fn a_panicking_run_drops_the_states_and_propagates_the_panic() {
         assert!(counted >= 9, "{pool}: {counted} tasks counted");
     }
 }
+
+/// A binary tree that puts children only while its worker's own queue is short
+/// (`Ctx::queued`), and counts the other subtrees with plain calls; it also checks that the
+/// queue it reads grows with its own puts.
+struct Cutoff(u32);
+
+/// (nodes, nodes counted by plain calls, whether a put was ever not seen by `queued`).
+type CutoffState = (u64, u64, bool);
+
+fn subtree(d: u32) -> u64 {
+    (1u64 << (d + 1)) - 1
+}
+
+impl Task<CutoffState> for Cutoff {
+    fn run(self, ctx: &mut Ctx<'_, Self, CutoffState>) {
+        ctx.local().0 += 1;
+        if self.0 == 0 {
+            return;
+        }
+        for _ in 0..2 {
+            let before = ctx.queued();
+            if before < 8 {
+                ctx.put(Cutoff(self.0 - 1));
+                // Alone, the owner finds its own put in its queue at once (for the pools
+                // that report a queue).
+                if ctx.queued() == 0 && ctx.workers() == 1 {
+                    ctx.local().2 = true;
+                }
+            } else {
+                let n = subtree(self.0 - 1);
+                let l = ctx.local();
+                l.0 += n;
+                l.1 += n;
+            }
+        }
+    }
+}
+
+#[test]
+fn queued_reports_the_own_queue_and_a_cutoff_loses_no_node() {
+    const DEPTH: u32 = 18;
+    // Pools with a queue per worker that they report.
+    let reporting = [
+        PoolKind::PrivatePublic,
+        PoolKind::PrivatePublicGreedy,
+        PoolKind::ChaseLev,
+        PoolKind::PrivateDeque,
+        PoolKind::StealHalf,
+    ];
+    for pool in PoolKind::ALL {
+        for threads in [1, 2] {
+            let b = Builder::new().threads(threads).pool(pool);
+            let (report, states) = b
+                .run_with(|_| (0, 0, false), [Cutoff(DEPTH)])
+                .unwrap_or_else(|e| panic!("{pool}: {e}"));
+            let nodes: u64 = states.iter().map(|s| s.0).sum();
+            let called: u64 = states.iter().map(|s| s.1).sum();
+            assert_eq!(nodes, subtree(DEPTH), "{pool} x{threads}");
+            assert_eq!(report.tasks_run() + called, nodes, "{pool} x{threads}");
+            if reporting.contains(&pool) {
+                assert!(
+                    !states.iter().any(|s| s.2),
+                    "{pool} x{threads}: a put was not in the queue"
+                );
+                // Subtrees ran as calls. (Not far fewer tasks: below a queue of 8, a task
+                // puts one child and calls the other, so each called subtree's root has a
+                // chain of tasks above it; a third of the nodes here.)
+                assert!(
+                    called > 0 && report.tasks_run() < nodes / 2,
+                    "{pool} x{threads}: {} tasks",
+                    report.tasks_run()
+                );
+            } else {
+                // `queued` is 0: every node is a task.
+                assert_eq!(called, 0, "{pool} x{threads}");
+            }
+        }
+    }
+}

@@ -32,6 +32,10 @@ pub struct Params {
     /// count (task pools, scope, join) on runtimes that record: Chrome trace-event JSON to
     /// this file, Gantt charts into `<file>.gantt/`.
     pub trace: Option<std::path::PathBuf>,
+    /// Also run each pool with a run-time cutoff (rows marked `cutoff`): a task puts a child
+    /// only while its worker's own queue holds fewer tasks than this ([`Ctx::queued`]), and
+    /// counts the child's subtree with plain calls otherwise.
+    pub cutoff: Option<usize>,
 }
 
 /// Trace buffer per worker, in events (one task per node: a start, an end and its puts).
@@ -151,6 +155,48 @@ impl Task<u64> for QueensTask {
     }
 }
 
+/// The default of [`Params::cutoff`]: on N-Queens 13 at 2 threads, 8 keeps both workers busy
+/// with all but a few nodes run as plain calls; at 32 and more the queue never gets that long
+/// and every node is a task.
+pub const CUTOFF_QUEUED: usize = 8;
+
+/// The task-pool version with a run-time cutoff ([`Ctx::queued`]): a task per node while the
+/// worker's own queue is short, the sequential recursion below a child when it is not.
+struct QueensCutoff(Board);
+
+/// A worker's state in the cutoff rows.
+struct CutoffState {
+    /// Puts only while the own queue holds fewer tasks than this.
+    cutoff: usize,
+    solutions: u64,
+    /// Nodes counted by plain calls (the others are tasks).
+    called: u64,
+}
+
+impl Task<CutoffState> for QueensCutoff {
+    #[inline]
+    fn run(self, ctx: &mut Ctx<'_, Self, CutoffState>) {
+        let b = self.0;
+        if b.solved() {
+            ctx.local().solutions += 1;
+            return;
+        }
+        let mut free = b.free();
+        while free != 0 {
+            let q = free & free.wrapping_neg();
+            free ^= q;
+            if ctx.queued() < ctx.local().cutoff {
+                ctx.put(QueensCutoff(b.place(q)));
+            } else {
+                let (s, n) = sequential(b.place(q));
+                let l = ctx.local();
+                l.solutions += s;
+                l.called += n;
+            }
+        }
+    }
+}
+
 /// The `n` lowest set bits of `x`.
 #[inline(always)]
 fn lowest_bits(mut x: u32, n: u32) -> u32 {
@@ -253,6 +299,8 @@ scope_version!(scope_forte, forte::scope);
 #[derive(Clone, Copy, PartialEq)]
 enum Variant {
     Pool(usize),
+    /// The pool, with the run-time cutoff ([`QueensCutoff`]).
+    PoolCutoff(usize),
     ScopeOurs,
     JoinOurs,
     ScopeRayon,
@@ -266,6 +314,7 @@ impl Variant {
     fn labels(self, p: &Params) -> (&'static str, String) {
         match self {
             Variant::Pool(i) => ("task-pool", p.pools[i].name().to_string()),
+            Variant::PoolCutoff(i) => ("task-pool", format!("{} cutoff", p.pools[i].name())),
             Variant::ScopeOurs => ("scope", "taskpools".into()),
             Variant::JoinOurs => ("join", "taskpools".into()),
             Variant::ScopeRayon => ("scope", "rayon".into()),
@@ -298,6 +347,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
 
     let variants: Vec<Variant> = (0..p.pools.len())
         .map(Variant::Pool)
+        .chain(
+            (0..p.pools.len())
+                .filter(|_| p.cutoff.is_some())
+                .map(Variant::PoolCutoff),
+        )
         .chain([
             Variant::ScopeOurs,
             Variant::JoinOurs,
@@ -328,6 +382,27 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let (report, sols) =
                         b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
                     (sols, Some(report.tasks_run()), report.elapsed.as_secs_f64())
+                }
+                Variant::PoolCutoff(i) => {
+                    let b = Builder::new()
+                        .runtime(&ours[ti])
+                        .threads(t)
+                        .pool(p.pools[i])
+                        .pin(p.pin);
+                    let cutoff = p.cutoff.expect("cutoff rows only with a cutoff");
+                    let (report, states) = b.run_with(
+                        |_| CutoffState {
+                            cutoff,
+                            solutions: 0,
+                            called: 0,
+                        },
+                        [QueensCutoff(root)],
+                    )?;
+                    let sols = states.iter().map(|s| s.solutions).sum();
+                    let called: u64 = states.iter().map(|s| s.called).sum();
+                    // Every node is a task or counted by a plain call.
+                    let nodes_seen = report.tasks_run() + called;
+                    (sols, Some(nodes_seen), report.elapsed.as_secs_f64())
                 }
                 Variant::ScopeOurs => {
                     let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
@@ -391,7 +466,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 }
                 if let Some(tasks) = tasks {
                     if tasks != nodes {
-                        bail!("{fe} on {rt}: {tasks} tasks ran, the tree has {nodes} nodes");
+                        bail!("{fe} on {rt}: {tasks} nodes visited, the tree has {nodes}");
                     }
                 }
                 samples.push(secs);

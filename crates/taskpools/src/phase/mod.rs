@@ -64,6 +64,11 @@ impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
             self.coord.on_shared_put(was_empty);
         }
     }
+
+    #[inline]
+    fn queued(&self) -> usize {
+        self.pool.own_backlog(self.local)
+    }
 }
 
 // The traced phase's recording, out of line: the untraced phase pays one predictable branch

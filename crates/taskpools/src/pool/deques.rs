@@ -117,6 +117,11 @@ impl<T: Send> TaskPool<T> for ChaseLevPool<T> {
         })
     }
 
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        l.deque().len()
+    }
+
     fn has_shared_work(&self) -> bool {
         self.stealers.iter().any(|s| !s.is_empty())
     }

@@ -115,6 +115,16 @@ pub trait TaskPool<T: Send>: Sync {
     /// Whether some shared queue looks non-empty (no locks; used by idle workers).
     fn has_shared_work(&self) -> bool;
 
+    /// How many tasks this worker's own queue holds (its private and public parts), read by
+    /// the owner between its own operations; a lower bound is fine. Tasks see it as
+    /// [`Ctx::queued`](crate::Ctx::queued), to run a child at once instead of putting it
+    /// when enough work is queued. The default, 0, is for pools without a queue of their own
+    /// per worker: their tasks then always put.
+    #[inline]
+    fn own_backlog(&self, _local: &Self::Local) -> usize {
+        0
+    }
+
     /// The worker is about to go idle (its `get` returned `None`): it will not call `put` or
     /// `get` until [`resume`](TaskPool::resume). Pools whose workers answer other workers'
     /// requests (`private-deque`) decline them meanwhile. Does nothing by default.

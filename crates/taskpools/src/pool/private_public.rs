@@ -125,6 +125,12 @@ impl<T: Send, const GREEDY: bool> TaskPool<T> for PrivatePublicPool<T, GREEDY> {
         private.cur.pop()
     }
 
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        l.private.cur.len()
+            + (l.private.full.len() + self.public[l.me].len_hint()) * crate::queue::BLOCK_LEN
+    }
+
     fn has_shared_work(&self) -> bool {
         self.public.iter().any(|q| q.len_hint() > 0)
     }

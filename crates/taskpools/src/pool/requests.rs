@@ -136,6 +136,17 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
         })
     }
 
+    /// Also a point where the owner answers a pending steal request (one plain load when
+    /// nobody asks): a task that runs its children as plain calls while its queue is long
+    /// ([`Ctx::queued`](crate::Ctx::queued)) reads this between them, and would otherwise
+    /// leave thieves waiting until its next `get`.
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        let d = l.deque();
+        d.poll();
+        d.len()
+    }
+
     fn has_shared_work(&self) -> bool {
         self.table.any_work()
     }

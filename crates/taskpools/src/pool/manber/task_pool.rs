@@ -90,6 +90,11 @@ impl<T: Send> TaskPool<T> for StealHalfPool<T> {
         t
     }
 
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.pool.segment_len(l.p.id())
+    }
+
     fn has_shared_work(&self) -> bool {
         !self.pool.is_empty()
     }
