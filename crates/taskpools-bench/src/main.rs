@@ -657,6 +657,15 @@ fn distributed_cmd(a: &DistributedArgs) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
+    // What only this rank can find wrong (the paths it writes): every rank says it.
+    let rank = launcher_rank().unwrap_or(0);
+    if let Err(e) = distributed_outputs(a, rank) {
+        if rank == 0 {
+            return Err(e);
+        }
+        eprintln!("Error: rank {rank}: {e:#}");
+        std::process::exit(1);
+    }
     let (_, records) = experiments::distributed::run(&p);
     let Ok(records) = records else {
         // Rank 0 has reported the error (every rank fails together). MPI is finalized.
@@ -681,6 +690,24 @@ fn distributed_cmd(a: &DistributedArgs) -> Result<()> {
         if let Some(path) = a.json.as_deref() {
             report::write_json(path, &records)?;
         }
+    }
+    Ok(())
+}
+
+/// Checked before MPI starts: each rank probes the path it will write (`rank`, from the
+/// launcher's environment), and only rank 0 the JSON it writes; two ranks probing one path
+/// would race.
+#[cfg(feature = "mpi")]
+fn distributed_outputs(a: &DistributedArgs, rank: usize) -> Result<()> {
+    if rank == 0 {
+        check_output("--json", a.json.as_deref(), true)?;
+    }
+    if let Some(t) = a.trace.as_deref() {
+        check_output(
+            "--trace",
+            Some(&experiments::distributed::rank_trace_path(t, rank)),
+            false,
+        )?;
     }
     Ok(())
 }
@@ -735,20 +762,6 @@ fn distributed_params(a: &DistributedArgs) -> Result<experiments::distributed::P
     }
     if a.remote_delay_us > 1_000_000 || a.jitter_us > 1_000_000 {
         bail!("--remote-delay-us and --jitter-us must be at most 1000000");
-    }
-    // Checked before MPI starts: each rank probes the path it will write (its rank from the
-    // launcher's environment), and only rank 0 the JSON it writes; two ranks probing one
-    // path would race.
-    let rank = launcher_rank().unwrap_or(0);
-    if rank == 0 {
-        check_output("--json", a.json.as_deref(), true)?;
-    }
-    if let Some(t) = a.trace.as_deref() {
-        check_output(
-            "--trace",
-            Some(&distributed::rank_trace_path(t, rank)),
-            false,
-        )?;
     }
     Ok(distributed::Params {
         workloads,

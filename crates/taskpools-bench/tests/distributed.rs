@@ -353,3 +353,31 @@ fn each_rank_writes_its_schedule_trace() {
     assert!(sent.values().sum::<u64>() > 0, "{sent:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_bad_output_path_of_one_rank_is_reported_by_that_rank() {
+    // Rank 1's trace file is a folder: only rank 1 can find that, before MPI starts.
+    let dir = std::env::temp_dir().join(format!("taskpools-dist-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("t.rank1.json")).unwrap();
+    let trace = dir.join("t.json");
+    let o = mpirun(
+        2,
+        &[
+            "--k",
+            "10",
+            "--reps",
+            "1",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    let (out, err) = text(&o);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!o.status.success(), "{out}\n{err}");
+    assert!(
+        err.contains("rank 1: --trace") && err.contains("is a folder"),
+        "stdout:\n{out}\nstderr:\n{err}"
+    );
+}

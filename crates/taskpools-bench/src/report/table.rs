@@ -267,26 +267,42 @@ pub fn manber_table(records: &[crate::experiments::manber::Record]) -> String {
         }
         for sname in &searches {
             let pc = |w: &str| {
-                let xs: Vec<f64> = rows
+                let mixed: Vec<f64> = rows
                     .iter()
                     .filter(|r| {
                         r.search == *sname && r.workload == w && r.x > 0 && (r.x as usize) < n
                     })
                     .map(|r| r.elements_per_steal)
-                    .filter(|x| x.is_finite())
                     .collect();
-                if xs.is_empty() {
-                    "     -".to_string()
+                let xs: Vec<f64> = mixed.iter().copied().filter(|x| x.is_finite()).collect();
+                if mixed.is_empty() {
+                    None
+                } else if xs.is_empty() {
+                    Some("- (no steals)".to_string())
                 } else {
-                    format!("{:6.2}", xs.iter().sum::<f64>() / xs.len() as f64)
+                    Some(format!("{:6.2}", xs.iter().sum::<f64>() / xs.len() as f64))
                 }
             };
-            let _ = writeln!(
-                s,
-                "  {sname:<7} elements per steal: contiguous producers {}, balanced producers {}",
-                pc("producers-contiguous"),
-                pc("producers-balanced")
-            );
+            match (pc("producers-contiguous"), pc("producers-balanced")) {
+                // E.g. 2 participants with a producer step of 2: 0 or 2 producers, so
+                // everyone adds or everyone removes, and nobody steals.
+                (None, None) => {
+                    let _ = writeln!(
+                        s,
+                        "  {sname:<7} elements per steal: no point has both producers and \
+                         consumers (a finer --producer-step gives some)"
+                    );
+                }
+                (c, b) => {
+                    let none = || "-".to_string();
+                    let _ = writeln!(
+                        s,
+                        "  {sname:<7} elements per steal: contiguous producers {}, balanced producers {}",
+                        c.unwrap_or_else(none),
+                        b.unwrap_or_else(none)
+                    );
+                }
+            }
         }
         let _ = writeln!(s);
     }
