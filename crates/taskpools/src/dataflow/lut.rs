@@ -164,7 +164,7 @@ fn exact_access<D>(
     edge: &mut impl FnMut(*const D, &mut Region),
 ) {
     let mut link: *mut *mut Entry<D> = &mut slot.entries;
-    // The entry of exactly this range, which a read joins.
+    // The entry of exactly this range, which a read joins and a write takes over.
     let mut same: *mut Entry<D> = ptr::null_mut();
     // SAFETY: entries and reader nodes live in the owner's region; `link` points at the slot's
     // head or at an entry's `next`, all valid while the table is.
@@ -187,17 +187,25 @@ fn exact_access<D>(
                     }
                 }
             }
-            if write && lo <= (*e).lo && (*e).hi <= hi {
+            let exactly = (*e).lo == lo && (*e).hi == hi;
+            if write && lo <= (*e).lo && (*e).hi <= hi && !(exactly && same.is_null()) {
                 // Covered by this write: later accesses wait for the write instead.
                 *link = (*e).next;
                 continue;
             }
-            if (*e).lo == lo && (*e).hi == hi {
+            if exactly {
                 same = e;
             }
             link = ptr::addr_of_mut!((*e).next);
         }
-        if !write && !same.is_null() {
+        if !same.is_null() {
+            if write {
+                // The write becomes the range's writer, with no readers since (what it
+                // covers is dropped above): the entry is reused, not allocated again.
+                (*same).writer = task;
+                (*same).readers = ptr::null_mut();
+                return;
+            }
             // A task that declares the same range twice is one reader.
             let head = (*same).readers;
             if head.is_null() || (*head).task != task {
