@@ -411,13 +411,13 @@ struct QueensArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pin: bool,
-    /// Record a schedule trace of our variants (task pools, scope, join; one extra,
-    /// untimed run each per thread count, on runtimes that record): Chrome trace-event JSON
-    /// to this file (`taskpools trace FILE` summarizes it) and Gantt charts into the folder
-    /// FILE with the extension `.gantt`.
+    /// Record a schedule trace of our variants (task pools without the cutoff, scope, join;
+    /// one extra, untimed run each per thread count, on runtimes that record): Chrome
+    /// trace-event JSON to this file (`taskpools trace FILE` summarizes it) and Gantt charts
+    /// into the folder FILE with the extension `.gantt`.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Also run each pool with a run-time cutoff (rows marked `cutoff`): a task puts a child
+    /// Also run each pool with a run-time cutoff (rows marked `cutoff N`): a task puts a child
     /// only while its worker's own queue holds fewer than this many tasks, and counts the
     /// child's subtree with plain calls otherwise (`Ctx::queued`); 0: no such rows.
     #[arg(long, default_value_t = queens::CUTOFF_QUEUED)]

@@ -730,11 +730,20 @@ fn queens_runs_every_front_end_and_checks_counts() {
     assert_eq!(recs.len(), 1 + 11 * 2);
     assert_eq!(recs[0]["front_end"], "sequential");
     assert!(recs.iter().all(|r| r["nodes"] == 2057));
+    // Task-pool rows count their tasks: every node, or fewer with the cutoff.
+    for r in recs.iter().filter(|r| r["front_end"] == "task-pool") {
+        let tasks = r["tasks"].as_u64().unwrap();
+        if r["runtime"].as_str().unwrap().contains("cutoff") {
+            assert!(tasks < 2057, "{r}");
+        } else {
+            assert_eq!(tasks, 2057, "{r}");
+        }
+    }
     for (fe, rt) in [
         ("task-pool", "private-deque"),
         ("task-pool", "private-public"),
-        ("task-pool", "private-deque cutoff"),
-        ("task-pool", "private-public cutoff"),
+        ("task-pool", "private-deque cutoff 8"),
+        ("task-pool", "private-public cutoff 8"),
         ("scope", "taskpools"),
         ("join", "taskpools"),
         ("scope", "rayon"),

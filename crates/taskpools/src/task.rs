@@ -91,9 +91,9 @@ impl<'a, T, L> Ctx<'a, T, L> {
 
     /// How many tasks this worker's own queue in the pool holds now, as the pool reports it
     /// ([`TaskPool::own_backlog`](crate::TaskPool::own_backlog)): its private and public parts, so
-    /// the tasks this worker runs next and those other workers can steal from it. Pools
-    /// without a queue per worker (the central, randomized and distributed pools, `combined`,
-    /// `fcdq`, the stealing lists) report 0.
+    /// the tasks this worker runs next and, in most pools, those other workers can steal from
+    /// it. The pools without a queue per worker (`central-list`, `central-array`,
+    /// `central-fifo`, `randomized`) report 0.
     ///
     /// A put costs a few nanoseconds more than a call, which matters for tasks of a few
     /// nanoseconds. A task that finds enough work queued can run a child at once instead of
@@ -101,6 +101,12 @@ impl<'a, T, L> Ctx<'a, T, L> {
     /// work for thieves, and the deep part of the tree runs as plain calls. Such a child is
     /// not a task: it is not counted in the phase's report, and what it would have put, it
     /// must handle itself.
+    ///
+    /// On `private-deque`, thieves are served by the owner: at its `get`s and here. A thief
+    /// that asks while the owner is inside a long plain call waits for the call to end, so
+    /// keep the calls short, or read `queued()` inside them too. The pools whose queues
+    /// others cannot take from (`distributed-list`, `distributed-array`) never share what
+    /// the cutoff leaves in calls; thieves of the other pools take queued tasks directly.
     ///
     /// ```
     /// use taskpools::{Builder, Ctx, Task};

@@ -204,13 +204,12 @@ impl Task<CutoffState> for Cutoff {
 #[test]
 fn queued_reports_the_own_queue_and_a_cutoff_loses_no_node() {
     const DEPTH: u32 = 18;
-    // Pools with a queue per worker that they report.
-    let reporting = [
-        PoolKind::PrivatePublic,
-        PoolKind::PrivatePublicGreedy,
-        PoolKind::ChaseLev,
-        PoolKind::PrivateDeque,
-        PoolKind::StealHalf,
+    // The pools without a queue per worker report 0.
+    let none = [
+        PoolKind::CentralList,
+        PoolKind::CentralArray,
+        PoolKind::CentralFifo,
+        PoolKind::Randomized,
     ];
     for pool in PoolKind::ALL {
         for threads in [1, 2] {
@@ -222,16 +221,17 @@ fn queued_reports_the_own_queue_and_a_cutoff_loses_no_node() {
             let called: u64 = states.iter().map(|s| s.1).sum();
             assert_eq!(nodes, subtree(DEPTH), "{pool} x{threads}");
             assert_eq!(report.tasks_run() + called, nodes, "{pool} x{threads}");
-            if reporting.contains(&pool) {
+            if !none.contains(&pool) {
                 assert!(
                     !states.iter().any(|s| s.2),
                     "{pool} x{threads}: a put was not in the queue"
                 );
                 // Subtrees ran as calls. (Not far fewer tasks: below a queue of 8, a task
                 // puts one child and calls the other, so each called subtree's root has a
-                // chain of tasks above it; a third of the nodes here.)
+                // chain of tasks above it; a third of the nodes alone. With a thief the
+                // queues are shorter and the share varies, so the bound is for 1 thread.)
                 assert!(
-                    called > 0 && report.tasks_run() < nodes / 2,
+                    called > 0 && (threads > 1 || report.tasks_run() < nodes / 2),
                     "{pool} x{threads}: {} tasks",
                     report.tasks_run()
                 );

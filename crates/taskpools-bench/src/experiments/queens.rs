@@ -29,8 +29,8 @@ pub struct Params {
     /// Pin worker `i` of every runtime to core `i mod cores`, and the sequential run to core 0.
     pub pin: bool,
     /// Record a schedule trace of one extra, untimed run of each of our variants per thread
-    /// count (task pools, scope, join) on runtimes that record: Chrome trace-event JSON to
-    /// this file, Gantt charts into `<file>.gantt/`.
+    /// count (task pools without the cutoff, scope, join) on runtimes that record: Chrome
+    /// trace-event JSON to this file, Gantt charts into `<file>.gantt/`.
     pub trace: Option<std::path::PathBuf>,
     /// Also run each pool with a run-time cutoff (rows marked `cutoff`): a task puts a child
     /// only while its worker's own queue holds fewer tasks than this ([`Ctx::queued`]), and
@@ -73,6 +73,9 @@ pub struct Record {
     /// Nodes of the search tree (partial placements, the empty board included): the tasks of
     /// a task-pool run.
     pub nodes: u64,
+    /// Tasks run (task-pool rows; median over the repetitions): every node, or with the
+    /// cutoff those not counted by plain calls.
+    pub tasks: Option<u64>,
     /// At 1 thread: (T1 − Tseq) / nodes in ns, T1 − Tseq the median of the differences of
     /// back-to-back runs: what a node costs over the sequential recursion.
     pub ns_per_node: Option<f64>,
@@ -314,7 +317,10 @@ impl Variant {
     fn labels(self, p: &Params) -> (&'static str, String) {
         match self {
             Variant::Pool(i) => ("task-pool", p.pools[i].name().to_string()),
-            Variant::PoolCutoff(i) => ("task-pool", format!("{} cutoff", p.pools[i].name())),
+            Variant::PoolCutoff(i) => (
+                "task-pool",
+                format!("{} cutoff {}", p.pools[i].name(), p.cutoff.unwrap_or(0)),
+            ),
             Variant::ScopeOurs => ("scope", "taskpools".into()),
             Variant::JoinOurs => ("join", "taskpools".into()),
             Variant::ScopeRayon => ("scope", "rayon".into()),
@@ -325,6 +331,9 @@ impl Variant {
         }
     }
 }
+
+/// One run's solutions, nodes visited and tasks run (when counted), and seconds.
+type RunOutcome = (u64, Option<(u64, u64)>, f64);
 
 /// Runs the experiment; the first record is the sequential baseline.
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
@@ -368,83 +377,89 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let r = std::hint::black_box(f());
         (r, t0.elapsed().as_secs_f64())
     }
-    // One run of `v` at thread-count index `ti`: (solutions, tasks if counted, seconds).
-    let run_one =
-        |v: Variant, ti: usize, ours: &[taskpools::Runtime]| -> Result<(u64, Option<u64>, f64)> {
-            let t = p.threads[ti];
-            Ok(match v {
-                Variant::Pool(i) => {
-                    let b = Builder::new()
-                        .runtime(&ours[ti])
-                        .threads(t)
-                        .pool(p.pools[i])
-                        .pin(p.pin);
-                    let (report, sols) =
-                        b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
-                    (sols, Some(report.tasks_run()), report.elapsed.as_secs_f64())
-                }
-                Variant::PoolCutoff(i) => {
-                    let b = Builder::new()
-                        .runtime(&ours[ti])
-                        .threads(t)
-                        .pool(p.pools[i])
-                        .pin(p.pin);
-                    let cutoff = p.cutoff.expect("cutoff rows only with a cutoff");
-                    let (report, states) = b.run_with(
-                        |_| CutoffState {
-                            cutoff,
-                            solutions: 0,
-                            called: 0,
-                        },
-                        [QueensCutoff(root)],
-                    )?;
-                    let sols = states.iter().map(|s| s.solutions).sum();
-                    let called: u64 = states.iter().map(|s| s.called).sum();
-                    // Every node is a task or counted by a plain call.
-                    let nodes_seen = report.tasks_run() + called;
-                    (sols, Some(nodes_seen), report.elapsed.as_secs_f64())
-                }
-                Variant::ScopeOurs => {
-                    let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
+    // One run of `v` at thread-count index `ti`: (solutions, nodes visited and tasks run if
+    // counted, seconds).
+    let run_one = |v: Variant, ti: usize, ours: &[taskpools::Runtime]| -> Result<RunOutcome> {
+        let t = p.threads[ti];
+        Ok(match v {
+            Variant::Pool(i) => {
+                let b = Builder::new()
+                    .runtime(&ours[ti])
+                    .threads(t)
+                    .pool(p.pools[i])
+                    .pin(p.pin);
+                let (report, sols) = b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
+                let tasks = report.tasks_run();
+                (sols, Some((tasks, tasks)), report.elapsed.as_secs_f64())
+            }
+            Variant::PoolCutoff(i) => {
+                let b = Builder::new()
+                    .runtime(&ours[ti])
+                    .threads(t)
+                    .pool(p.pools[i])
+                    .pin(p.pin);
+                let cutoff = p.cutoff.expect("cutoff rows only with a cutoff");
+                let (report, states) = b.run_with(
+                    |_| CutoffState {
+                        cutoff,
+                        solutions: 0,
+                        called: 0,
+                    },
+                    [QueensCutoff(root)],
+                )?;
+                let sols = states.iter().map(|s| s.solutions).sum();
+                let called: u64 = states.iter().map(|s| s.called).sum();
+                // Every node is a task or counted by a plain call.
+                let tasks = report.tasks_run();
+                (
+                    sols,
+                    Some((tasks + called, tasks)),
+                    report.elapsed.as_secs_f64(),
+                )
+            }
+            Variant::ScopeOurs => {
+                let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
+                (s, None, secs)
+            }
+            Variant::JoinOurs => {
+                let (s, secs) =
+                    ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
+                (s, None, secs)
+            }
+            Variant::ScopeRayon => {
+                let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root)));
+                (s, None, secs)
+            }
+            Variant::JoinRayon => {
+                let (s, secs) =
+                    rayons[ti].install(|| timed(|| join_rayon_m::count(root, root.free(), ())));
+                (s, None, secs)
+            }
+            // The peers' callers take part in the run: they run on a thread on core 0.
+            Variant::JoinChili => on_core(&pin_to, || {
+                let mut scope = chilis[ti].scope();
+                let (s, secs) = timed(|| join_chili_m::count(root, root.free(), &mut scope));
+                (s, None, secs)
+            }),
+            Variant::ScopeForte => on_core(&pin_to, || {
+                fortes[ti].with_worker(|_| {
+                    let (s, secs) = timed(|| scope_forte(root));
                     (s, None, secs)
-                }
-                Variant::JoinOurs => {
-                    let (s, secs) =
-                        ours[ti].install(|| timed(|| join_ours_m::count(root, root.free(), ())));
+                })
+            }),
+            Variant::JoinForte => on_core(&pin_to, || {
+                fortes[ti].with_worker(|w| {
+                    let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
                     (s, None, secs)
-                }
-                Variant::ScopeRayon => {
-                    let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root)));
-                    (s, None, secs)
-                }
-                Variant::JoinRayon => {
-                    let (s, secs) =
-                        rayons[ti].install(|| timed(|| join_rayon_m::count(root, root.free(), ())));
-                    (s, None, secs)
-                }
-                // The peers' callers take part in the run: they run on a thread on core 0.
-                Variant::JoinChili => on_core(&pin_to, || {
-                    let mut scope = chilis[ti].scope();
-                    let (s, secs) = timed(|| join_chili_m::count(root, root.free(), &mut scope));
-                    (s, None, secs)
-                }),
-                Variant::ScopeForte => on_core(&pin_to, || {
-                    fortes[ti].with_worker(|_| {
-                        let (s, secs) = timed(|| scope_forte(root));
-                        (s, None, secs)
-                    })
-                }),
-                Variant::JoinForte => on_core(&pin_to, || {
-                    fortes[ti].with_worker(|w| {
-                        let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
-                        (s, None, secs)
-                    })
-                }),
-            })
-        };
+                })
+            }),
+        })
+    };
     progress.set_length((p.reps * (1 + variants.len() * p.threads.len())) as u64);
     let mut seq = Vec::new();
     let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
+    let mut task_counts: Vec<Vec<Vec<u64>>> =
+        vec![vec![Vec::new(); p.threads.len()]; variants.len()];
     let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
     for _ in 0..p.reps {
         progress.set_message(format!("n={} sequential", p.n));
@@ -455,7 +470,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         }
         seq.push(secs);
         progress.inc();
-        for (&v, per_thread) in variants.iter().zip(times.iter_mut()) {
+        for (vi, (&v, per_thread)) in variants.iter().zip(times.iter_mut()).enumerate() {
             for (ti, samples) in per_thread.iter_mut().enumerate() {
                 let (fe, rt) = v.labels(p);
                 progress.set_message(format!("n={} {fe} {rt} x{}", p.n, p.threads[ti]));
@@ -464,10 +479,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 if s != solutions {
                     bail!("{fe} on {rt}: {s} solutions, the sequential count is {solutions}");
                 }
-                if let Some(tasks) = tasks {
-                    if tasks != nodes {
-                        bail!("{fe} on {rt}: {tasks} nodes visited, the tree has {nodes}");
+                if let Some((seen, tasks)) = tasks {
+                    if seen != nodes {
+                        bail!("{fe} on {rt}: {seen} nodes visited, the tree has {nodes}");
                     }
+                    task_counts[vi][ti].push(tasks);
                 }
                 samples.push(secs);
                 progress.inc();
@@ -509,6 +525,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         max_s: smax,
         speedup_vs_seq: 1.0,
         nodes,
+        tasks: None,
         ns_per_node: None,
     }];
     for (vi, &v) in variants.iter().enumerate() {
@@ -531,6 +548,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 max_s: mx,
                 speedup_vs_seq: sm / m,
                 nodes,
+                tasks: {
+                    let mut c = task_counts[vi][ti].clone();
+                    c.sort_unstable();
+                    c.get(c.len() / 2).copied()
+                },
                 ns_per_node,
             });
         }

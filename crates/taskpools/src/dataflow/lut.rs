@@ -22,7 +22,8 @@
 //!   or on its writer when there are none (the readers read the writer's very range, so they
 //!   depend on it). A write then drops the entries whose range it covers: any later access
 //!   that overlaps a dropped entry overlaps the write too, and so waits for it, and the write
-//!   waited for the entry. A read of a range that has an entry joins its readers, so a range
+//!   waited for the entry. (An entry of exactly the write's range is not dropped but taken
+//!   over: it becomes the write's, with no readers, as a new entry would be.) A read of a range that has an entry joins its readers, so a range
 //!   read by many tasks is still one entry to look at. Unaligned and odd-sized ranges cost
 //!   nothing extra.
 //!
@@ -339,6 +340,44 @@ mod tests {
         );
         assert_eq!(e[2], [0, 1]);
         assert_eq!(e[3], [0, 1]);
+    }
+
+    /// A write takes over the entry of its exact range: the readers before it are its
+    /// predecessors, and later accesses see the write alone (not its predecessors).
+    #[test]
+    fn exact_mode_a_write_takes_over_its_range() {
+        // 0 writes [8,16); 1 reads it; 2 reads and then writes it (one task, two accesses);
+        // 3 reads it; 4 writes it; 5 reads [0,12), overlapping it.
+        let mut region = Region::new();
+        let mut t: Trie<u8> = Trie::new(64, 64);
+        let ids = [0u8; 6];
+        let base = ids.as_ptr();
+        let accesses: [&[(usize, usize, bool)]; 6] = [
+            &[(8, 16, true)],
+            &[(8, 16, false)],
+            &[(8, 16, false), (8, 16, true)],
+            &[(8, 16, false)],
+            &[(8, 16, true)],
+            &[(0, 12, false)],
+        ];
+        let mut found = vec![Vec::new(); 6];
+        for (i, fps) in accesses.iter().enumerate() {
+            for &(lo, hi, w) in *fps {
+                // SAFETY (test): pointers into `ids`, used as identities only.
+                let me = unsafe { base.add(i) };
+                t.access(lo..hi, w, (true, 64), me, &mut region, &mut |p, _| {
+                    // SAFETY (test): as above.
+                    found[i].push(unsafe { p.offset_from(base) } as usize)
+                });
+            }
+            found[i].sort_unstable();
+            found[i].dedup();
+        }
+        assert_eq!(found[1], [0]);
+        assert_eq!(found[2], [0, 1]); // its read waits for 0, its write for reader 1
+        assert_eq!(found[3], [2]); // the range's writer is now 2
+        assert_eq!(found[4], [3]); // the reader since
+        assert_eq!(found[5], [4]); // only the last write
     }
 
     /// Random sequences of tasks with one to three accesses each: every two tasks whose

@@ -88,6 +88,13 @@ impl<T: Send> TaskPool<T> for CombinedPool<T> {
         l.cur.pop()
     }
 
+    /// The private blocks only: the central queue is everyone's.
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.brand.check(l.brand);
+        l.blocks.cur.len() + l.blocks.full.len() * crate::queue::BLOCK_LEN
+    }
+
     fn has_shared_work(&self) -> bool {
         self.central.len_hint() > 0
     }

@@ -119,6 +119,7 @@ impl<T: Send> TaskPool<T> for ChaseLevPool<T> {
 
     #[inline]
     fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.brand.check(l.brand);
         l.deque().len()
     }
 
@@ -218,6 +219,12 @@ impl<T: Send> TaskPool<T> for FcdqPool<T> {
         scan_victims(me, self.deques.len(), &mut l.rng, stats, |v| {
             self.deques[v].dequeue_back().map(|t| (t, 1))
         })
+    }
+
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.brand.check(l.brand);
+        l.overflow.len() + self.deques[l.me].len()
     }
 
     fn has_shared_work(&self) -> bool {

@@ -64,6 +64,12 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for DistributedPool<T, Q> {
         l.queue.pop(&mut l.cache)
     }
 
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.brand.check(l.brand);
+        l.queue.len()
+    }
+
     fn has_shared_work(&self) -> bool {
         false
     }

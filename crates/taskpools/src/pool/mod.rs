@@ -118,8 +118,10 @@ pub trait TaskPool<T: Send>: Sync {
     /// How many tasks this worker's own queue holds (its private and public parts), read by
     /// the owner between its own operations; a lower bound is fine. Tasks see it as
     /// [`Ctx::queued`](crate::Ctx::queued), to run a child at once instead of putting it
-    /// when enough work is queued. The default, 0, is for pools without a queue of their own
-    /// per worker: their tasks then always put.
+    /// when enough work is queued. Being an owner's operation, it may also do owner-side work
+    /// (`private-deque` answers a pending steal request here). The default, 0, is for the
+    /// pools without a queue per worker (the central ones and `randomized`): their tasks
+    /// then always put.
     #[inline]
     fn own_backlog(&self, _local: &Self::Local) -> usize {
         0

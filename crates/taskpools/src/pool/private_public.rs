@@ -127,6 +127,7 @@ impl<T: Send, const GREEDY: bool> TaskPool<T> for PrivatePublicPool<T, GREEDY> {
 
     #[inline]
     fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.brand.check(l.brand);
         l.private.cur.len()
             + (l.private.full.len() + self.public[l.me].len_hint()) * crate::queue::BLOCK_LEN
     }

@@ -82,6 +82,12 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for StealingPool<T, Q> {
         })
     }
 
+    #[inline]
+    fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.brand.check(l.brand);
+        self.queues[l.me].len_hint()
+    }
+
     fn has_shared_work(&self) -> bool {
         self.queues.iter().any(|q| q.len_hint() > 0)
     }

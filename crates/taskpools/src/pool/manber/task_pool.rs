@@ -92,6 +92,7 @@ impl<T: Send> TaskPool<T> for StealHalfPool<T> {
 
     #[inline]
     fn own_backlog(&self, l: &Self::Local) -> usize {
+        self.check(l);
         self.pool.segment_len(l.p.id())
     }
 
