@@ -377,8 +377,9 @@ pub fn queens_table(records: &[crate::experiments::queens::Record]) -> String {
         s,
         "N-Queens n = {}: {} nodes, median of {}; vs seq = Tseq / T; ns/node at 1 thread = (T1 - Tseq) / nodes,\n\
          the median of the differences of back-to-back runs. task-pool = one task per node (taskpools::Builder, counting\n\
-         in per-worker state); scope = a scope per node with a spawn per child; join = binary joins over a node's free\n\
-         columns (chili has no scope: join only)\n",
+         in per-worker state); `cutoff N` = a task puts a child only while fewer than N tasks are queued on its worker\n\
+         (Ctx::queued), else counts the child's subtree with plain calls; scope = a scope per node with a spawn per\n\
+         child; join = binary joins over a node's free columns (chili has no scope: join only)\n",
         first.n, first.nodes, first.reps
     );
     let _ = writeln!(
