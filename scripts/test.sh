@@ -26,7 +26,7 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
   RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
     cargo +nightly test -p taskpools --target "$host" --lib --test ownership --test deques \
     --test deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
-    --test phase_runtime --test dataflow --test places --test trace
+    --test phase_runtime --test dataflow --test places --test trace --test local_state
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
     "(rustup toolchain install nightly)"

@@ -381,23 +381,23 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     // counted, seconds).
     let run_one = |v: Variant, ti: usize, ours: &[taskpools::Runtime]| -> Result<RunOutcome> {
         let t = p.threads[ti];
+        // The task-pool rows' phase: pool `i` on our runtime for this thread count.
+        let builder = |i: usize| {
+            Builder::new()
+                .runtime(&ours[ti])
+                .threads(t)
+                .pool(p.pools[i])
+                .pin(p.pin)
+        };
         Ok(match v {
             Variant::Pool(i) => {
-                let b = Builder::new()
-                    .runtime(&ours[ti])
-                    .threads(t)
-                    .pool(p.pools[i])
-                    .pin(p.pin);
+                let b = builder(i);
                 let (report, sols) = b.run_reduce(|_| 0u64, [QueensTask(root)], |a, b| a + b)?;
                 let tasks = report.tasks_run();
                 (sols, Some((tasks, tasks)), report.elapsed.as_secs_f64())
             }
             Variant::PoolCutoff(i) => {
-                let b = Builder::new()
-                    .runtime(&ours[ti])
-                    .threads(t)
-                    .pool(p.pools[i])
-                    .pin(p.pin);
+                let b = builder(i);
                 let cutoff = p.cutoff.expect("cutoff rows only with a cutoff");
                 let (report, states) = b.run_with(
                     |_| CutoffState {
