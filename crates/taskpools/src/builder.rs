@@ -1,7 +1,7 @@
 //! The front door: choose threads, pool, memory manager and wake-up policy, then run.
 
 use crate::mem::MemKind;
-use crate::phase::{run_phase, RunOptions, RunReport, WakePolicy};
+use crate::phase::{run_phase, run_phase_hinted, RunOptions, RunReport, WakePolicy};
 use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
 use crate::runtime::Runtime;
 use crate::task::Task;
@@ -193,6 +193,15 @@ impl<'rt> Builder<'rt> {
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
     ) -> Result<(RunReport, Vec<L>), Error> {
+        self.go::<Plain, L, T>(init, initial)
+    }
+
+    /// The builder's pool and runtime, and the phase entry `E` (plain or hinted).
+    fn go<E: Entry, L: Send, T: Task<L>>(
+        &self,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error> {
         if self.threads == 0 {
             return Err(Error::ZeroThreads);
         }
@@ -202,22 +211,24 @@ impl<'rt> Builder<'rt> {
                 max: crate::MAX_THREADS,
             });
         }
-        struct Go<'rt, F, I> {
+        struct Go<'rt, F, I, E> {
             runtime: Option<&'rt Runtime>,
             init: F,
             initial: I,
             opts: RunOptions,
+            entry: std::marker::PhantomData<E>,
         }
-        impl<L, T, F, I> PoolVisitor<T> for Go<'_, F, I>
+        impl<L, T, F, I, E> PoolVisitor<T> for Go<'_, F, I, E>
         where
             L: Send,
             T: Task<L>,
             F: Fn(usize) -> L + Sync,
             I: IntoIterator<Item = T>,
+            E: Entry,
         {
             type Output = Result<(RunReport, Vec<L>), Error>;
             fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output {
-                run_phase(
+                E::run(
                     self.runtime,
                     self.opts.pin,
                     &pool,
@@ -239,6 +250,7 @@ impl<'rt> Builder<'rt> {
                 init,
                 initial,
                 opts: self.opts,
+                entry: std::marker::PhantomData::<E>,
             },
         )
     }
@@ -251,11 +263,99 @@ impl<'rt> Builder<'rt> {
         initial: impl IntoIterator<Item = T>,
         reduce: impl FnMut(L, L) -> L,
     ) -> Result<(RunReport, L), Error> {
-        let (report, states) = self.run_with(init, initial)?;
-        let total = states
-            .into_iter()
-            .reduce(reduce)
-            .expect("a working phase has at least one worker");
-        Ok((report, total))
+        fold(self.run_with(init, initial)?, reduce)
+    }
+
+    /// [`run`](Self::run) for tasks that give their children *locality hints* with
+    /// [`Ctx::put_at`](crate::Ctx::put_at): the phase runs on a runtime with
+    /// [places](crate::places) (given with [`runtime`](Self::runtime), or the calling worker's),
+    /// else [`Error::PhaseWithoutPlaces`] before any task runs. Phase worker `i` is worker `i`
+    /// of that runtime, at that worker's place. Each place has an inbox for the tasks hinted
+    /// to it, which its workers move into their own queues in the pool between tasks; a worker
+    /// with nothing to do takes its own place's inbox, then the oldest task hinted elsewhere.
+    ///
+    /// This is a separate entry (and a separate compilation of the phase's loop) so that the
+    /// plain phases pay nothing for hints.
+    pub fn run_hinted<T: Task>(
+        &self,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<RunReport, Error> {
+        self.run_hinted_with(|_| (), initial)
+            .map(|(report, _)| report)
+    }
+
+    /// [`run_hinted`](Self::run_hinted) with per-worker state, as [`run_with`](Self::run_with).
+    pub fn run_hinted_with<L: Send, T: Task<L>>(
+        &self,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error> {
+        self.go::<Hinted, L, T>(init, initial)
+    }
+
+    /// [`run_hinted_with`](Self::run_hinted_with), folding the states as
+    /// [`run_reduce`](Self::run_reduce) does.
+    pub fn run_hinted_reduce<L: Send, T: Task<L>>(
+        &self,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+        reduce: impl FnMut(L, L) -> L,
+    ) -> Result<(RunReport, L), Error> {
+        fold(self.run_hinted_with(init, initial)?, reduce)
+    }
+}
+
+fn fold<L>(
+    (report, states): (RunReport, Vec<L>),
+    reduce: impl FnMut(L, L) -> L,
+) -> Result<(RunReport, L), Error> {
+    let total = states
+        .into_iter()
+        .reduce(reduce)
+        .expect("a working phase has at least one worker");
+    Ok((report, total))
+}
+
+/// Which phase a builder runs, chosen at compile time (each is its own loop).
+trait Entry {
+    fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
+        explicit: Option<&Runtime>,
+        pin: bool,
+        pool: &P,
+        wake: WakePolicy,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error>;
+}
+
+/// The plain phase.
+struct Plain;
+
+impl Entry for Plain {
+    fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
+        explicit: Option<&Runtime>,
+        pin: bool,
+        pool: &P,
+        wake: WakePolicy,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error> {
+        run_phase(explicit, pin, pool, wake, init, initial)
+    }
+}
+
+/// The phase with place hints.
+struct Hinted;
+
+impl Entry for Hinted {
+    fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
+        explicit: Option<&Runtime>,
+        pin: bool,
+        pool: &P,
+        wake: WakePolicy,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error> {
+        run_phase_hinted(explicit, pin, pool, wake, init, initial)
     }
 }

@@ -96,6 +96,19 @@ pub enum Error {
         /// The runtime's worker threads.
         threads: usize,
     },
+    /// A working phase with place hints ([`Builder::run_hinted`](crate::Builder::run_hinted))
+    /// was asked for on a runtime without places.
+    #[error(
+        "a working phase with place hints needs a runtime built with places \
+         (RuntimeBuilder::places), given to the phase with Builder::runtime"
+    )]
+    PhaseWithoutPlaces,
+    /// [`Ctx::put_at`](crate::Ctx::put_at) in a working phase that takes no place hints.
+    #[error(
+        "Ctx::put_at: this working phase takes no place hints; start it with \
+         Builder::run_hinted, run_hinted_with or run_hinted_reduce on a runtime with places"
+    )]
+    PhaseWithoutHints,
     /// The operating system refused a worker thread.
     #[error("could not start a worker thread: {0}")]
     Spawn(#[from] std::io::Error),

@@ -48,6 +48,10 @@ pub(crate) trait PutSink<T> {
     ///
     /// [`TaskPool::own_backlog`]: crate::TaskPool::own_backlog
     fn queued(&self) -> usize;
+    /// A put by worker `me` with a hint to `place` ([`Ctx::put_at`]).
+    fn put_at(&mut self, me: usize, place: usize, task: T) -> Result<(), crate::Error>;
+    /// The places hints can name (0: this phase takes no hints).
+    fn places(&self) -> usize;
 }
 
 /// The context a running task sees: its worker's identity, its worker's state (`L`, see
@@ -142,6 +146,65 @@ impl<'a, T, L> Ctx<'a, T, L> {
     #[inline]
     pub fn queued(&self) -> usize {
         self.sink.queued()
+    }
+
+    /// Creates a child task with a *locality hint*: it should run at `place` of the runtime's
+    /// [places](crate::places). The task goes to that place's inbox, which the place's workers
+    /// move into their own queues between tasks (a hint to this worker's own place is a plain
+    /// [`put`](Self::put)). A worker of another place takes a hinted task only when it has
+    /// nothing else to do, so a hint is not a binding: every task still runs exactly once.
+    ///
+    /// Only a phase started with [`Builder::run_hinted`](crate::Builder::run_hinted) (or
+    /// `run_hinted_with`, `run_hinted_reduce`) takes hints; elsewhere this returns
+    /// [`Error::PhaseWithoutHints`](crate::Error::PhaseWithoutHints). A place the runtime does
+    /// not have is [`Error::NoSuchPlace`](crate::Error::NoSuchPlace). On error the task is
+    /// dropped, not run: check [`places`](Self::places) first to keep it.
+    ///
+    /// A hint to another place costs that place's inbox lock and a wake-up check. Hints matter
+    /// on the pools with a queue per worker; on the central pools (`central-list`,
+    /// `central-array`, `central-fifo`) and `randomized`, a hint only decides which worker
+    /// moves the task into the shared queues. Plain phases do not pay for hints (the hinted
+    /// phase is a separate compilation of the loop).
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    /// use taskpools::{Builder, Ctx, Runtime, Task};
+    ///
+    /// /// A root that puts 64 leaves, leaf `i` hinted to place `i % 2`.
+    /// enum Job {
+    ///     Root,
+    ///     Leaf(usize),
+    /// }
+    ///
+    /// impl Task<Vec<usize>> for Job {
+    ///     fn run(self, ctx: &mut Ctx<'_, Self, Vec<usize>>) {
+    ///         match self {
+    ///             Job::Root => {
+    ///                 for i in 0..64 {
+    ///                     ctx.put_at(PlaceId(i % ctx.places()), Job::Leaf(i)).unwrap();
+    ///                 }
+    ///             }
+    ///             Job::Leaf(i) => ctx.local().push(i),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let b = Builder::new().threads(2).runtime(&rt);
+    /// let (report, ran) = b.run_hinted_with(|_| Vec::new(), [Job::Root])?;
+    /// assert_eq!(report.tasks_run(), 65);
+    /// assert_eq!(ran.iter().map(Vec::len).sum::<usize>(), 64); // each leaf exactly once
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    #[inline]
+    pub fn put_at(&mut self, place: crate::places::PlaceId, task: T) -> Result<(), crate::Error> {
+        self.sink.put_at(self.worker, place.0, task)
+    }
+
+    /// The number of places a hint of [`put_at`](Self::put_at) can name: the runtime's places
+    /// in a phase with hints, 0 in a phase without.
+    pub fn places(&self) -> usize {
+        self.sink.places()
     }
 
     /// The index of the worker running this task, in `0..workers()`.

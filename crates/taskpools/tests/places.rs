@@ -453,3 +453,230 @@ fn deep_trees_of_place_spawns_do_not_overflow_the_stack() {
         assert_eq!(count.load(Ordering::Relaxed), (1 << 16) - 1);
     }
 }
+
+// ------------------------------------------------------------------ working-phase hints
+
+/// A task of a working phase that puts its children with hints: a tree over `lo..hi`, each
+/// node hinting its children at pseudo-random places (a third of the nodes hint everything at
+/// place 0, some children are plain puts). Each node records its index in the worker's state.
+struct HintNode {
+    lo: u32,
+    hi: u32,
+}
+
+impl taskpools::Task<Vec<u32>> for HintNode {
+    fn run(self, ctx: &mut taskpools::Ctx<'_, Self, Vec<u32>>) {
+        let HintNode { lo, hi } = self;
+        ctx.local().push(lo);
+        if hi - lo == 1 {
+            return;
+        }
+        let np = ctx.places();
+        assert!(np > 0, "a hinted phase names its places");
+        let mid = (lo + hi) / 2;
+        let mut seed = (lo as u64 ^ 0x9e37_79b9).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        for (a, b) in [(lo + 1, mid.max(lo + 1)), (mid.max(lo + 1), hi)] {
+            if a >= b {
+                continue;
+            }
+            seed ^= seed >> 29;
+            let p = if lo % 3 == 0 { 0 } else { seed as usize % np };
+            if seed % 7 == 0 {
+                ctx.put(HintNode { lo: a, hi: b });
+            } else {
+                ctx.put_at(PlaceId(p), HintNode { lo: a, hi: b }).unwrap();
+            }
+        }
+    }
+}
+
+/// Every task of a working phase put with a hint (or without) runs exactly once, on every
+/// pool, under every wake-up policy, for several place shapes, with the phase on all of the
+/// runtime's workers, on all but one, and on one; the report counts every put.
+#[test]
+fn every_hinted_put_of_a_working_phase_runs_exactly_once() {
+    use taskpools::{Builder, PoolKind, WakePolicy};
+    let n_tasks: u32 = if std::env::var("TASKPOOLS_STRESS").as_deref() == Ok("small") {
+        1 << 8
+    } else {
+        1 << 12
+    };
+    for shape in ["2x1", "1x2", "3x1", "2x2"] {
+        let rt = Runtime::builder()
+            .places(Places::parse(shape).unwrap())
+            .build()
+            .unwrap();
+        let n = rt.threads();
+        let mut widths = vec![n, 1];
+        if n > 2 {
+            widths.push(n - 1);
+        }
+        for pool in PoolKind::ALL {
+            for wake in WakePolicy::ALL {
+                for &w in &widths {
+                    let b = Builder::new().threads(w).pool(pool).wake(wake).runtime(&rt);
+                    let (report, ran) = b
+                        .run_hinted_with(|_| Vec::new(), [HintNode { lo: 0, hi: n_tasks }])
+                        .unwrap();
+                    let what = format!("{shape}, {} of {n} workers, {pool:?}, {wake}", w);
+                    let mut all: Vec<u32> = ran.into_iter().flatten().collect();
+                    all.sort_unstable();
+                    assert_eq!(all.len(), n_tasks as usize, "{what}: tasks lost or doubled");
+                    assert!(
+                        all.iter().enumerate().all(|(i, &x)| i as u32 == x),
+                        "{what}: a task ran twice"
+                    );
+                    assert_eq!(report.tasks_run(), n_tasks as u64, "{what}");
+                    assert_eq!(report.total().puts, n_tasks as u64 - 1, "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// The errors of hints in working phases: a hinted phase needs places (refused before any
+/// task runs); a plain phase refuses `put_at`; a place past the last is refused; the refused
+/// task is dropped, not run, and the phase goes on.
+#[test]
+fn working_phase_hints_refuse_what_cannot_be_placed() {
+    use taskpools::{BoxedTask, Builder, Ctx, Task};
+    // No places: refused before any task runs.
+    static RAN: AtomicU32 = AtomicU32::new(0);
+    let plain = Runtime::new(2).unwrap();
+    let b = Builder::new().threads(2).runtime(&plain);
+    let e = b
+        .run_hinted([BoxedTask::new(|_| {
+            RAN.fetch_add(1, Ordering::Relaxed);
+        })])
+        .unwrap_err();
+    assert!(matches!(e, Error::PhaseWithoutPlaces), "{e:?}");
+    assert!(e.to_string().contains("RuntimeBuilder::places"), "{e}");
+    // Neither given a runtime nor on one with places.
+    let e = Builder::new()
+        .threads(1)
+        .run_hinted([BoxedTask::new(|_| {
+            RAN.fetch_add(1, Ordering::Relaxed);
+        })])
+        .unwrap_err();
+    assert!(matches!(e, Error::PhaseWithoutPlaces), "{e:?}");
+    assert_eq!(RAN.load(Ordering::Relaxed), 0);
+
+    /// Puts its child with a hint to `place` and records what `put_at` said.
+    struct Try {
+        place: usize,
+        child: bool,
+    }
+    impl Task<Vec<Result<(), Error>>> for Try {
+        fn run(self, ctx: &mut Ctx<'_, Self, Vec<Result<(), Error>>>) {
+            if self.child {
+                ctx.local().push(Ok(()));
+                return;
+            }
+            let r = ctx.put_at(
+                PlaceId(self.place),
+                Try {
+                    place: 0,
+                    child: true,
+                },
+            );
+            ctx.local().push(r);
+        }
+    }
+    let root = |place| Try {
+        place,
+        child: false,
+    };
+    let flat = |v: Vec<Vec<Result<(), Error>>>| v.into_iter().flatten().collect::<Vec<_>>();
+
+    // A plain phase: put_at is an error value, the child is dropped.
+    let places = Runtime::builder()
+        .places(Places::parse("2x1").unwrap())
+        .build()
+        .unwrap();
+    let b = Builder::new().threads(2).runtime(&places);
+    let (report, out) = b.run_with(|_| Vec::new(), [root(0)]).unwrap();
+    let out = flat(out);
+    assert_eq!(out.len(), 1, "only the root ran: {out:?}");
+    let e = out[0].as_ref().unwrap_err();
+    assert!(matches!(e, Error::PhaseWithoutHints), "{e:?}");
+    assert!(e.to_string().contains("run_hinted"), "{e}");
+    assert_eq!(report.tasks_run(), 1);
+
+    // A hinted phase: place 2 of 2 is refused, place 1 is taken.
+    let (_, out) = b
+        .run_hinted_with(|_| Vec::new(), [root(2), root(1)])
+        .unwrap();
+    let out = flat(out);
+    assert_eq!(out.len(), 3, "{out:?}");
+    let errs: Vec<_> = out.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(errs.len(), 1, "{out:?}");
+    assert!(
+        matches!(
+            errs[0],
+            Error::NoSuchPlace {
+                place: 2,
+                places: 2
+            }
+        ),
+        "{:?}",
+        errs[0]
+    );
+    // A phase wider than the runtime is refused as for plain phases.
+    let e = Builder::new()
+        .threads(3)
+        .runtime(&places)
+        .run_hinted([BoxedTask::new(|_| {})])
+        .unwrap_err();
+    assert!(matches!(e, Error::PhaseWider { .. }), "{e:?}");
+}
+
+/// A task that panics while hinted tasks wait in another place's inbox: the panic reaches the
+/// caller, every task is either run or dropped (none leaks), and the runtime runs the next
+/// hinted phase.
+#[test]
+fn a_panic_in_a_hinted_phase_drops_the_waiting_tasks_and_the_runtime_goes_on() {
+    use std::sync::atomic::AtomicI64;
+    use taskpools::{Builder, Ctx, Task};
+    static LIVE: AtomicI64 = AtomicI64::new(0);
+    struct Counted(u32);
+    impl Counted {
+        fn new(n: u32) -> Self {
+            LIVE.fetch_add(1, Ordering::SeqCst);
+            Counted(n)
+        }
+    }
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    impl Task for Counted {
+        fn run(self, ctx: &mut Ctx<'_, Self>) {
+            if self.0 == 0 {
+                // Hint many tasks at the other place, then fail.
+                let other = (ctx.worker() + 1) % ctx.places();
+                for _ in 0..1000 {
+                    ctx.put_at(PlaceId(other), Counted::new(2)).unwrap();
+                }
+                panic!("planted failure");
+            }
+            if self.0 == 2 {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+    }
+    let rt = Runtime::builder()
+        .places(Places::parse("2x1").unwrap())
+        .build()
+        .unwrap();
+    let b = Builder::new().threads(2).runtime(&rt);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        b.run_hinted([Counted::new(0)])
+    }));
+    let payload = r.expect_err("the panic reaches the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"planted failure"));
+    assert_eq!(LIVE.load(Ordering::SeqCst), 0, "a hinted task leaked");
+    let report = b.run_hinted((0..10).map(|_| Counted::new(1))).unwrap();
+    assert_eq!(report.tasks_run(), 10);
+    assert_eq!(LIVE.load(Ordering::SeqCst), 0);
+}

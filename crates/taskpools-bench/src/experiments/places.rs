@@ -16,6 +16,9 @@
 //!   at place 0, for 1 and 2 at place 1; *worst*: the additions at the other place than
 //!   their products.
 //!
+//! The Cache Stress Test also runs as a task-pool working phase whose root puts the leaves
+//! with hints (`Ctx::put_at`), against the same phase without hints.
+//!
 //! Every variant's result is checked against a sequential run's. Then the talk's claims
 //! and future work: the shared deque per place against one per worker (`1x2` vs `2x1`), and
 //! the steal policies on the random Cache Stress variant and on a chain of tasks (where the
@@ -332,6 +335,109 @@ impl CacheStress {
         if bad.into_inner() != 0 {
             bail!("cache stress: a task computed a wrong result");
         }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ Cache Stress as a working phase
+
+/// The Cache Stress Test as a task-pool working phase: one root task puts the leaves, with
+/// [`taskpools::Ctx::put_at`] where the variant hints a place.
+enum StressJob<'a> {
+    Root(&'a CacheStress, Hints),
+    Leaf {
+        arr: &'a [u32],
+        passes: usize,
+        want: u64,
+        place: Option<usize>,
+    },
+}
+
+/// Per worker: hinted leaves that ran at their place, away from it, and wrong results.
+#[derive(Default)]
+struct LeafCounts {
+    local: u64,
+    remote: u64,
+    bad: u64,
+}
+
+/// The place of each runtime worker, read by the leaves.
+struct PhaseEnv<'a> {
+    worker_place: &'a [usize],
+}
+
+impl<'a> taskpools::Task<(LeafCounts, &'a PhaseEnv<'a>)> for StressJob<'a> {
+    fn run(self, ctx: &mut taskpools::Ctx<'_, Self, (LeafCounts, &'a PhaseEnv<'a>)>) {
+        match self {
+            StressJob::Root(cs, h) => {
+                for i in 0..cs.tasks {
+                    let (a, wanted) = cs.assign(i, h.loc, h.places);
+                    let place = h.pick(wanted, i as u64);
+                    let leaf = StressJob::Leaf {
+                        arr: &cs.arrays[a][..],
+                        passes: cs.passes,
+                        want: cs.expected[a],
+                        place,
+                    };
+                    match place {
+                        Some(p) => ctx.put_at(PlaceId(p), leaf).expect("places were checked"),
+                        None => ctx.put(leaf),
+                    }
+                }
+            }
+            StressJob::Leaf {
+                arr,
+                passes,
+                want,
+                place,
+            } => {
+                let ok = black_box(stress(arr, passes)) == want;
+                let me = ctx.worker();
+                let (counts, env) = ctx.local();
+                counts.bad += u64::from(!ok);
+                if let Some(p) = place {
+                    if env.worker_place[me] == p {
+                        counts.local += 1;
+                    } else {
+                        counts.remote += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl CacheStress {
+    /// One run as a working phase on `rt`: with hints (`run_hinted`) or as a plain phase.
+    /// Adds the leaves' placement to `counts` (local, remote).
+    fn run_phase(
+        &self,
+        rt: &Runtime,
+        h: Hints,
+        hinted: bool,
+        counts: &std::cell::Cell<[u64; 4]>,
+    ) -> Result<()> {
+        let worker_place: Vec<usize> = rt.worker_places().iter().map(|p| p.0).collect();
+        let env = PhaseEnv {
+            worker_place: &worker_place,
+        };
+        let b = taskpools::Builder::new().threads(rt.threads()).runtime(rt);
+        let init = |_| (LeafCounts::default(), &env);
+        let root = [StressJob::Root(self, h)];
+        let (_, states) = if hinted {
+            b.run_hinted_with(init, root)?
+        } else {
+            b.run_with(init, root)?
+        };
+        let mut c = counts.get();
+        for (s, _) in &states {
+            if s.bad != 0 {
+                bail!("cache stress (phase): a task computed a wrong result");
+            }
+            c[0] += s.local;
+            c[1] += s.remote;
+        }
+        counts.set(c);
         Ok(())
     }
 }
@@ -710,6 +816,17 @@ struct Config<'a> {
     cpu_of: Option<String>,
     run: Box<dyn FnMut() -> Result<()> + 'a>,
     is_ref: bool,
+    /// Counts kept by the program itself (cumulative), instead of the runtime's counters.
+    counts: Option<&'a std::cell::Cell<[u64; 4]>>,
+}
+
+impl Config<'_> {
+    fn counts(&self) -> [u64; 4] {
+        match self.counts {
+            Some(c) => c.get(),
+            None => place_counts(self.rt),
+        }
+    }
 }
 
 struct Samples {
@@ -752,7 +869,7 @@ fn measure(
             let i = (rep + k) % n;
             let c = &mut cfgs[i];
             progress.set_message(format!("{} {} {}", c.bench, c.name, c.loc.name()));
-            let before = place_counts(c.rt);
+            let before = c.counts();
             let cpu0 = c.cpu_of.as_deref().and_then(threads_cpu);
             let t = Instant::now();
             (c.run)()?;
@@ -761,7 +878,7 @@ fn measure(
                 (Some(a), Some(b)) => (b - a).as_secs_f64(),
                 _ => f64::NAN,
             };
-            let after = place_counts(c.rt);
+            let after = c.counts();
             // With --trace every runtime records: drop what a timed run recorded, outside
             // the timing, so that the buffers do not fill.
             if let Some(rt) = c.rt {
@@ -852,6 +969,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     );
     let progs = &progs;
     let mut total = p.benches.len() * 6 * p.reps;
+    if p.benches.contains(&Bench::CacheStress) {
+        total += 6 * p.reps;
+    }
     if p.policies {
         total += (3 * 5 + 4 + 4) * p.reps;
     }
@@ -879,6 +999,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 cpu_of: None,
                 run: Box::new(move || program_run(b, progs, rt, h)),
                 is_ref: loc == Locality::Best,
+                counts: None,
             });
         }
         let off = Hints {
@@ -899,6 +1020,58 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 cpu_of: None,
                 run: Box::new(move || program_run(b, progs, rt, off)),
                 is_ref: false,
+                counts: None,
+            });
+        }
+        records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
+    }
+    // Section 1b: the Cache Stress Test as a task-pool working phase, its leaves put with
+    // hints (`Ctx::put_at`), against the plain phase on the same runtime and on the runtime
+    // without places.
+    if p.benches.contains(&Bench::CacheStress) {
+        let counts: Vec<std::cell::Cell<[u64; 4]>> =
+            (0..6).map(|_| std::cell::Cell::new([0; 4])).collect();
+        let mut cfgs: Vec<Config<'_>> = Vec::new();
+        let cs = &progs.0;
+        for (k, loc) in Locality::ALL.into_iter().enumerate() {
+            let h = Hints {
+                places: np,
+                loc,
+                on: true,
+            };
+            let (rt, c) = (&on_places, &counts[k]);
+            cfgs.push(Config {
+                section: "phase",
+                bench: "cache-stress",
+                name: format!("places {spec}, hinted phase"),
+                loc,
+                rt: Some(rt),
+                cpu_of: None,
+                run: Box::new(move || cs.run_phase(rt, h, true, c)),
+                is_ref: loc == Locality::Best,
+                counts: Some(c),
+            });
+        }
+        let off = Hints {
+            places: np,
+            loc: Locality::Ignorant,
+            on: false,
+        };
+        for (k, name, rt) in [
+            (4, format!("places {spec}, plain phase"), &on_places),
+            (5, "no places, plain phase".to_string(), &plain),
+        ] {
+            let c = &counts[k];
+            cfgs.push(Config {
+                section: "phase",
+                bench: "cache-stress",
+                name,
+                loc: Locality::Ignorant,
+                rt: Some(rt),
+                cpu_of: None,
+                run: Box::new(move || cs.run_phase(rt, off, false, c)),
+                is_ref: false,
+                counts: Some(c),
             });
         }
         records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
@@ -949,6 +1122,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 cpu_of: None,
                 run: Box::new(move || program_run(b, progs, Rt::Ours(rt), ignorant)),
                 is_ref,
+                counts: None,
             });
         }
         records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
@@ -1011,6 +1185,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             cpu_of: Some(format!("tp-pol{k}-")),
             run: Box::new(move || program_run(Bench::CacheStress, progs, Rt::Ours(rt), random)),
             is_ref: *name == "default",
+            counts: None,
         });
     }
     records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);
@@ -1028,6 +1203,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 Ok(())
             }),
             is_ref: *name == "default",
+            counts: None,
         });
     }
     records.extend(measure(cfgs, p.reps, threads, progress, traces.as_mut())?);

@@ -614,11 +614,13 @@ pub fn places_table(
             section = match r.section.as_str() {
                 "locality" => "locality",
                 "claims" => "claims",
+                "phase" => "phase",
                 _ => "policies",
             };
             let title = match section {
                 "locality" => "\n== Locality variants (vs = time / best locality on places)",
                 "claims" => "\n== A shared deque per place vs one per worker, locality-ignorant programs (vs = time / no places)",
+                "phase" => "\n== Cache Stress as a working phase, leaves put with hints (Ctx::put_at) (vs = time / best locality;\n   local / remote = hinted leaves that ran at / away from their place)",
                 _ => "\n== The talk's future work: steal policies (vs = time / default policy); cpu = the runtime's workers' CPU time / wall time",
             };
             let _ = writeln!(s, "{title}");

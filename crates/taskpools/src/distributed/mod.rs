@@ -641,6 +641,7 @@ impl<T: Send> Remote<T> for Link<T> {
     #[inline]
     fn between_tasks<P: TaskPool<T>>(
         &self,
+        _: usize,
         pool: &P,
         local: &mut P::Local,
         stats: &mut WorkerStats,
@@ -656,7 +657,13 @@ impl<T: Send> Remote<T> for Link<T> {
         self.inbox.has_tasks()
     }
 
-    fn take_incoming<P: TaskPool<T>>(&self, pool: &P, local: &mut P::Local, coord: &Coordinator) {
+    fn take_incoming<P: TaskPool<T>>(
+        &self,
+        _: usize,
+        pool: &P,
+        local: &mut P::Local,
+        coord: &Coordinator,
+    ) {
         let n = self.inbox.take_into(pool, local, coord);
         if n > 0 {
             if let Some(t) = WorkerThread::current().and_then(|w| w.trace.as_deref()) {
@@ -669,6 +676,13 @@ impl<T: Send> Remote<T> for Link<T> {
 
     fn all_idle(&self) {
         self.agent.unpark();
+    }
+    type Hints<'a>
+        = crate::phase::NoHints
+    where
+        Self: 'a;
+    fn hints(&self) -> crate::phase::NoHints {
+        crate::phase::NoHints
     }
 }
 

@@ -9,6 +9,7 @@ use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
+use super::hints::PlaceHints;
 use super::idle::Coordinator;
 use super::inbox::{Inbox, InboxOnly};
 use super::{worker, NoRemote, WakePolicy};
@@ -258,4 +259,97 @@ fn loom_inbox_delivery_wakes_and_quiescence_is_exact() {
 #[should_panic]
 fn loom_finds_the_lost_wakeup_of_a_delivery_without_wake() {
     inbox_model(true);
+}
+
+// Place hints in a working phase (the `hints` module): a task hinted at the other worker's
+// place is not lost when that worker spins, sleeps or is already counted idle, and the phase
+// does not end while a hinted task waits in an inbox.
+
+/// Worker 1 starts with the producer (worker 0 may steal it); it hints a child at the place of
+/// the worker that is *not* running it. With `wait`, the producer then waits until the other
+/// worker has run the child, so that worker must be woken (or see the inbox while spinning).
+enum Hinted {
+    Producer(Arc<AtomicBool>, bool),
+    Child(Arc<AtomicBool>, usize),
+}
+
+impl Task for Hinted {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        match self {
+            Hinted::Producer(flag, wait) => {
+                let me = ctx.worker();
+                let other = crate::places::PlaceId(1 - me);
+                ctx.put_at(other, Hinted::Child(Arc::clone(&flag), me))
+                    .expect("two places");
+                while wait && !flag.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+            }
+            Hinted::Child(flag, producer) => {
+                if flag.load(Ordering::Relaxed) {
+                    panic!("the child ran twice");
+                }
+                let _ = producer;
+                flag.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
+fn hint_model(policy: WakePolicy, wait: bool, broken_idle: bool) {
+    loom::model(move || {
+        type P = StealingPool<Hinted, ArrayStack<Hinted>>;
+        let pool = Arc::new(P::new(&PoolConfig {
+            mem: MemKind::System,
+            ..PoolConfig::new(2)
+        }));
+        let coord = Arc::new(Coordinator::new(2, policy));
+        let mut hints = PlaceHints::new(2, &[0, 1]);
+        hints.broken_idle = broken_idle;
+        let hints = Arc::new(hints);
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut l1 = pool.local(1);
+        pool.init(&mut l1, Hinted::Producer(Arc::clone(&flag), wait));
+        let l0 = pool.local(0);
+        let (p0, c0, h0) = (Arc::clone(&pool), Arc::clone(&coord), Arc::clone(&hints));
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &*h0, &mut ()));
+        let s1 = worker(1, &*pool, l1, &coord, &*hints, &mut ());
+        let s0 = h.join().unwrap();
+        assert!(
+            flag.load(Ordering::Acquire),
+            "the phase ended with a hinted task waiting"
+        );
+        assert_eq!(s0.tasks_run + s1.tasks_run, 2);
+        assert_eq!(s0.puts + s1.puts, 1);
+        assert!(!hints.has_incoming_for_test(), "an inbox is not empty");
+    });
+}
+
+#[test]
+fn loom_a_hinted_put_wakes_the_other_place_on_empty() {
+    hint_model(WakePolicy::OnEmpty, true, false);
+}
+
+#[test]
+fn loom_a_hinted_put_reaches_a_spinning_worker() {
+    hint_model(WakePolicy::Spin, true, false);
+}
+
+#[test]
+fn loom_no_early_termination_with_a_hinted_put() {
+    hint_model(WakePolicy::OnEmpty, false, false);
+}
+
+/// Test of the test: idle workers that ignore the inboxes end the phase with the hinted child
+/// still waiting (or sleep while the producer waits for it); the model must find it.
+#[test]
+#[should_panic]
+fn loom_finds_the_hinted_task_left_when_idle_workers_ignore_inboxes() {
+    hint_model(WakePolicy::OnEmpty, false, true);
+}
+
+#[test]
+#[should_panic]
+fn loom_finds_the_sleeper_that_ignores_inboxes() {
+    hint_model(WakePolicy::OnEmpty, true, true);
 }

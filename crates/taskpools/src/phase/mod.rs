@@ -3,8 +3,8 @@
 //! module's docs) and panic propagation. A phase runs on the workers of a [`Runtime`]: worker
 //! `i` of the runtime is worker `i` of the phase, so no thread is started per phase.
 
+mod hints;
 mod idle;
-#[cfg_attr(not(any(feature = "mpi", loom)), allow(dead_code))]
 pub(crate) mod inbox;
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -45,15 +45,17 @@ impl Default for RunOptions {
     }
 }
 
-struct Sink<'a, T: Send, P: TaskPool<T>> {
+struct Sink<'a, T: Send, P: TaskPool<T>, H: HintSink<T>> {
     pool: &'a P,
     local: &'a mut P::Local,
     coord: &'a Coordinator,
+    /// Zero-sized in a plain phase, so the plain sink is what it was before hints.
+    hints: H,
     puts: u64,
     trace: Option<&'a TraceBuf>,
 }
 
-impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
+impl<T: Send, P: TaskPool<T>, H: HintSink<T>> PutSink<T> for Sink<'_, T, P, H> {
     #[inline]
     fn put(&mut self, task: T) {
         self.puts += 1;
@@ -68,6 +70,28 @@ impl<T: Send, P: TaskPool<T>> PutSink<T> for Sink<'_, T, P> {
     #[inline]
     fn queued(&self) -> usize {
         self.pool.own_backlog(self.local)
+    }
+
+    fn put_at(&mut self, me: usize, place: usize, task: T) -> Result<(), Error> {
+        // A constant: a plain phase's sink has no second call of the pool's `put` (which
+        // would make the compiler stop inlining `put` into the loop).
+        if !H::TAKES_HINTS {
+            return Err(Error::PhaseWithoutHints);
+        }
+        match self.hints.put_at(me, place, task, self.coord)? {
+            Some(task) => self.put(task),
+            None => {
+                self.puts += 1;
+                if let Some(tr) = self.trace {
+                    traced_put(tr);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn places(&self) -> usize {
+        self.hints.places()
     }
 }
 
@@ -112,28 +136,75 @@ fn traced_end(tr: &TraceBuf) {
     tr.end();
 }
 
-/// What a working phase spread over several processes adds to the local one (the
-/// `distributed` module). [`NoRemote`] adds nothing: its hooks are empty and inlined, so a
-/// local phase compiles to the loop it always was.
+/// What a working phase spread over several processes (the `distributed` module) or over
+/// places (the `hints` module) adds to the plain one. [`NoRemote`] adds nothing: its hooks are
+/// empty and inlined, so a plain phase compiles to the loop it always was. Each kind of phase
+/// is its own instantiation of the loop, chosen at compile time by the entry the user calls:
+/// a plain phase never pays for hints (a second instantiation of the loop for the same pool
+/// and task type makes the compiler stop inlining the pool's `get` and `put` into it).
 pub(crate) trait Remote<T: Send>: Sync {
     /// Whether the phase ends only when someone outside the workers calls
     /// [`Coordinator::end`]; if not, the last worker to go idle ends it (local termination).
     const EXTERNAL_END: bool;
-    /// Called by a busy worker between two tasks.
+    /// Called by busy worker `me` between two tasks.
     fn between_tasks<P: TaskPool<T>>(
         &self,
+        me: usize,
         pool: &P,
         local: &mut P::Local,
         stats: &mut WorkerStats,
         coord: &Coordinator,
     );
-    /// Whether tasks from outside wait to be taken into the pool (idle workers look here as
-    /// well as at the pool's shared queues, before they sleep too).
+    /// Whether tasks from outside the pool wait to be taken into it (idle workers look here
+    /// as well as at the pool's shared queues, before they sleep too; with local termination
+    /// also before they count themselves idle).
     fn has_incoming(&self) -> bool;
-    /// Moves the waiting tasks from outside into the pool through `local`.
-    fn take_incoming<P: TaskPool<T>>(&self, pool: &P, local: &mut P::Local, coord: &Coordinator);
+    /// Moves waiting tasks from outside into the pool through worker `me`'s `local`.
+    fn take_incoming<P: TaskPool<T>>(
+        &self,
+        me: usize,
+        pool: &P,
+        local: &mut P::Local,
+        coord: &Coordinator,
+    );
     /// The last busy worker of this process has just gone idle (only with `EXTERNAL_END`).
     fn all_idle(&self);
+    /// What a running task's [`Ctx::put_at`] reaches.
+    type Hints<'a>: HintSink<T>
+    where
+        Self: 'a;
+    fn hints(&self) -> Self::Hints<'_>;
+}
+
+/// Where a task's hinted puts go ([`Ctx::put_at`]), kept in the task's sink.
+pub(crate) trait HintSink<T>: Copy {
+    /// Whether any hint is taken (false: `put_at` always fails).
+    const TAKES_HINTS: bool;
+    /// A put by worker `me` with a hint to `place`. `Ok(Some(task))`: the place is the
+    /// putter's own, put the task into the pool.
+    fn put_at(
+        self,
+        me: usize,
+        place: usize,
+        task: T,
+        coord: &Coordinator,
+    ) -> Result<Option<T>, Error>;
+    /// The number of places hints can name (0: this phase takes no hints).
+    fn places(self) -> usize;
+}
+
+/// A phase without hints.
+#[derive(Clone, Copy)]
+pub(crate) struct NoHints;
+
+impl<T> HintSink<T> for NoHints {
+    const TAKES_HINTS: bool = false;
+    fn put_at(self, _: usize, _: usize, _: T, _: &Coordinator) -> Result<Option<T>, Error> {
+        Err(Error::PhaseWithoutHints)
+    }
+    fn places(self) -> usize {
+        0
+    }
 }
 
 /// The local phase: no hooks.
@@ -144,6 +215,7 @@ impl<T: Send> Remote<T> for NoRemote {
     #[inline(always)]
     fn between_tasks<P: TaskPool<T>>(
         &self,
+        _: usize,
         _: &P,
         _: &mut P::Local,
         _: &mut WorkerStats,
@@ -155,9 +227,14 @@ impl<T: Send> Remote<T> for NoRemote {
         false
     }
     #[inline(always)]
-    fn take_incoming<P: TaskPool<T>>(&self, _: &P, _: &mut P::Local, _: &Coordinator) {}
+    fn take_incoming<P: TaskPool<T>>(&self, _: usize, _: &P, _: &mut P::Local, _: &Coordinator) {}
     #[inline(always)]
     fn all_idle(&self) {}
+    type Hints<'a> = NoHints;
+    #[inline(always)]
+    fn hints(&self) -> NoHints {
+        NoHints
+    }
 }
 
 fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
@@ -197,13 +274,14 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
                 pool,
                 local: &mut local,
                 coord,
+                hints: remote.hints(),
                 puts: 0,
                 trace,
             };
             task.run(&mut Ctx::new(&mut sink, state, me, n));
             puts += sink.puts;
             drop(span);
-            remote.between_tasks(pool, &mut local, &mut stats, coord);
+            remote.between_tasks(me, pool, &mut local, &mut stats, coord);
             if trace.is_some() {
                 // A steal made outside a task's own `get` (a distributed phase's worker
                 // answering another rank) belongs to no task.
@@ -224,7 +302,7 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
         if !more {
             return stats;
         }
-        remote.take_incoming(pool, &mut local, coord);
+        remote.take_incoming(me, pool, &mut local, coord);
     }
 }
 
@@ -313,6 +391,44 @@ pub(crate) fn run_phase<L: Send, T: Task<L>, P: TaskPool<T>>(
     let initial: Vec<T> = initial.into_iter().collect();
     with_runtime(explicit, n, pin, |reg, c| {
         run_on_registry(reg, c, pool, wake, init, initial)
+    })
+}
+
+/// [`run_phase`] for a phase that takes place hints ([`Ctx::put_at`]): it must run on a
+/// runtime with places, or [`Error::PhaseWithoutPlaces`] (before any task runs). A separate
+/// instantiation of the loop, so that plain phases do not pay for the hints.
+pub(crate) fn run_phase_hinted<L: Send, T: Task<L>, P: TaskPool<T>>(
+    explicit: Option<&Runtime>,
+    pin: bool,
+    pool: &P,
+    wake: WakePolicy,
+    init: impl Fn(usize) -> L + Sync,
+    initial: impl IntoIterator<Item = T>,
+) -> Result<(RunReport, Vec<L>), Error> {
+    let n = pool.workers();
+    check_workers(n)?;
+    let has_places = match explicit {
+        Some(rt) => rt.place_count() > 0,
+        None => WorkerThread::current().is_some_and(|w| w.registry.places.is_some()),
+    };
+    if !has_places {
+        return Err(Error::PhaseWithoutPlaces);
+    }
+    let initial: Vec<T> = initial.into_iter().collect();
+    with_runtime(explicit, n, pin, |reg, c| {
+        // Without an explicit runtime, the calling worker's may have been busy.
+        let ps = reg.places.as_ref().ok_or(Error::PhaseWithoutPlaces)?;
+        let of_worker = ps.of_worker.get(..n).ok_or(Error::PhaseWider {
+            workers: n,
+            threads: reg.threads,
+        })?;
+        let hints = hints::PlaceHints::new(ps.len(), of_worker);
+        let coord = Coordinator::new(n, wake);
+        match run_shares(reg, c, pool, &coord, &hints, init, initial)? {
+            Ok(done) => Ok(done),
+            // Hinted tasks still in the inboxes are dropped with `hints`.
+            Err(payload) => resume_unwind(payload),
+        }
     })
 }
 
