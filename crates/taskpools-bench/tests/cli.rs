@@ -1058,6 +1058,7 @@ fn places_runs_every_benchmark_variant_and_section() {
     );
     for s in [
         "Locality variants",
+        "Cache Stress as a working phase",
         "shared deque per place",
         "steal policies",
     ] {
@@ -1066,8 +1067,18 @@ fn places_runs_every_benchmark_variant_and_section() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = v.as_array().unwrap();
-    // 3 benchmarks x 6 rows, 3 x 5 claims rows, 4 + 4 policy rows.
-    assert_eq!(rows.len(), 18 + 15 + 8, "{rows:?}");
+    // 3 benchmarks x 6 rows, 6 working-phase rows, 3 x 5 claims rows, 4 + 4 policy rows.
+    assert_eq!(rows.len(), 18 + 6 + 15 + 8, "{rows:?}");
+    // The working-phase rows count every hinted leaf once (2 workers x 8 tasks), at its place
+    // or away from it, and no leaf of the unhinted rows.
+    let phase: Vec<_> = rows.iter().filter(|r| r["section"] == "phase").collect();
+    assert_eq!(phase.len(), 6);
+    for r in phase {
+        let placed = r["local_tasks"].as_u64().unwrap() + r["remote_tasks"].as_u64().unwrap();
+        let hinted =
+            r["config"].as_str().unwrap().ends_with("hinted phase") && r["locality"] != "ignorant";
+        assert_eq!(placed, if hinted { 16 } else { 0 }, "{r}");
+    }
     for loc in ["best", "worst", "ignorant", "random"] {
         for b in ["cache-stress", "mergesort", "matmul"] {
             assert!(
@@ -1154,13 +1165,14 @@ fn traces_are_written_as_chrome_json_and_gantt_charts_and_summarized() {
         begins > 100 && begins == ends,
         "{begins} begins, {ends} ends"
     );
-    // 3 benchmarks x (4 localities on places + the runtime without places).
+    // 3 benchmarks x (4 localities on places + the runtime without places), and the 6
+    // working-phase rows of Cache Stress.
     let pids: std::collections::BTreeSet<u64> =
         events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
-    assert_eq!(pids.len(), 15);
+    assert_eq!(pids.len(), 21);
     let gantt = dir.join("t.gantt");
     let svgs: Vec<_> = std::fs::read_dir(&gantt).unwrap().flatten().collect();
-    assert_eq!(svgs.len(), 15);
+    assert_eq!(svgs.len(), 21);
     for f in &svgs {
         let s = std::fs::read_to_string(f.path()).unwrap();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
