@@ -521,7 +521,12 @@ fn every_hinted_put_of_a_working_phase_runs_exactly_once() {
                     let what = format!("{shape}, {} of {n} workers, {pool:?}, {wake}", w);
                     let mut all: Vec<u32> = ran.into_iter().flatten().collect();
                     all.sort_unstable();
-                    assert_eq!(all.len(), n_tasks as usize, "{what}: tasks lost or doubled");
+                    assert_eq!(
+                        all.len(),
+                        n_tasks as usize,
+                        "{what}: tasks lost or doubled: {:?}",
+                        report.total()
+                    );
                     assert!(
                         all.iter().enumerate().all(|(i, &x)| i as u32 == x),
                         "{what}: a task ran twice"
