@@ -268,11 +268,14 @@ impl<'rt> Builder<'rt> {
 
     /// [`run`](Self::run) for tasks that give their children *locality hints* with
     /// [`Ctx::put_at`](crate::Ctx::put_at): the phase runs on a runtime with
-    /// [places](crate::places) (given with [`runtime`](Self::runtime), or the calling worker's),
-    /// else [`Error::PhaseWithoutPlaces`] before any task runs. Phase worker `i` is worker `i`
+    /// [places](crate::places), given with [`runtime`](Self::runtime) or else the runtime of
+    /// the calling worker (a hinted phase never falls back to another runtime); without
+    /// places, [`Error::PhaseWithoutPlaces`] before any task runs. The builder's
+    /// [`pin`](Self::pin) does not apply: a runtime with places pins its own workers. Phase worker `i` is worker `i`
     /// of that runtime, at that worker's place. Each place has an inbox for the tasks hinted
     /// to it, which its workers move into their own queues in the pool between tasks; a worker
-    /// with nothing to do takes its own place's inbox, then the oldest task hinted elsewhere.
+    /// with nothing to do takes its own place's inbox, else the oldest task in the next
+    /// non-empty inbox (the places after its own, in turn).
     ///
     /// This is a separate entry (and a separate compilation of the phase's loop) so that the
     /// plain phases pay nothing for hints.

@@ -88,7 +88,7 @@ pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
 pub use runtime::{
     current_num_threads, current_thread_index, spawn, Runtime, RuntimeBuilder, NUM_THREADS_ENV,
 };
-pub use task::{BoxedTask, Ctx, Task};
+pub use task::{BoxedTask, Ctx, PutAtError, Task};
 
 /// The most worker threads a pool ([`Builder`]) or a fork-join runtime
 /// ([`forkjoin::Runtime`]) may have: more is refused with [`Error::TooManyThreads`] before

@@ -49,7 +49,7 @@ pub(crate) trait PutSink<T> {
     /// [`TaskPool::own_backlog`]: crate::TaskPool::own_backlog
     fn queued(&self) -> usize;
     /// A put by worker `me` with a hint to `place` ([`Ctx::put_at`]).
-    fn put_at(&mut self, me: usize, place: usize, task: T) -> Result<(), crate::Error>;
+    fn put_at(&mut self, me: usize, place: usize, task: T) -> Result<(), PutAtError<T>>;
     /// The places hints can name (0: this phase takes no hints).
     fn places(&self) -> usize;
 }
@@ -155,10 +155,14 @@ impl<'a, T, L> Ctx<'a, T, L> {
     /// nothing else to do, so a hint is not a binding: every task still runs exactly once.
     ///
     /// Only a phase started with [`Builder::run_hinted`](crate::Builder::run_hinted) (or
-    /// `run_hinted_with`, `run_hinted_reduce`) takes hints; elsewhere this returns
+    /// `run_hinted_with`, `run_hinted_reduce`) takes hints; elsewhere this fails with
     /// [`Error::PhaseWithoutHints`](crate::Error::PhaseWithoutHints). A place the runtime does
-    /// not have is [`Error::NoSuchPlace`](crate::Error::NoSuchPlace). On error the task is
-    /// dropped, not run: check [`places`](Self::places) first to keep it.
+    /// not have is [`Error::NoSuchPlace`](crate::Error::NoSuchPlace). A failed `put_at` hands
+    /// the task back ([`PutAtError::task`]), so nothing is lost: put it without a hint, say.
+    ///
+    /// [`places`](Self::places) counts every place of the runtime, also those without a
+    /// worker in a phase narrower than the runtime: tasks hinted there run when some worker
+    /// has nothing else to do. The initial tasks of a phase carry no hint.
     ///
     /// A hint to another place costs that place's inbox lock and a wake-up check. Hints matter
     /// on the pools with a queue per worker; on the central pools (`central-list`,
@@ -197,7 +201,7 @@ impl<'a, T, L> Ctx<'a, T, L> {
     /// # Ok::<(), taskpools::Error>(())
     /// ```
     #[inline]
-    pub fn put_at(&mut self, place: crate::places::PlaceId, task: T) -> Result<(), crate::Error> {
+    pub fn put_at(&mut self, place: crate::places::PlaceId, task: T) -> Result<(), PutAtError<T>> {
         self.sink.put_at(self.worker, place.0, task)
     }
 
@@ -215,6 +219,41 @@ impl<'a, T, L> Ctx<'a, T, L> {
     /// The number of workers in this working phase.
     pub fn workers(&self) -> usize {
         self.workers
+    }
+}
+
+/// A [`Ctx::put_at`] that could not be done: why, and the task, handed back unrun.
+pub struct PutAtError<T> {
+    /// Why: [`Error::PhaseWithoutHints`](crate::Error::PhaseWithoutHints) or
+    /// [`Error::NoSuchPlace`](crate::Error::NoSuchPlace).
+    pub error: crate::Error,
+    /// The task that was not put.
+    pub task: T,
+}
+
+impl<T> std::fmt::Debug for PutAtError<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PutAtError")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> std::fmt::Display for PutAtError<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<T> std::error::Error for PutAtError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl<T> From<PutAtError<T>> for crate::Error {
+    fn from(e: PutAtError<T>) -> Self {
+        e.error
     }
 }
 

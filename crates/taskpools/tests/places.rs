@@ -566,7 +566,8 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
     assert!(matches!(e, Error::PhaseWithoutPlaces), "{e:?}");
     assert_eq!(RAN.load(Ordering::Relaxed), 0);
 
-    /// Puts its child with a hint to `place` and records what `put_at` said.
+    /// Puts its child with a hint to `place` and records what `put_at` said; a refused child
+    /// comes back and is put without a hint (so it runs, marked as such).
     struct Try {
         place: usize,
         child: bool,
@@ -584,7 +585,16 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
                     child: true,
                 },
             );
-            ctx.local().push(r);
+            match r {
+                Ok(()) => ctx.local().push(Ok(())),
+                Err(e) => {
+                    assert!(e.task.child, "the task handed back is the child");
+                    let shown = e.to_string();
+                    assert_eq!(shown, e.error.to_string());
+                    ctx.local().push(Err(e.error));
+                    ctx.put(e.task);
+                }
+            }
         }
     }
     let root = |place| Try {
@@ -593,7 +603,7 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
     };
     let flat = |v: Vec<Vec<Result<(), Error>>>| v.into_iter().flatten().collect::<Vec<_>>();
 
-    // A plain phase: put_at is an error value, the child is dropped.
+    // A plain phase: put_at fails, the child comes back and is put without a hint.
     let places = Runtime::builder()
         .places(Places::parse("2x1").unwrap())
         .build()
@@ -601,18 +611,19 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
     let b = Builder::new().threads(2).runtime(&places);
     let (report, out) = b.run_with(|_| Vec::new(), [root(0)]).unwrap();
     let out = flat(out);
-    assert_eq!(out.len(), 1, "only the root ran: {out:?}");
-    let e = out[0].as_ref().unwrap_err();
+    assert_eq!(out.len(), 2, "the root's error and the child: {out:?}");
+    let e = out.iter().find_map(|r| r.as_ref().err()).unwrap();
     assert!(matches!(e, Error::PhaseWithoutHints), "{e:?}");
     assert!(e.to_string().contains("run_hinted"), "{e}");
-    assert_eq!(report.tasks_run(), 1);
+    assert_eq!(report.tasks_run(), 2);
 
-    // A hinted phase: place 2 of 2 is refused, place 1 is taken.
-    let (_, out) = b
+    // A hinted phase: place 2 of 2 is refused (the child comes back), place 1 is taken.
+    let (report, out) = b
         .run_hinted_with(|_| Vec::new(), [root(2), root(1)])
         .unwrap();
     let out = flat(out);
-    assert_eq!(out.len(), 3, "{out:?}");
+    assert_eq!(out.len(), 4, "{out:?}");
+    assert_eq!(report.tasks_run(), 4);
     let errs: Vec<_> = out.iter().filter_map(|r| r.as_ref().err()).collect();
     assert_eq!(errs.len(), 1, "{out:?}");
     assert!(
@@ -633,6 +644,90 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
         .run_hinted([BoxedTask::new(|_| {})])
         .unwrap_err();
     assert!(matches!(e, Error::PhaseWider { .. }), "{e:?}");
+}
+
+/// Hints decide where tasks run: on `distributed-list` (a private list per worker, nobody
+/// steals), a task hinted at another place can only run there, and one hinted at its own
+/// place only where it was put. The root, at whichever worker it starts, hints leaves at both
+/// places and waits (bounded) until the other place has run its leaves: with hints ignored
+/// they would sit in the root's own list and the wait would time out.
+#[test]
+fn hinted_puts_run_at_their_place_when_nobody_steals() {
+    use std::time::{Duration, Instant};
+    use taskpools::{Builder, Ctx, PoolKind, Task};
+    const LEAVES: usize = 64;
+    struct Env {
+        root_worker: std::sync::atomic::AtomicUsize,
+        remote_done: AtomicU32,
+    }
+    enum Job<'a> {
+        Root(&'a Env),
+        Leaf { env: &'a Env, place: usize },
+    }
+    /// Per worker: (leaf place, worker place) of each leaf it ran, and whether the root's
+    /// wait timed out.
+    type State = (Vec<(usize, usize)>, bool);
+    impl<'a> Task<State> for Job<'a> {
+        fn run(self, ctx: &mut Ctx<'_, Self, State>) {
+            let here = ctx.worker(); // `2x1`: worker i is at place i
+            match self {
+                Job::Root(env) => {
+                    env.root_worker.store(here, Ordering::Release);
+                    for i in 0..2 * LEAVES {
+                        let place = i % 2;
+                        ctx.put_at(PlaceId(place), Job::Leaf { env, place })
+                            .map_err(|e| e.error)
+                            .unwrap();
+                    }
+                    let deadline = Instant::now() + Duration::from_secs(20);
+                    while env.remote_done.load(Ordering::Acquire) < LEAVES as u32 {
+                        if Instant::now() > deadline {
+                            ctx.local().1 = true;
+                            return;
+                        }
+                        std::thread::yield_now();
+                    }
+                }
+                Job::Leaf { env, place } => {
+                    ctx.local().0.push((place, here));
+                    if here != env.root_worker.load(Ordering::Acquire) {
+                        env.remote_done.fetch_add(1, Ordering::Release);
+                    }
+                }
+            }
+        }
+    }
+    let rt = Runtime::builder()
+        .places(Places::parse("2x1").unwrap())
+        .build()
+        .unwrap();
+    for wake in taskpools::WakePolicy::ALL {
+        for _ in 0..5 {
+            let env = Env {
+                root_worker: std::sync::atomic::AtomicUsize::new(usize::MAX),
+                remote_done: AtomicU32::new(0),
+            };
+            let b = Builder::new()
+                .threads(2)
+                .pool(PoolKind::DistributedList)
+                .wake(wake)
+                .runtime(&rt);
+            let (report, states) = b
+                .run_hinted_with(|_| (Vec::new(), false), [Job::Root(&env)])
+                .unwrap();
+            assert_eq!(report.tasks_run(), 1 + 2 * LEAVES as u64);
+            assert!(
+                states.iter().all(|s| !s.1),
+                "{wake}: the other place never ran its leaves"
+            );
+            let ran: Vec<(usize, usize)> = states.into_iter().flat_map(|s| s.0).collect();
+            assert_eq!(ran.len(), 2 * LEAVES);
+            assert!(
+                ran.iter().all(|&(place, worker)| place == worker),
+                "{wake}: a leaf ran away from its place: {ran:?}"
+            );
+        }
+    }
 }
 
 /// A task that panics while hinted tasks wait in another place's inbox: the panic reaches the

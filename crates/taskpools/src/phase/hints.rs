@@ -7,7 +7,8 @@
 //! hint to the putter's own place is an ordinary put into its own queue). Between two tasks, a
 //! busy worker moves its place's inbox into its own queue (one load when it is empty), where
 //! the pool's stealing shares it among the place's workers as usual. An idle worker takes its
-//! own place's inbox first and otherwise the *oldest* task hinted to another place, so a
+//! own place's inbox first and otherwise the oldest task of the next non-empty inbox (the
+//! places after its own, in turn), one at a time, so a
 //! hinted task may still run elsewhere (as in the runtime's places), but only when a worker
 //! has nothing else to do.
 //!
@@ -30,6 +31,7 @@
 use super::inbox::Inbox;
 use super::{Coordinator, HintSink, Remote, WorkerStats};
 use crate::pool::TaskPool;
+use crate::task::PutAtError;
 use crate::Error;
 
 /// The hooks of a hinted phase: one inbox per place of the runtime.
@@ -137,11 +139,14 @@ impl<T: Send> HintSink<T> for &PlaceHints<T> {
         place: usize,
         task: T,
         coord: &Coordinator,
-    ) -> Result<Option<T>, Error> {
+    ) -> Result<Option<T>, PutAtError<T>> {
         if place >= self.inboxes.len() {
-            return Err(Error::NoSuchPlace {
-                place,
-                places: self.inboxes.len(),
+            return Err(PutAtError {
+                error: Error::NoSuchPlace {
+                    place,
+                    places: self.inboxes.len(),
+                },
+                task,
             });
         }
         if place == self.of_worker[me] {

@@ -139,6 +139,9 @@ pub(crate) struct Coordinator {
     /// Test of the loom test: skip the sleeper's recheck (a known lost-wake-up bug).
     #[cfg(loom)]
     pub(crate) broken_recheck: bool,
+    /// Test of the loom test: count a worker idle without looking at the inboxes first.
+    #[cfg(loom)]
+    pub(crate) broken_early_check: bool,
 }
 
 impl Coordinator {
@@ -154,6 +157,8 @@ impl Coordinator {
             panic: Mutex::new(None),
             #[cfg(loom)]
             broken_recheck: false,
+            #[cfg(loom)]
+            broken_early_check: false,
         }
     }
 
@@ -266,7 +271,11 @@ impl Coordinator {
         // With local termination, tasks waiting outside the pool (hinted puts, the `hints`
         // module) are part of a complete failed `get`: a worker looks at them before it
         // counts itself idle, so the argument above extends to them.
-        if !R::EXTERNAL_END && remote.has_incoming() {
+        #[cfg(loom)]
+        let early = !self.broken_early_check;
+        #[cfg(not(loom))]
+        let early = true;
+        if early && !R::EXTERNAL_END && remote.has_incoming() {
             return true;
         }
         if self.idle.fetch_add(1, Ordering::SeqCst) + 1 == self.workers {

@@ -270,7 +270,7 @@ fn loom_finds_the_lost_wakeup_of_a_delivery_without_wake() {
 /// worker has run the child, so that worker must be woken (or see the inbox while spinning).
 enum Hinted {
     Producer(Arc<AtomicBool>, bool),
-    Child(Arc<AtomicBool>, usize),
+    Child(Arc<AtomicBool>),
 }
 
 impl Task for Hinted {
@@ -279,33 +279,44 @@ impl Task for Hinted {
             Hinted::Producer(flag, wait) => {
                 let me = ctx.worker();
                 let other = crate::places::PlaceId(1 - me);
-                ctx.put_at(other, Hinted::Child(Arc::clone(&flag), me))
+                ctx.put_at(other, Hinted::Child(Arc::clone(&flag)))
                     .expect("two places");
                 while wait && !flag.load(Ordering::Acquire) {
                     thread::yield_now();
                 }
             }
-            Hinted::Child(flag, producer) => {
+            Hinted::Child(flag) => {
                 if flag.load(Ordering::Relaxed) {
                     panic!("the child ran twice");
                 }
-                let _ = producer;
                 flag.store(true, Ordering::Release);
             }
         }
     }
 }
 
-fn hint_model(policy: WakePolicy, wait: bool, broken_idle: bool) {
+/// How a hint model's phase is broken (test of the test).
+#[derive(Clone, Copy, PartialEq)]
+enum HintBug {
+    None,
+    /// Idle workers ignore the inboxes everywhere.
+    IgnoreInboxes,
+    /// Only the look at the inboxes before a worker counts itself idle is skipped.
+    SkipEarlyCheck,
+}
+
+fn hint_model(policy: WakePolicy, wait: bool, bug: HintBug) {
     loom::model(move || {
         type P = StealingPool<Hinted, ArrayStack<Hinted>>;
         let pool = Arc::new(P::new(&PoolConfig {
             mem: MemKind::System,
             ..PoolConfig::new(2)
         }));
-        let coord = Arc::new(Coordinator::new(2, policy));
+        let mut coord = Coordinator::new(2, policy);
+        coord.broken_early_check = bug == HintBug::SkipEarlyCheck;
+        let coord = Arc::new(coord);
         let mut hints = PlaceHints::new(2, &[0, 1]);
-        hints.broken_idle = broken_idle;
+        hints.broken_idle = bug == HintBug::IgnoreInboxes;
         let hints = Arc::new(hints);
         let flag = Arc::new(AtomicBool::new(false));
         let mut l1 = pool.local(1);
@@ -327,29 +338,44 @@ fn hint_model(policy: WakePolicy, wait: bool, broken_idle: bool) {
 
 #[test]
 fn loom_a_hinted_put_wakes_the_other_place_on_empty() {
-    hint_model(WakePolicy::OnEmpty, true, false);
+    hint_model(WakePolicy::OnEmpty, true, HintBug::None);
+}
+
+#[test]
+fn loom_a_hinted_put_wakes_the_other_place_every_put() {
+    hint_model(WakePolicy::EveryPut, true, HintBug::None);
 }
 
 #[test]
 fn loom_a_hinted_put_reaches_a_spinning_worker() {
-    hint_model(WakePolicy::Spin, true, false);
+    hint_model(WakePolicy::Spin, true, HintBug::None);
 }
 
 #[test]
 fn loom_no_early_termination_with_a_hinted_put() {
-    hint_model(WakePolicy::OnEmpty, false, false);
+    hint_model(WakePolicy::OnEmpty, false, HintBug::None);
 }
 
 /// Test of the test: idle workers that ignore the inboxes end the phase with the hinted child
-/// still waiting (or sleep while the producer waits for it); the model must find it.
+/// still waiting; the model must find it.
 #[test]
-#[should_panic]
+#[should_panic(expected = "the phase ended with a hinted task waiting")]
 fn loom_finds_the_hinted_task_left_when_idle_workers_ignore_inboxes() {
-    hint_model(WakePolicy::OnEmpty, false, true);
+    hint_model(WakePolicy::OnEmpty, false, HintBug::IgnoreInboxes);
 }
 
+/// Test of the test: the same with only the look before counting oneself idle skipped (the
+/// producer's worker counts itself the last idle one while its hint waits for the other).
 #[test]
-#[should_panic]
+#[should_panic(expected = "the phase ended with a hinted task waiting")]
+fn loom_finds_the_hinted_task_left_without_the_look_before_counting_idle() {
+    hint_model(WakePolicy::OnEmpty, false, HintBug::SkipEarlyCheck);
+}
+
+/// Test of the test: a sleeper that ignores the inboxes never runs the child its producer
+/// waits for: the producer spins until loom gives up.
+#[test]
+#[should_panic(expected = "maximum number of branches")]
 fn loom_finds_the_sleeper_that_ignores_inboxes() {
-    hint_model(WakePolicy::OnEmpty, true, true);
+    hint_model(WakePolicy::OnEmpty, true, HintBug::IgnoreInboxes);
 }

@@ -22,7 +22,7 @@ use crate::runtime::trace::{Source, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry, Runtime};
 use crate::sync::Arc;
-use crate::task::{Ctx, PutSink, Task};
+use crate::task::{Ctx, PutAtError, PutSink, Task};
 use crate::Error;
 
 /// How the working phase runs, independent of the pool.
@@ -72,11 +72,14 @@ impl<T: Send, P: TaskPool<T>, H: HintSink<T>> PutSink<T> for Sink<'_, T, P, H> {
         self.pool.own_backlog(self.local)
     }
 
-    fn put_at(&mut self, me: usize, place: usize, task: T) -> Result<(), Error> {
+    fn put_at(&mut self, me: usize, place: usize, task: T) -> Result<(), PutAtError<T>> {
         // A constant: a plain phase's sink has no second call of the pool's `put` (which
         // would make the compiler stop inlining `put` into the loop).
         if !H::TAKES_HINTS {
-            return Err(Error::PhaseWithoutHints);
+            return Err(PutAtError {
+                error: Error::PhaseWithoutHints,
+                task,
+            });
         }
         match self.hints.put_at(me, place, task, self.coord)? {
             Some(task) => self.put(task),
@@ -188,7 +191,7 @@ pub(crate) trait HintSink<T>: Copy {
         place: usize,
         task: T,
         coord: &Coordinator,
-    ) -> Result<Option<T>, Error>;
+    ) -> Result<Option<T>, PutAtError<T>>;
     /// The number of places hints can name (0: this phase takes no hints).
     fn places(self) -> usize;
 }
@@ -199,8 +202,17 @@ pub(crate) struct NoHints;
 
 impl<T> HintSink<T> for NoHints {
     const TAKES_HINTS: bool = false;
-    fn put_at(self, _: usize, _: usize, _: T, _: &Coordinator) -> Result<Option<T>, Error> {
-        Err(Error::PhaseWithoutHints)
+    fn put_at(
+        self,
+        _: usize,
+        _: usize,
+        task: T,
+        _: &Coordinator,
+    ) -> Result<Option<T>, PutAtError<T>> {
+        Err(PutAtError {
+            error: Error::PhaseWithoutHints,
+            task,
+        })
     }
     fn places(self) -> usize {
         0
@@ -399,7 +411,7 @@ pub(crate) fn run_phase<L: Send, T: Task<L>, P: TaskPool<T>>(
 /// instantiation of the loop, so that plain phases do not pay for the hints.
 pub(crate) fn run_phase_hinted<L: Send, T: Task<L>, P: TaskPool<T>>(
     explicit: Option<&Runtime>,
-    pin: bool,
+    _pin: bool,
     pool: &P,
     wake: WakePolicy,
     init: impl Fn(usize) -> L + Sync,
@@ -407,29 +419,35 @@ pub(crate) fn run_phase_hinted<L: Send, T: Task<L>, P: TaskPool<T>>(
 ) -> Result<(RunReport, Vec<L>), Error> {
     let n = pool.workers();
     check_workers(n)?;
-    let has_places = match explicit {
-        Some(rt) => rt.place_count() > 0,
-        None => WorkerThread::current().is_some_and(|w| w.registry.places.is_some()),
+    // Only the given runtime or the calling worker's: no fallback to a runtime without
+    // places. (`_pin` is the runtime's business: a runtime with places pins its workers.)
+    let reg = match explicit {
+        Some(rt) => Arc::clone(&rt.registry),
+        None => match WorkerThread::current() {
+            Some(w) => Arc::clone(&w.registry),
+            None => return Err(Error::PhaseWithoutPlaces),
+        },
     };
-    if !has_places {
+    let Some(ps) = reg.places.as_ref() else {
         return Err(Error::PhaseWithoutPlaces);
-    }
-    let initial: Vec<T> = initial.into_iter().collect();
-    with_runtime(explicit, n, pin, |reg, c| {
-        // Without an explicit runtime, the calling worker's may have been busy.
-        let ps = reg.places.as_ref().ok_or(Error::PhaseWithoutPlaces)?;
-        let of_worker = ps.of_worker.get(..n).ok_or(Error::PhaseWider {
+    };
+    let Some(of_worker) = ps.of_worker.get(..n) else {
+        return Err(Error::PhaseWider {
             workers: n,
             threads: reg.threads,
-        })?;
-        let hints = hints::PlaceHints::new(ps.len(), of_worker);
+        });
+    };
+    let hints = hints::PlaceHints::new(ps.len(), of_worker);
+    let initial: Vec<T> = initial.into_iter().collect();
+    {
+        let c = claim(&reg)?;
         let coord = Coordinator::new(n, wake);
-        match run_shares(reg, c, pool, &coord, &hints, init, initial)? {
+        match run_shares(&reg, c, pool, &coord, &hints, init, initial)? {
             Ok(done) => Ok(done),
             // Hinted tasks still in the inboxes are dropped with `hints`.
             Err(payload) => resume_unwind(payload),
         }
-    })
+    }
 }
 
 fn check_workers(n: usize) -> Result<(), Error> {
