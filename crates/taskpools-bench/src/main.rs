@@ -294,6 +294,9 @@ struct BlockedArgs {
     /// Jacobi: sweeps, 1 to 1000.
     #[arg(long, default_value_t = 4)]
     sweeps: usize,
+    /// The kernels, comma-separated: lu, jacobi.
+    #[arg(long, default_value = "lu,jacobi", value_delimiter = ',')]
+    kernels: Vec<String>,
     /// Pin worker i of every runtime to core i mod cores and the sequential run to core 0:
     /// `--pin`, `--pin true` (the default) or `--pin false`.
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
@@ -311,6 +314,13 @@ struct BlockedArgs {
 
 fn check_blocked(a: &BlockedArgs) -> Result<()> {
     check_threads("--threads", &a.threads, 1)?;
+    if let Some(k) = a
+        .kernels
+        .iter()
+        .find(|k| !["lu", "jacobi"].contains(&k.as_str()))
+    {
+        bail!("--kernels: unknown kernel `{k}`; known: lu, jacobi");
+    }
     check_positive("--reps", a.reps)?;
     if !(2..=256).contains(&a.lu_blocks) || !(1..=256).contains(&a.lu_block) {
         bail!(
@@ -1607,6 +1617,7 @@ fn tour(out: &Path) -> Result<()> {
         grid: 1024,
         grid_block: 128,
         sweeps: 4,
+        kernels: vec!["lu".into(), "jacobi".into()],
         pin: true,
         trace: None,
     };
@@ -1991,6 +2002,7 @@ fn run(cli: Cli) -> Result<()> {
                 grid: a.grid,
                 grid_block: a.grid_block,
                 sweeps: a.sweeps,
+                kernels: a.kernels.clone(),
                 pin: a.pin,
                 trace: a.trace.clone(),
             };

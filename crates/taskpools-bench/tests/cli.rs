@@ -828,6 +828,32 @@ fn blocked_runs_both_kernels_and_checks_results() {
             .max(),
         Some(3 * 16)
     );
+    // One kernel only: the LU's 13 rows; a chase-lev row is its own reference (paired ratio 1).
+    let out = taskpools(&[
+        "blocked",
+        "--kernels",
+        "lu",
+        "--reps",
+        "3",
+        "--lu-blocks",
+        "6",
+        "--lu-block",
+        "8",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 13);
+    assert!(recs.iter().all(|r| r["kernel"] == "lu"));
+    for r in recs.iter().filter(|r| r["runtime"] == "chase-lev") {
+        assert_eq!(r["speed_vs_chase_lev"].as_f64(), Some(1.0), "{r}");
+    }
     for (args, msg) in [
         (
             &["blocked", "--grid", "100", "--grid-block", "16"][..],
@@ -845,6 +871,10 @@ fn blocked_runs_both_kernels_and_checks_results() {
             "at most 1024 blocks",
         ),
         (&["blocked", "--threads", "0"][..], "at least 1"),
+        (
+            &["blocked", "--kernels", "lu,qr"][..],
+            "unknown kernel `qr`",
+        ),
     ] {
         let bad = taskpools(args);
         assert!(!bad.status.success(), "{args:?}");

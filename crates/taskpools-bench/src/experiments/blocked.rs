@@ -39,6 +39,8 @@ pub struct Params {
     pub grid_block: usize,
     /// Jacobi: sweeps.
     pub sweeps: usize,
+    /// The kernels to run: `lu`, `jacobi` (in this order).
+    pub kernels: Vec<String>,
     /// Pin worker `i` of every runtime to core `i mod cores`, the sequential run to core 0.
     pub pin: bool,
     /// Record a schedule trace of the first repetition of each of our configurations: our
@@ -74,7 +76,9 @@ pub struct Record {
     pub speedup_vs_seq: f64,
     /// This median / the sequential median (the slowdown at 1 thread the issue bounds).
     pub time_vs_seq: f64,
-    /// `chase-lev`'s median with the same order and threads / this median (rows of ours).
+    /// `chase-lev`'s speed relative to this row's, paired by repetition: the median over
+    /// repetitions of `chase-lev`'s time / this row's time in the same repetition (same order
+    /// and threads; rows of ours). Pairing cancels the host's slow drifts, which move both.
     pub speed_vs_chase_lev: Option<f64>,
 }
 
@@ -513,12 +517,18 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }
         }
     };
-    let kernels = ["lu", "jacobi"];
+    let kernels: Vec<&str> = ["lu", "jacobi"]
+        .into_iter()
+        .filter(|k| p.kernels.iter().any(|x| x == k))
+        .collect();
+    if kernels.is_empty() {
+        bail!("--kernels: name lu, jacobi or both");
+    }
     progress.set_length((p.reps * kernels.len() * (1 + variants.len() * p.threads.len())) as u64);
     let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
     let mut out = Vec::new();
     let mut traces = Vec::new();
-    for kernel in kernels {
+    for &kernel in &kernels {
         let mut seq = Vec::new();
         let mut seq_blocked = Vec::new();
         let mut times = vec![vec![Vec::new(); p.threads.len()]; variants.len()];
@@ -598,7 +608,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                             .iter()
                             .position(|&v| v == Rt::Ours { pool: 1, fifo })
                             .expect("chase-lev rows");
-                        Some(summarize(&times[ci][ti]).0 / m)
+                        let ratios: Vec<f64> = times[ci][ti]
+                            .iter()
+                            .zip(&times[vi][ti])
+                            .map(|(c, o)| c / o)
+                            .collect();
+                        Some(summarize(&ratios).0)
                     }
                     _ => None,
                 };

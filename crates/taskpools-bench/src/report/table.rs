@@ -412,7 +412,8 @@ pub fn blocked_table(records: &[crate::experiments::blocked::Record]) -> String 
         s,
         "blocked kernels, a scope per step (lu: BOTS sparselu; jacobi: 5-point sweeps in blocks), median of {}\n\
          vs seq = Tseq / T (the sequential jacobi is the plain row-by-row loop); T/seq = T / Tseq;\n\
-         vs chase-lev = T(chase-lev, same order and threads) / T, rows of our pools; scope_fifo: a worker runs its own\n\
+         vs chase-lev = T(chase-lev, same order and threads) / T in the same repetition, median over repetitions,\n\
+         rows of our pools; scope_fifo: a worker runs its own\n\
          spawns oldest first\n",
         first.reps
     );
