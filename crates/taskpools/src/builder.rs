@@ -22,7 +22,9 @@ use crate::Error;
 /// call from a thread outside every runtime waits for it; a call on a worker cannot wait (the
 /// running phase may need that very worker) and moves on to the next choice above, so a phase
 /// inside a phase's task runs on a runtime of its own. Only with an explicit
-/// [`runtime`](Self::runtime) does such a call fail, with [`Error::PhaseBusy`].
+/// [`runtime`](Self::runtime), and for a phase with place hints
+/// ([`run_hinted`](Self::run_hinted), which never moves), does such a call fail, with
+/// [`Error::PhaseBusy`].
 ///
 /// A task must not block its worker on something that needs the same runtime's workers to
 /// happen — a join submitted to that runtime from another OS thread, a channel fed by one of
@@ -269,9 +271,13 @@ impl<'rt> Builder<'rt> {
     /// [`run`](Self::run) for tasks that give their children *locality hints* with
     /// [`Ctx::put_at`](crate::Ctx::put_at): the phase runs on a runtime with
     /// [places](crate::places), given with [`runtime`](Self::runtime) or else the runtime of
-    /// the calling worker (a hinted phase never falls back to another runtime); without
-    /// places, [`Error::PhaseWithoutPlaces`] before any task runs. The builder's
-    /// [`pin`](Self::pin) does not apply: a runtime with places pins its own workers. Phase worker `i` is worker `i`
+    /// the calling worker (with all its workers unless [`threads`](Self::threads) says
+    /// otherwise). A hinted phase never moves to another runtime: without places it fails
+    /// with [`Error::PhaseWithoutPlaces`], and on a worker whose runtime another phase holds,
+    /// with [`Error::PhaseBusy`], both before any task runs. The builder's [`pin`](Self::pin)
+    /// does not apply: pinning is the runtime's
+    /// ([`RuntimeBuilder::pin`](crate::RuntimeBuilder::pin); places with listed cores pin
+    /// their workers there). Phase worker `i` is worker `i`
     /// of that runtime, at that worker's place. Each place has an inbox for the tasks hinted
     /// to it, which its workers move into their own queues in the pool between tasks; a worker
     /// with nothing to do takes its own place's inbox, else the oldest task in the next
@@ -293,7 +299,16 @@ impl<'rt> Builder<'rt> {
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
     ) -> Result<(RunReport, Vec<L>), Error> {
-        self.go::<Hinted, L, T>(init, initial)
+        // On the calling worker's runtime, as `runtime` would: all its workers by default.
+        let mut b = *self;
+        if let (None, false, Some(w)) = (
+            self.runtime,
+            self.threads_set,
+            crate::runtime::worker::WorkerThread::current(),
+        ) {
+            b.threads = w.registry.threads;
+        }
+        b.go::<Hinted, L, T>(init, initial)
     }
 
     /// [`run_hinted_with`](Self::run_hinted_with), folding the states as

@@ -223,6 +223,10 @@ impl<'a, T, L> Ctx<'a, T, L> {
 }
 
 /// A [`Ctx::put_at`] that could not be done: why, and the task, handed back unrun.
+///
+/// Converting it into an [`Error`](crate::Error) (with `?` in a helper that returns
+/// `Result<_, taskpools::Error>`, say) drops the task: take [`task`](Self::task) first to keep it.
+#[non_exhaustive]
 pub struct PutAtError<T> {
     /// Why: [`Error::PhaseWithoutHints`](crate::Error::PhaseWithoutHints) or
     /// [`Error::NoSuchPlace`](crate::Error::NoSuchPlace).
@@ -245,11 +249,8 @@ impl<T> std::fmt::Display for PutAtError<T> {
     }
 }
 
-impl<T> std::error::Error for PutAtError<T> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
+/// Its message is the inner error's (which is therefore not also its `source`).
+impl<T> std::error::Error for PutAtError<T> {}
 
 impl<T> From<PutAtError<T>> for crate::Error {
     fn from(e: PutAtError<T>) -> Self {

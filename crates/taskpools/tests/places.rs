@@ -541,7 +541,7 @@ fn every_hinted_put_of_a_working_phase_runs_exactly_once() {
 
 /// The errors of hints in working phases: a hinted phase needs places (refused before any
 /// task runs); a plain phase refuses `put_at`; a place past the last is refused; the refused
-/// task is dropped, not run, and the phase goes on.
+/// task is handed back (and here put without a hint), and the phase goes on.
 #[test]
 fn working_phase_hints_refuse_what_cannot_be_placed() {
     use taskpools::{BoxedTask, Builder, Ctx, Task};
@@ -566,8 +566,8 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
     assert!(matches!(e, Error::PhaseWithoutPlaces), "{e:?}");
     assert_eq!(RAN.load(Ordering::Relaxed), 0);
 
-    /// Puts its child with a hint to `place` and records what `put_at` said; a refused child
-    /// comes back and is put without a hint (so it runs, marked as such).
+    /// Puts its child with a hint to `place` (`usize::MAX`: the place after its worker's own)
+    /// and records what `put_at` said; a refused child comes back and is put without a hint.
     struct Try {
         place: usize,
         child: bool,
@@ -578,8 +578,12 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
                 ctx.local().push(Ok(()));
                 return;
             }
+            let place = match self.place {
+                usize::MAX => (ctx.worker() + 1) % ctx.places().max(1),
+                p => p,
+            };
             let r = ctx.put_at(
-                PlaceId(self.place),
+                PlaceId(place),
                 Try {
                     place: 0,
                     child: true,
@@ -617,9 +621,10 @@ fn working_phase_hints_refuse_what_cannot_be_placed() {
     assert!(e.to_string().contains("run_hinted"), "{e}");
     assert_eq!(report.tasks_run(), 2);
 
-    // A hinted phase: place 2 of 2 is refused (the child comes back), place 1 is taken.
+    // A hinted phase: place 2 of 2 is refused (the child comes back), the other place's
+    // inbox takes the second root's child.
     let (report, out) = b
-        .run_hinted_with(|_| Vec::new(), [root(2), root(1)])
+        .run_hinted_with(|_| Vec::new(), [root(2), root(usize::MAX)])
         .unwrap();
     let out = flat(out);
     assert_eq!(out.len(), 4, "{out:?}");
@@ -679,7 +684,10 @@ fn hinted_puts_run_at_their_place_when_nobody_steals() {
                             .map_err(|e| e.error)
                             .unwrap();
                     }
-                    let deadline = Instant::now() + Duration::from_secs(20);
+                    // Generous: under valgrind threads take turns with other tests' spinners.
+                    let small = std::env::var("TASKPOOLS_STRESS").as_deref() == Ok("small");
+                    let deadline =
+                        Instant::now() + Duration::from_secs(if small { 120 } else { 20 });
                     while env.remote_done.load(Ordering::Acquire) < LEAVES as u32 {
                         if Instant::now() > deadline {
                             ctx.local().1 = true;
@@ -728,6 +736,37 @@ fn hinted_puts_run_at_their_place_when_nobody_steals() {
             );
         }
     }
+}
+
+/// Without an explicit runtime, a hinted phase called on a worker of a runtime with places
+/// runs there, on all its workers; called from a task of a phase that holds that runtime, it
+/// is refused with `PhaseBusy` (it never moves to a runtime without places).
+#[test]
+fn a_hinted_phase_runs_on_the_calling_workers_runtime() {
+    use taskpools::{BoxedTask, Builder, Ctx, Task};
+    let rt = Runtime::builder()
+        .places(Places::parse("2x1").unwrap())
+        .build()
+        .unwrap();
+    let (report, ran) = rt
+        .install(|| Builder::new().run_hinted_with(|_| Vec::new(), [HintNode { lo: 0, hi: 512 }]))
+        .unwrap();
+    assert_eq!(ran.len(), 2, "both workers of the caller's runtime");
+    assert_eq!(report.tasks_run(), 512);
+    struct Nest;
+    impl Task<Vec<Result<(), Error>>> for Nest {
+        fn run(self, ctx: &mut Ctx<'_, Self, Vec<Result<(), Error>>>) {
+            let r = Builder::new().run_hinted([BoxedTask::new(|_| {})]);
+            ctx.local().push(r.map(|_| ()));
+        }
+    }
+    let (_, out) = Builder::new()
+        .runtime(&rt)
+        .run_hinted_with(|_| Vec::new(), [Nest])
+        .unwrap();
+    let out: Vec<_> = out.into_iter().flatten().collect();
+    assert_eq!(out.len(), 1);
+    assert!(matches!(out[0], Err(Error::PhaseBusy)), "{:?}", out[0]);
 }
 
 /// A task that panics while hinted tasks wait in another place's inbox: the panic reaches the

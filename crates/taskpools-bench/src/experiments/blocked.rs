@@ -397,7 +397,7 @@ fn jacobi(a: &mut [f64], b: &mut [f64], n: usize, bl: usize, sweeps: usize, rt: 
     spawns
 }
 
-/// Runs both kernels.
+/// Runs the selected kernels (`Params::kernels`).
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) {
         bail!("--reps and every thread count must be at least 1");
@@ -472,16 +472,40 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             Rt::Rayon { .. } => rayons[ti].install(timed),
         }
     };
+    if let Some(k) = p
+        .kernels
+        .iter()
+        .find(|k| !["lu", "jacobi"].contains(&k.as_str()))
+    {
+        bail!("--kernels: unknown kernel `{k}`; known: lu, jacobi");
+    }
+    let kernels: Vec<&str> = ["lu", "jacobi"]
+        .into_iter()
+        .filter(|k| p.kernels.iter().any(|x| x == k))
+        .collect();
+    if kernels.is_empty() {
+        bail!("--kernels: name lu, jacobi or both");
+    }
+    // Inputs and sequential results of the selected kernels only.
     let (nb, bs) = (p.lu_blocks, p.lu_block);
-    let lu_input = lu_matrix(nb, bs);
-    let mut lu_expected = lu_input.clone();
-    lu(&mut lu_expected, nb, bs, Rt::Sequential);
+    let (lu_input, lu_expected) = if kernels.contains(&"lu") {
+        let input = lu_matrix(nb, bs);
+        let mut expected = input.clone();
+        lu(&mut expected, nb, bs, Rt::Sequential);
+        (input, expected)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let n = p.grid;
-    let grid = grid_init(n);
-    let mut ja = grid.clone();
-    let mut jb = grid.clone();
-    jacobi(&mut ja, &mut jb, n, p.grid_block, p.sweeps, Rt::Sequential);
-    let jacobi_expected = if p.sweeps % 2 == 1 { jb } else { ja };
+    let (grid, jacobi_expected) = if kernels.contains(&"jacobi") {
+        let grid = grid_init(n);
+        let mut ja = grid.clone();
+        let mut jb = grid.clone();
+        jacobi(&mut ja, &mut jb, n, p.grid_block, p.sweeps, Rt::Sequential);
+        (grid, if p.sweeps % 2 == 1 { jb } else { ja })
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let same = |x: &[f64], y: &[f64]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
     // One run of `kernel` on `rt`: (spawns, seconds), checked.
     let run_one = |kernel: &str, rt: Rt, ti: usize| -> Result<(u64, f64)> {
@@ -517,13 +541,6 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }
         }
     };
-    let kernels: Vec<&str> = ["lu", "jacobi"]
-        .into_iter()
-        .filter(|k| p.kernels.iter().any(|x| x == k))
-        .collect();
-    if kernels.is_empty() {
-        bail!("--kernels: name lu, jacobi or both");
-    }
     progress.set_length((p.reps * kernels.len() * (1 + variants.len() * p.threads.len())) as u64);
     let settle = || std::thread::sleep(std::time::Duration::from_millis(2));
     let mut out = Vec::new();
@@ -542,8 +559,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 seq_blocked.push(run_one(kernel, Rt::SequentialBlocked, 0)?.1);
             }
             progress.inc();
-            for (&rt, per_thread) in variants.iter().zip(times.iter_mut()) {
-                for (ti, samples) in per_thread.iter_mut().enumerate() {
+            // Each repetition starts at another variant, so that no variant always runs
+            // right after the same other one (the paired ratios compare within a repetition).
+            for k in 0..variants.len() {
+                let vi = (k + rep) % variants.len();
+                let rt = variants[vi];
+                for (ti, samples) in times[vi].iter_mut().enumerate() {
                     let (name, order) = label(rt);
                     progress.set_message(format!("{kernel} {name} {order} x{}", p.threads[ti]));
                     settle();

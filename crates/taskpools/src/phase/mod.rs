@@ -420,7 +420,7 @@ pub(crate) fn run_phase_hinted<L: Send, T: Task<L>, P: TaskPool<T>>(
     let n = pool.workers();
     check_workers(n)?;
     // Only the given runtime or the calling worker's: no fallback to a runtime without
-    // places. (`_pin` is the runtime's business: a runtime with places pins its workers.)
+    // places. (`_pin` does not apply: pinning is the runtime's.)
     let reg = match explicit {
         Some(rt) => Arc::clone(&rt.registry),
         None => match WorkerThread::current() {
