@@ -204,6 +204,27 @@ fn a_hint_to_a_place_that_does_not_exist_is_an_error_value() {
     assert!(matches!(e, Error::NoSuchPlace { place: 5, .. }), "{e:?}");
 }
 
+/// The children of node `lo..hi` of the hinted test trees (a node per index): their ranges
+/// and hints, `None` for none. A third of the nodes hint everything at place 0 (so the other
+/// places must steal); about one child in seven is unhinted; the rest hint pseudo-random places.
+fn tree_children(lo: usize, hi: usize, np: usize) -> Vec<(usize, usize, Option<usize>)> {
+    let mut out = Vec::new();
+    if hi - lo == 1 {
+        return out;
+    }
+    let mid = (lo + hi) / 2;
+    let mut seed = (lo as u64 ^ 0x9e37_79b9).wrapping_mul(0x2545_f491_4f6c_dd1d);
+    for (a, b) in [(lo + 1, mid.max(lo + 1)), (mid.max(lo + 1), hi)] {
+        if a >= b {
+            continue;
+        }
+        seed ^= seed >> 29;
+        let p = if lo % 3 == 0 { 0 } else { seed as usize % np };
+        out.push((a, b, (seed % 7 != 0).then_some(p)));
+    }
+    out
+}
+
 /// The policies worth running every check under: the talk's design, and each of the future
 /// work's changes.
 fn policies() -> Vec<(&'static str, PlacePolicy)> {
@@ -274,24 +295,15 @@ fn every_hinted_task_runs_exactly_once() {
                 unhinted: &'s AtomicU64,
             ) {
                 runs[lo].fetch_add(1, Ordering::Relaxed);
-                if hi - lo == 1 {
-                    return;
-                }
-                let mid = (lo + hi) / 2;
-                let mut seed = (lo as u64 ^ 0x9e37_79b9).wrapping_mul(0x2545_f491_4f6c_dd1d);
-                for (a, b) in [(lo + 1, mid.max(lo + 1)), (mid.max(lo + 1), hi)] {
-                    if a >= b {
-                        continue;
-                    }
-                    seed ^= seed >> 29;
-                    // A third of the nodes hint everything at place 0; some spawn unhinted.
-                    let p = if lo % 3 == 0 { 0 } else { (seed as usize) % np };
-                    if seed % 7 == 0 {
-                        unhinted.fetch_add(1, Ordering::Relaxed);
-                        s.spawn(move |s| node(s, a, b, np, runs, unhinted));
-                    } else {
-                        s.spawn_at(PlaceId(p), move |s| node(s, a, b, np, runs, unhinted))
-                            .unwrap();
+                for (a, b, hint) in tree_children(lo, hi, np) {
+                    match hint {
+                        None => {
+                            unhinted.fetch_add(1, Ordering::Relaxed);
+                            s.spawn(move |s| node(s, a, b, np, runs, unhinted));
+                        }
+                        Some(p) => s
+                            .spawn_at(PlaceId(p), move |s| node(s, a, b, np, runs, unhinted))
+                            .unwrap(),
                     }
                 }
             }
@@ -468,23 +480,16 @@ impl taskpools::Task<Vec<u32>> for HintNode {
     fn run(self, ctx: &mut taskpools::Ctx<'_, Self, Vec<u32>>) {
         let HintNode { lo, hi } = self;
         ctx.local().push(lo);
-        if hi - lo == 1 {
-            return;
-        }
         let np = ctx.places();
         assert!(np > 0, "a hinted phase names its places");
-        let mid = (lo + hi) / 2;
-        let mut seed = (lo as u64 ^ 0x9e37_79b9).wrapping_mul(0x2545_f491_4f6c_dd1d);
-        for (a, b) in [(lo + 1, mid.max(lo + 1)), (mid.max(lo + 1), hi)] {
-            if a >= b {
-                continue;
-            }
-            seed ^= seed >> 29;
-            let p = if lo % 3 == 0 { 0 } else { seed as usize % np };
-            if seed % 7 == 0 {
-                ctx.put(HintNode { lo: a, hi: b });
-            } else {
-                ctx.put_at(PlaceId(p), HintNode { lo: a, hi: b }).unwrap();
+        for (a, b, hint) in tree_children(lo as usize, hi as usize, np) {
+            let child = HintNode {
+                lo: a as u32,
+                hi: b as u32,
+            };
+            match hint {
+                None => ctx.put(child),
+                Some(p) => ctx.put_at(PlaceId(p), child).unwrap(),
             }
         }
     }
