@@ -662,6 +662,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         Rt::Chili => "chili".to_string(),
         Rt::Forte => "forte".to_string(),
     };
+    // The buffers the runs write, allocated once and reused by every run of every runtime. A
+    // fresh allocation per run lands at an address that depends on the allocator's history
+    // (glibc moves its mmap threshold as buffers are freed), and the same multiply ran 20 %
+    // slower at some addresses than at others: runtimes came out apart by where their
+    // buffer happened to land, not by how they schedule.
+    fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    let sort_v = std::sync::Mutex::new(vec![0u32; sort_input.len()]);
+    let sort_buf = std::sync::Mutex::new(vec![0u32; sort_input.len()]);
+    let mm_c = std::sync::Mutex::new(vec![0.0f64; n * n]);
     let kernels: Vec<(&str, u64, Kernel<'_>)> = vec![
         (
             "fib",
@@ -698,15 +709,16 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let mut v = sort_input.clone();
-                let mut buf = vec![0; v.len()];
+                let (mut v, mut buf) = (lock(&sort_v), lock(&sort_buf));
+                v.copy_from_slice(&sort_input);
+                let (v, buf) = (&mut v[..], &mut buf[..]);
                 let s = checked(
                     "mergesort",
                     &name,
-                    || with_joiner!(rt, ti, |k, cx| k::mergesort(&mut v, &mut buf, cx)),
+                    || with_joiner!(rt, ti, |k, cx| k::mergesort(v, buf, cx)),
                     |_| true,
                 )?;
-                if v != sort_expected {
+                if v != &sort_expected[..] {
                     bail!("mergesort on {name}: not sorted correctly");
                 }
                 Ok(s)
@@ -717,11 +729,13 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             count(&|| k_counting::quicksort(&mut sort_input.clone(), Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let mut v = sort_input.clone();
+                let mut v = lock(&sort_v);
+                v.copy_from_slice(&sort_input);
+                let v = &mut v[..];
                 let s = checked(
                     "quicksort",
                     &name,
-                    || with_joiner!(rt, ti, |k, cx| k::quicksort(&mut v, cx)),
+                    || with_joiner!(rt, ti, |k, cx| k::quicksort(v, cx)),
                     |_| true,
                 )?;
                 if v != sort_expected {
@@ -735,7 +749,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             count(&|| k_counting::matmul(out_view(&mut vec![0.0; n * n]), va, vb, Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let mut c = vec![0.0; n * n];
+                let mut c = lock(&mm_c);
+                c.fill(0.0);
                 let vc = out_view(&mut c);
                 let s = checked(
                     "matmul",
@@ -743,7 +758,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     || with_joiner!(rt, ti, |k, cx| k::matmul(vc, va, vb, cx)),
                     |_| true,
                 )?;
-                if c != mm_expected {
+                if *c != mm_expected {
                     bail!("matmul on {name}: result differs from the sequential one");
                 }
                 Ok(s)
