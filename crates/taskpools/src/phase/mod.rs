@@ -402,7 +402,7 @@ pub(crate) fn run_phase<L: Send, T: Task<L>, P: TaskPool<T>>(
     check_workers(n)?;
     let initial: Vec<T> = initial.into_iter().collect();
     with_runtime(explicit, n, pin, |reg, c| {
-        run_on_registry(reg, c, pool, wake, init, initial)
+        run_on_registry(reg, c, pool, wake, &NoRemote, init, initial)
     })
 }
 
@@ -439,15 +439,8 @@ pub(crate) fn run_phase_hinted<L: Send, T: Task<L>, P: TaskPool<T>>(
     };
     let hints = hints::PlaceHints::new(ps.len(), of_worker);
     let initial: Vec<T> = initial.into_iter().collect();
-    {
-        let c = claim(&reg)?;
-        let coord = Coordinator::new(n, wake);
-        match run_shares(&reg, c, pool, &coord, &hints, init, initial)? {
-            Ok(done) => Ok(done),
-            // Hinted tasks still in the inboxes are dropped with `hints`.
-            Err(payload) => resume_unwind(payload),
-        }
-    }
+    let c = claim(&reg)?;
+    run_on_registry(&reg, c, pool, wake, &hints, init, initial)
 }
 
 fn check_workers(n: usize) -> Result<(), Error> {
@@ -513,16 +506,19 @@ fn with_runtime<R>(
 }
 
 /// The phase itself, as a broadcast over workers `0..n` of the runtime of `registry`.
-fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>>(
+/// With the hooks of `remote` (`NoRemote` for a plain phase); a panic is resumed here (a
+/// hinted phase's waiting tasks are dropped with `remote` afterwards).
+fn run_on_registry<L: Send, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
     registry: &Arc<Registry>,
     claim: Claim<'_>,
     pool: &P,
     wake: WakePolicy,
+    remote: &R,
     init: impl Fn(usize) -> L + Sync,
     initial: impl IntoIterator<Item = T>,
 ) -> Result<(RunReport, Vec<L>), Error> {
     let coord = Coordinator::new(pool.workers(), wake);
-    match run_shares(registry, claim, pool, &coord, &NoRemote, init, initial)? {
+    match run_shares(registry, claim, pool, &coord, remote, init, initial)? {
         Ok(done) => Ok(done),
         Err(payload) => resume_unwind(payload),
     }
