@@ -2,8 +2,9 @@
 //! the data the task hands to its children (seed 002 §2, Figures 2.6–2.7, and §3.4.3).
 //!
 //! Only the task that owns the table reads or writes it (the parent runs its children's
-//! dependence analysis itself), so it needs no synchronization. Its memory lives in the task's
-//! region and is freed with it.
+//! dependence analysis itself), so it needs no synchronization. Its memory lives in a region of
+//! the task's own, apart from the children's descriptors (which other threads write), and is
+//! freed with it.
 //!
 //! Keys are blocks: a data region of the scope is cut into blocks of `block` bytes, counted
 //! from the region's first byte, and a two-level trie maps a block number to its slot (the
@@ -96,7 +97,7 @@ impl<D> Trie<D> {
         (exact, block): (bool, usize),
         task: *const D,
         region: &mut Region,
-        edge: &mut impl FnMut(*const D, &mut Region),
+        edge: &mut impl FnMut(*const D),
     ) {
         let (lo, hi) = (bytes.start, bytes.end);
         debug_assert!(hi > lo);
@@ -117,11 +118,11 @@ fn block_access<D>(
     write: bool,
     task: *const D,
     region: &mut Region,
-    edge: &mut impl FnMut(*const D, &mut Region),
+    edge: &mut impl FnMut(*const D),
 ) {
     if !write {
         if !slot.writer.is_null() && slot.writer != task {
-            edge(slot.writer, region);
+            edge(slot.writer);
         }
         // SAFETY: reader nodes live in the owner's region.
         if slot.readers.is_null() || unsafe { (*slot.readers).task } != task {
@@ -136,7 +137,7 @@ fn block_access<D>(
     }
     if slot.readers.is_null() {
         if !slot.writer.is_null() && slot.writer != task {
-            edge(slot.writer, region);
+            edge(slot.writer);
         }
     } else {
         let mut r = slot.readers;
@@ -144,7 +145,7 @@ fn block_access<D>(
             // SAFETY: as above.
             let (t, next) = unsafe { ((*r).task, (*r).next) };
             if t != task {
-                edge(t, region);
+                edge(t);
             }
             r = next;
         }
@@ -162,7 +163,7 @@ fn exact_access<D>(
     write: bool,
     task: *const D,
     region: &mut Region,
-    edge: &mut impl FnMut(*const D, &mut Region),
+    edge: &mut impl FnMut(*const D),
 ) {
     let mut link: *mut *mut Entry<D> = &mut slot.entries;
     // The entry of exactly this range, which a read joins and a write takes over.
@@ -176,13 +177,13 @@ fn exact_access<D>(
                 let writer = (*e).writer;
                 if !write || (*e).readers.is_null() {
                     if !writer.is_null() && writer != task {
-                        edge(writer, region);
+                        edge(writer);
                     }
                 } else {
                     let mut r = (*e).readers;
                     while !r.is_null() {
                         if (*r).task != task {
-                            edge((*r).task, region);
+                            edge((*r).task);
                         }
                         r = (*r).next;
                     }
@@ -257,7 +258,7 @@ mod tests {
                     (exact, block),
                     unsafe { base.add(i) },
                     &mut region,
-                    &mut |p, _| found.push(unsafe { p.offset_from(base) } as usize),
+                    &mut |p| found.push(unsafe { p.offset_from(base) } as usize),
                 );
                 found.sort_unstable();
                 found.dedup();
@@ -365,7 +366,7 @@ mod tests {
             for &(lo, hi, w) in *fps {
                 // SAFETY (test): pointers into `ids`, used as identities only.
                 let me = unsafe { base.add(i) };
-                t.access(lo..hi, w, (true, 64), me, &mut region, &mut |p, _| {
+                t.access(lo..hi, w, (true, 64), me, &mut region, &mut |p| {
                     // SAFETY (test): as above.
                     found[i].push(unsafe { p.offset_from(base) } as usize)
                 });
@@ -415,7 +416,7 @@ mod tests {
                 for &(lo, hi, w) in fps {
                     // SAFETY (test): pointers into `ids`, used as identities only.
                     let me = unsafe { base.add(i) };
-                    t.access(lo..hi, w, (exact, block), me, &mut region, &mut |p, _| {
+                    t.access(lo..hi, w, (exact, block), me, &mut region, &mut |p| {
                         // SAFETY (test): as above.
                         let j = unsafe { p.offset_from(base) } as usize;
                         assert!(j < i, "an edge from task {i} to task {j}");

@@ -92,12 +92,16 @@
 //! # Design note
 //!
 //! - **Descriptors and regions.** Each running task (and each root scope) has a *frame* on
-//!   the stack of the thread that runs it, holding its look-up table and a
-//!   [region](crate::mem::region::Region) where its children's descriptors, their notify-list
-//!   nodes and the table's leaves are allocated. Only that thread spawns the task's children,
-//!   so neither needs a lock. The frame lives until every child has completed (each child's
-//!   last access to it is the decrement of its `children` counter), and then frees the region
-//!   in one go. [`Scope::sync`] frees it early, once the children so far are done.
+//!   the stack of the thread that runs it, holding its look-up table and two
+//!   [regions](crate::mem::region::Region): one for its children's descriptors, closures and
+//!   notify-list nodes, which the threads that run and complete the children touch too, and
+//!   one for the table's leaves, entries and reader lists, which only the frame's thread
+//!   touches (kept apart so that the spawning thread's table never shares a cache line with
+//!   what other threads write or read). Only that thread spawns the task's children, so
+//!   neither region needs a lock. The frame lives until every child has completed (each
+//!   child's last access to it is the decrement of its `children` counter), and then frees
+//!   both regions in one go. [`Scope::sync`] frees them early, once the children so far are
+//!   done.
 //! - **Dependences.** At a spawn the parent finds, in its look-up table ([`lut`]), the earlier
 //!   siblings the new task must wait for, pushes a node for the new task onto each one's
 //!   notify list (a push that finds the list closed means that sibling is done: no edge),
@@ -294,7 +298,13 @@ struct RegionInfo {
 
 /// What only the frame's own thread touches.
 struct FrameLocal {
+    /// The children's descriptors, closures and notify-list nodes: read and written by the
+    /// threads that run and complete the children too.
     arena: Arena,
+    /// The look-up tables' leaves, entries and reader lists: this thread's alone. Kept apart
+    /// from `arena` so that no cache line holds both table state, which the spawns read, and
+    /// a descriptor, which other threads write as they complete it.
+    table_arena: Arena,
     regions: Vec<RegionInfo>,
     scratch: Vec<Footprint>,
 }
@@ -328,6 +338,7 @@ impl Frame {
             panic: Mutex::new(None),
             local: UnsafeCell::new(FrameLocal {
                 arena: Arena::new(),
+                table_arena: Arena::new(),
                 regions: Vec::new(),
                 scratch: Vec::new(),
             }),
@@ -710,6 +721,7 @@ impl<'s, 'e> Scope<'s, 'e> {
 
         let config = frame.shared().config;
         let mut found = 0usize;
+        let arena = &mut local.arena;
         for fp in &fps {
             let info = &mut local.regions[fp.region as usize];
             let (elem, bytes) = (info.elem, info.bytes);
@@ -729,8 +741,8 @@ impl<'s, 'e> Scope<'s, 'e> {
                     fp.write,
                     (config.exact, config.block),
                     desc,
-                    &mut local.arena,
-                    &mut |pred: *const TaskDesc, arena: &mut Arena| {
+                    &mut local.table_arena,
+                    &mut |pred: *const TaskDesc| {
                         // SAFETY: a sibling's descriptor in this frame's region.
                         let p = unsafe { &*pred };
                         if p.last_succ.get() == desc {
@@ -831,6 +843,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             r.trie = Trie::new(r.bytes, block);
         }
         l.arena.reset();
+        l.table_arena.reset();
         if let Some(p) = f.take_panic() {
             // A child failed (its dependents were cancelled): the panic goes on now, to the
             // task or scope that called `sync`. If that code catches it, the scope goes on
