@@ -309,14 +309,28 @@ struct FrameLocal {
     scratch: Vec<Footprint>,
 }
 
+/// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
+#[repr(align(64))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// A running task's (or root scope's) bookkeeping for its children (see the design note).
+#[repr(C)]
 struct Frame {
+    /// Children spawned and not yet completed: the one field the children's threads write,
+    /// alone on its cache line, so that their decrements do not take from the spawning thread
+    /// the line with the fields it reads at every spawn.
+    children: Line<AtomicUsize>,
     /// The scope's runtime (kept alive by the root's worker, which holds an `Arc` of it for
     /// longer than any frame of the scope lives).
     registry: *const Registry,
     shared: *const Shared,
-    /// Children spawned and not yet completed.
-    children: AtomicUsize,
     /// Whether `panic` holds a panic (spares a lock per task in the common case).
     panicked: AtomicBool,
     /// The first panic of a child (or of a child's descendants).
@@ -333,7 +347,7 @@ impl Frame {
             registry,
             shared,
             trace_id,
-            children: AtomicUsize::new(0),
+            children: Line(AtomicUsize::new(0)),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
             local: UnsafeCell::new(FrameLocal {
