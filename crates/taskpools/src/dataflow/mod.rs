@@ -126,7 +126,7 @@ mod lut;
 pub(crate) mod notify;
 
 use std::any::Any;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::{Cell, OnceCell, UnsafeCell};
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr;
@@ -137,7 +137,7 @@ pub use access::{
 
 use crate::mem::region::Region as Arena;
 use crate::runtime::job::{JobHeader, JobRef};
-use crate::runtime::trace::{EventKind, Source};
+use crate::runtime::trace::{EventKind, Source, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry};
 use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
@@ -399,7 +399,7 @@ impl Frame {
     /// Records that this frame's task begins to wait for its children (when it has any
     /// left: the critical path leaves the wait out of the task's own work).
     #[cold]
-    fn note_wait(&self, t: &crate::runtime::trace::TraceBuf) {
+    fn note_wait(&self, t: &TraceBuf) {
         if self.trace_id != 0 && self.children.load(Ordering::Relaxed) > 0 {
             t.note(EventKind::Wait {
                 task: self.trace_id,
@@ -410,6 +410,45 @@ impl Frame {
     /// Waits (running other work) until every child so far has completed.
     fn wait_children(&self, w: &WorkerThread) {
         w.wait_until(|| self.children.load(Ordering::Acquire) == 0);
+    }
+}
+
+/// What a scope refers to: its frame, made at the scope's first use. Most data-flow tasks
+/// are leaves that never use their scope, and so never make, wait on or drop a frame.
+struct LazyFrame {
+    registry: *const Registry,
+    shared: *const Shared,
+    trace_id: u64,
+    /// Stays where it is once made (the `LazyFrame` does not move while its scope is in
+    /// use): the children's descriptors point at it.
+    frame: OnceCell<Frame>,
+}
+
+impl LazyFrame {
+    fn new(registry: *const Registry, shared: *const Shared, trace_id: u64) -> LazyFrame {
+        LazyFrame {
+            registry,
+            shared,
+            trace_id,
+            frame: OnceCell::new(),
+        }
+    }
+
+    #[inline]
+    fn get(&self) -> &Frame {
+        self.frame
+            .get_or_init(|| Frame::new(self.registry, self.shared, self.trace_id))
+    }
+
+    /// The frame's end, if the scope made one: records the wait in the trace, waits for the
+    /// children (running other work meanwhile) and returns the first panic among them.
+    fn finish(&self, w: &WorkerThread, tr: Option<&TraceBuf>) -> Option<Box<dyn Any + Send>> {
+        let frame = self.frame.get()?;
+        if let Some(t) = tr {
+            frame.note_wait(t);
+        }
+        frame.wait_children(w);
+        frame.take_panic()
     }
 }
 
@@ -433,7 +472,7 @@ struct TaskDesc {
     trace_id: u64,
     body: *mut u8,
     /// Runs the body with the task's frame, or drops it unrun (`None`).
-    call: unsafe fn(*mut u8, Option<&Frame>),
+    call: unsafe fn(*mut u8, Option<&LazyFrame>),
 }
 
 // SAFETY: shared between the parent's thread (analysis: `last_succ`, pushes) and the threads
@@ -446,7 +485,7 @@ struct Body<F, A> {
     a: A,
 }
 
-unsafe fn call_body<'e, F, A>(body: *mut u8, frame: Option<&Frame>)
+unsafe fn call_body<'e, F, A>(body: *mut u8, frame: Option<&LazyFrame>)
 where
     A: Accesses,
     F: for<'t> FnOnce(&'t Scope<'t, 'e>, A::Data<'t>),
@@ -510,20 +549,21 @@ unsafe fn run_task(h: *const JobHeader) {
         }
         parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
     } else {
-        // The frame is dropped where it lives, at the end of this block (a `drop(frame)`
-        // moved its 176 bytes first: a `memcpy` per task).
+        // The frame (if the task made one) is dropped where it lives, at the end of this
+        // block (a `drop(frame)` moved its bytes first: a `memcpy` per task).
         let (r, child_panic) = {
-            let frame = Frame::new(parent.registry, parent.shared, d.trace_id);
+            let frame = LazyFrame::new(parent.registry, parent.shared, d.trace_id);
             // SAFETY: the body runs once.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                 (d.call)(d.body, Some(&frame))
             }));
-            let w = WorkerThread::current().expect("data-flow tasks run on workers");
-            if let Some(t) = tr {
-                frame.note_wait(t);
-            }
-            frame.wait_children(w);
-            (r, frame.take_panic())
+            let child_panic = if frame.frame.get().is_some() {
+                let w = WorkerThread::current().expect("data-flow tasks run on workers");
+                frame.finish(w, tr)
+            } else {
+                None
+            };
+            (r, child_panic)
         };
         if let Some(p) = r.err().or(child_panic) {
             failed = true;
@@ -557,14 +597,14 @@ unsafe fn run_task(h: *const JobHeader) {
 /// it with [`spawn`](Scope::spawn). `'s` is how long the scope's data is borrowed; `'e` is
 /// the environment the scope lives in.
 pub struct Scope<'s, 'e: 's> {
-    frame: *const Frame,
+    frame: *const LazyFrame,
     /// Invariant in both lifetimes; not `Send` or `Sync` (raw pointer): a scope is used by the
     /// thread that runs its task.
     marker: PhantomData<(&'s mut &'s (), &'e mut &'e ())>,
 }
 
 impl<'s, 'e> Scope<'s, 'e> {
-    fn new(frame: &Frame) -> Scope<'s, 'e> {
+    fn new(frame: &LazyFrame) -> Scope<'s, 'e> {
         Scope {
             frame,
             marker: PhantomData,
@@ -573,7 +613,7 @@ impl<'s, 'e> Scope<'s, 'e> {
 
     fn frame(&self) -> &Frame {
         // SAFETY: a scope is handed out only by reference while its frame is alive.
-        unsafe { &*self.frame }
+        unsafe { &*self.frame }.get()
     }
 
     fn register(&self, bytes: usize, elem: usize) -> u32 {
@@ -947,16 +987,12 @@ where
         });
         id
     });
-    let frame = Frame::new(&*w.registry, &shared, trace_id);
+    let frame = LazyFrame::new(&*w.registry, &shared, trace_id);
     let r = {
         let s = Scope::new(&frame);
         catch_unwind(AssertUnwindSafe(|| f(&s)))
     };
-    if let Some(t) = tr {
-        frame.note_wait(t);
-    }
-    frame.wait_children(w);
-    let child_panic = frame.take_panic();
+    let child_panic = frame.finish(w, tr);
     drop(frame);
     let cancelled = shared.cancelled.load(Ordering::Relaxed);
     match (r, child_panic) {
