@@ -13,6 +13,21 @@ pub fn cores() -> Option<&'static [core_affinity::CoreId]> {
         .as_deref()
 }
 
+/// How long an experiment waits after an OpenMP run before it runs the next variant. When a
+/// parallel region ends, libgomp's threads spin for a while (`GOMP_SPINCOUNT`, 300 000 rounds
+/// by default) before they sleep, on the very cores the next variant pins its threads to:
+/// in the suite, the first tile kernel of a data-flow run that came right after an OpenMP
+/// run started up to 1.7 ms late (about 100 µs otherwise), and the variant that happened to
+/// follow OpenMP in the rotation paid for it.
+pub const OPENMP_SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// Waits [`OPENMP_SETTLE`] after a variant named `openmp …`.
+pub fn settle_after(variant: &str) {
+    if variant.starts_with("openmp") {
+        std::thread::sleep(OPENMP_SETTLE);
+    }
+}
+
 /// A function that pins the calling thread to core `i mod cores` (or does nothing).
 pub fn pinner(pin: bool) -> impl Fn(usize) + Clone + Send + Sync + 'static {
     let cores = cores().filter(|_| pin);

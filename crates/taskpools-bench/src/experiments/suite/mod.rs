@@ -21,7 +21,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::dataflow::Config;
 
-use super::pinning::{our_runtimes, pinner, rayon_pools};
+use super::pinning::{our_runtimes, pinner, rayon_pools, settle_after};
 use crate::report::Progress;
 
 /// A benchmark of the suite.
@@ -547,7 +547,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let k = (j + rep) % variants.len();
                     let v = &variants[k];
                     prog.reset();
-                    match prog.run(v, &c) {
+                    let r = prog.run(v, &c);
+                    settle_after(v);
+                    match r {
                         Some(secs) => {
                             if !prog.matches_expected() {
                                 bail!(
