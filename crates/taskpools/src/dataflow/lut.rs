@@ -113,6 +113,207 @@ impl<D> Trie<D> {
     }
 }
 
+/// A rectangle of bytes: `rows` rows of `len` bytes (`len > 0`, `rows > 0`), `stride` bytes
+/// apart, the first starting at byte `lo` of the region. One row: `stride` is 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rect {
+    pub(crate) lo: usize,
+    pub(crate) len: usize,
+    pub(crate) rows: usize,
+    pub(crate) stride: usize,
+}
+
+impl Rect {
+    fn row(&self, r: usize) -> (usize, usize) {
+        let lo = self.lo + r * self.stride;
+        (lo, lo + self.len)
+    }
+}
+
+/// A rectangle's state in rectangle mode: its last writer and the readers since (block
+/// mode's rule, on the whole rectangle), and the next rectangle of the table.
+struct RectState<D> {
+    rect: Rect,
+    state: Slot<D>,
+    next: *mut RectState<D>,
+}
+
+/// Rectangle mode, for exact tables: the look-up table of a region starts in it, and leaves it
+/// for good at the first access it cannot take.
+///
+/// Strided accesses (a tile of a matrix, say) are many rows, and the trie has an entry per
+/// row and block: a 128 × 128 tile of `f64` is 128 entries to look at per access. But most
+/// programs access a matrix tile by tile, each access the very tile of an earlier one or
+/// apart from all of them. Then one state per rectangle orders them exactly as the per-row
+/// entries would (every row of a rectangle has had the same accesses), at one look-up per
+/// access. So while every access so far is identical to or disjoint from each earlier one,
+/// the table keeps one state per rectangle, and a trie of rectangles (`cover`) only records
+/// which bytes each covers: a new rectangle is checked against it once, row by row, when it
+/// first comes; an access that meets it again finds it by its first row. The first access
+/// that overlaps a rectangle in part, or is a single row (which gains nothing from it), or
+/// whose rows overlap each other, ends rectangle mode: each rectangle's state is copied into
+/// the per-row entries of the region's trie, and that access and all later ones go row by
+/// row.
+pub(crate) struct RectMode<D> {
+    /// Which bytes each rectangle covers: exact-mode entries whose "writer" is the
+    /// rectangle's state.
+    cover: Trie<RectState<D>>,
+    /// Every rectangle of the table (a list through `RectState::next`).
+    all: *mut RectState<D>,
+}
+
+impl<D> RectMode<D> {
+    /// Rectangle mode for a region of `bytes` bytes in blocks of `block` bytes.
+    pub(crate) fn new(bytes: usize, block: usize) -> RectMode<D> {
+        RectMode {
+            cover: Trie::new(bytes, block),
+            all: ptr::null_mut(),
+        }
+    }
+
+    /// Records an access of `task` to `rect` if rectangle mode can take it, calling `edge`
+    /// for each earlier access it must wait for; returns whether it did. If not, the caller
+    /// ends rectangle mode ([`leave`](Self::leave)) and goes row by row.
+    #[inline(never)]
+    pub(crate) fn access(
+        &mut self,
+        rect: Rect,
+        write: bool,
+        block: usize,
+        task: *const D,
+        region: &mut Region,
+        edge: &mut dyn FnMut(*const D),
+    ) -> bool {
+        if rect.rows < 2 {
+            return false;
+        }
+        match self.find_or_add(rect, block, region) {
+            Some(state) => {
+                // SAFETY: rectangle states live in the owner's region, alive while the table
+                // is; `&mut self` makes this the only reference.
+                block_access(
+                    unsafe { &mut (*state).state },
+                    write,
+                    task,
+                    region,
+                    &mut &mut *edge,
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends rectangle mode: copies every rectangle's state into per-row entries of `trie`
+    /// (empty so far: the region's accesses all went here).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn leave(self, trie: &mut Trie<D>, block: usize, region: &mut Region) {
+        let mut s = self.all;
+        while !s.is_null() {
+            // SAFETY: rectangle states live in the owner's region (see `access`).
+            let st = unsafe { &*s };
+            for r in 0..st.rect.rows {
+                let (lo, hi) = st.rect.row(r);
+                for b in lo / block..=(hi - 1) / block {
+                    let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
+                    let slot = trie.slot(b, region);
+                    // The rectangles are disjoint, so the entries of a slot do not overlap,
+                    // and reader lists are shared read-only (later accesses only prepend to
+                    // a list or drop it).
+                    let e = region.alloc(Entry {
+                        lo: l,
+                        hi: h,
+                        writer: st.state.writer,
+                        readers: st.state.readers,
+                        next: slot.entries,
+                    });
+                    slot.entries = e.as_ptr();
+                }
+            }
+            s = st.next;
+        }
+    }
+    /// The state of `rect` if every earlier rectangle is `rect` itself or disjoint from it
+    /// (adding a state for a new one); `None` if one overlaps it in part.
+    fn find_or_add(
+        &mut self,
+        rect: Rect,
+        block: usize,
+        region: &mut Region,
+    ) -> Option<*mut RectState<D>> {
+        // The first row's first piece: an access to a known rectangle finds it here.
+        let (lo, hi) = rect.row(0);
+        let b = lo / block;
+        let h = hi.min((b + 1) * block);
+        let slot = self.cover.slot(b, region);
+        let mut e = slot.entries;
+        let mut met = false;
+        while !e.is_null() {
+            // SAFETY: entries live in the owner's region (see `Table::access`).
+            let en = unsafe { &*e };
+            if en.lo < h && lo < en.hi {
+                let owner = en.writer.cast_mut();
+                // SAFETY: a cover entry's writer is its rectangle's state, in the region.
+                if en.lo == lo && en.hi == h && unsafe { (*owner).rect } == rect {
+                    return Some(owner);
+                }
+                met = true;
+            }
+            e = en.next;
+        }
+        if met || (rect.rows > 1 && rect.stride < rect.len) {
+            return None;
+        }
+        // A new rectangle (whose rows do not overlap each other): it must meet no earlier
+        // one anywhere.
+        for r in 0..rect.rows {
+            let (lo, hi) = rect.row(r);
+            for b in lo / block..=(hi - 1) / block {
+                let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
+                let mut e = self.cover.slot(b, region).entries;
+                while !e.is_null() {
+                    // SAFETY: as above.
+                    let en = unsafe { &*e };
+                    if en.lo < h && l < en.hi {
+                        return None;
+                    }
+                    e = en.next;
+                }
+            }
+        }
+        let state = region
+            .alloc(RectState {
+                rect,
+                state: Slot {
+                    writer: ptr::null(),
+                    readers: ptr::null_mut(),
+                    entries: ptr::null_mut(),
+                },
+                next: self.all,
+            })
+            .as_ptr();
+        self.all = state;
+        for r in 0..rect.rows {
+            let (lo, hi) = rect.row(r);
+            for b in lo / block..=(hi - 1) / block {
+                let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
+                let slot = self.cover.slot(b, region);
+                let e = region.alloc(Entry {
+                    lo: l,
+                    hi: h,
+                    writer: state.cast_const(),
+                    readers: ptr::null_mut(),
+                    next: slot.entries,
+                });
+                slot.entries = e.as_ptr();
+            }
+        }
+        Some(state)
+    }
+}
+
+#[inline(always)]
 fn block_access<D>(
     slot: &mut Slot<D>,
     write: bool,
@@ -379,6 +580,221 @@ mod tests {
         assert_eq!(found[3], [2]); // the range's writer is now 2
         assert_eq!(found[4], [3]); // the reader since
         assert_eq!(found[5], [4]); // only the last write
+    }
+
+    /// Runs tasks of rectangle accesses `(lo, len, rows, stride, write)` through one table;
+    /// returns each task's predecessors (sorted, deduplicated) and whether the table was still
+    /// in rectangle mode at the end.
+    #[allow(clippy::type_complexity)]
+    fn rect_edges(
+        tasks: &[Vec<(usize, usize, usize, usize, bool)>],
+        (exact, block): (bool, usize),
+    ) -> (Vec<Vec<usize>>, bool) {
+        let mut region = Region::new();
+        // As the data-flow spawn path drives them: rectangle mode while it takes the
+        // accesses, then the trie.
+        let mut trie: Trie<u8> = Trie::new(256, block);
+        let mut rects: Option<RectMode<u8>> = exact.then(|| RectMode::new(256, block));
+        let ids = vec![0u8; tasks.len()];
+        let base = ids.as_ptr();
+        let found = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, fps)| {
+                let mut found = Vec::new();
+                for &(lo, len, rows, stride, w) in fps {
+                    let rect = Rect {
+                        lo,
+                        len,
+                        rows,
+                        stride: if rows == 1 { 0 } else { stride },
+                    };
+                    // SAFETY (test): pointers into `ids`, used as identities only.
+                    let me = unsafe { base.add(i) };
+                    let mut edge = |p: *const u8| {
+                        // SAFETY (test): as above.
+                        found.push(unsafe { p.offset_from(base) } as usize)
+                    };
+                    if let Some(rm) = &mut rects {
+                        if rm.access(rect, w, block, me, &mut region, &mut edge) {
+                            continue;
+                        }
+                    }
+                    if let Some(rm) = rects.take() {
+                        rm.leave(&mut trie, block, &mut region);
+                    }
+                    for r in 0..rows {
+                        let (lo, hi) = rect.row(r);
+                        trie.access(lo..hi, w, (exact, block), me, &mut region, &mut edge);
+                    }
+                }
+                found.sort_unstable();
+                found.dedup();
+                found
+            })
+            .collect();
+        (found, rects.is_some())
+    }
+
+    /// Tiles of a 16-byte-wide matrix (4 × 4 tiles of 4 × 4 bytes): the same tile is ordered
+    /// by the usual rule, other tiles are independent, and all of it in rectangle mode.
+    #[test]
+    fn rectangle_mode_orders_tiles_at_one_state_each() {
+        let tile = |i: usize, j: usize, w: bool| (i * 64 + j * 4, 4, 4, 16, w);
+        let tasks = vec![
+            vec![tile(0, 0, true)],                                       // 0
+            vec![tile(0, 0, false), tile(1, 0, true)],                    // 1: after 0
+            vec![tile(0, 0, false), tile(1, 1, true)],                    // 2: after 0
+            vec![tile(1, 0, false), tile(1, 1, false), tile(2, 2, true)], // 3: after 1, 2
+            vec![tile(0, 0, true)],                                       // 4: after readers 1, 2
+            vec![tile(3, 3, true)],                                       // 5: nothing
+        ];
+        for block in [4, 8, 64] {
+            let (e, rect_mode) = rect_edges(&tasks, (true, block));
+            assert!(rect_mode, "block {block}");
+            assert_eq!(e[0], Vec::<usize>::new());
+            assert_eq!(e[1], [0]);
+            assert_eq!(e[2], [0]);
+            assert_eq!(e[3], [1, 2]);
+            assert_eq!(e[4], [1, 2]);
+            assert_eq!(e[5], Vec::<usize>::new());
+            // The per-row trie finds the same edges.
+            let (rows, _) = rect_edges(
+                &tasks
+                    .iter()
+                    .map(|t| {
+                        t.iter()
+                            .flat_map(|&(lo, len, rows, stride, w)| {
+                                (0..rows).map(move |r| (lo + r * stride, len, 1, 0, w))
+                            })
+                            .collect()
+                    })
+                    .collect::<Vec<_>>(),
+                (true, block),
+            );
+            assert_eq!(e, rows, "block {block}");
+        }
+    }
+
+    /// An access that meets a rectangle in part ends rectangle mode, and what the
+    /// rectangles recorded still orders it: it waits for the writers and readers of every
+    /// tile it overlaps.
+    #[test]
+    fn a_partial_overlap_leaves_rectangle_mode_with_the_state_kept() {
+        let tile = |i: usize, j: usize, w: bool| (i * 64 + j * 4, 4, 4, 16, w);
+        let tasks = vec![
+            vec![tile(0, 0, true)],             // 0
+            vec![tile(0, 1, true)],             // 1
+            vec![tile(0, 0, false)],            // 2: after 0
+            vec![(2 * 16 + 2, 4, 3, 16, true)], // 3: rows 2-4, bytes 2-5: tiles (0,0), (0,1), (1,0), (1,1)
+            vec![tile(0, 1, false)],            // 4: after 3 (not 1: 3 took over part of its bytes)
+            vec![tile(1, 1, true)],             // 5: after 3
+        ];
+        let (e, rect_mode) = rect_edges(&tasks, (true, 8));
+        assert!(!rect_mode);
+        assert_eq!(e[3], [1, 2]); // the readers of (0,0) since 0, and the writer of (0,1)
+        assert_eq!(e[4], [1, 3]); // rows 0-1 of the tile were last written by 1
+        assert_eq!(e[5], [3]);
+        // A rectangle whose rows overlap each other goes row by row too.
+        let (_, rect_mode) = rect_edges(&[vec![(0, 8, 2, 4, true)]], (true, 8));
+        assert!(!rect_mode);
+        // Block mode never uses rectangles.
+        let (_, rect_mode) = rect_edges(&[vec![tile(0, 0, true)]], (false, 8));
+        assert!(!rect_mode);
+    }
+
+    /// Random tasks of one to three rectangle accesses over a 16 × 16-byte matrix, most of
+    /// them tiles of a 4 × 4 grid (so that rectangle mode lasts a while), some arbitrary:
+    /// every conflicting pair is ordered, and in exact mode every edge is a true conflict.
+    #[test]
+    fn random_rectangles_leave_no_conflict_unordered() {
+        let mut x: u64 = 0x0dd_ba11_cafe_f00d;
+        let mut rnd = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut left_rect_mode, mut stayed) = (0, 0);
+        for _ in 0..20_000 {
+            let exact = rnd(4) != 0;
+            let block = [2usize, 4, 8, 64][rnd(4)];
+            let n = 2 + rnd(10);
+            let tasks: Vec<Vec<(usize, usize, usize, usize, bool)>> = (0..n)
+                .map(|_| {
+                    (0..1 + rnd(3))
+                        .map(|_| {
+                            let w = rnd(2) == 0;
+                            if rnd(8) != 0 {
+                                let (i, j) = (rnd(4), rnd(4));
+                                (i * 64 + j * 4, 4, 4, 16, w)
+                            } else {
+                                let (r, c) = (rnd(16), rnd(16));
+                                let rows = 1 + rnd(16 - r);
+                                let len = 1 + rnd(16 - c);
+                                (r * 16 + c, len, rows, 16, w)
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let bytes_of = |&(lo, len, rows, stride, _): &(usize, usize, usize, usize, bool)| {
+                (0..rows).flat_map(move |r| lo + r * stride..lo + r * stride + len)
+            };
+            let conflict =
+                |a: &Vec<(usize, usize, usize, usize, bool)>,
+                 b: &Vec<(usize, usize, usize, usize, bool)>| {
+                    a.iter().any(|fa| {
+                        b.iter().any(|fb| {
+                            (fa.4 || fb.4) && bytes_of(fa).any(|x| bytes_of(fb).any(|y| x == y))
+                        })
+                    })
+                };
+            let (edges, rect_mode) = rect_edges(&tasks, (exact, block));
+            if exact && !rect_mode {
+                left_rect_mode += 1;
+            }
+            if exact && rect_mode {
+                stayed += 1;
+            }
+            let mut dep = vec![vec![false; n]; n];
+            for (i, e) in edges.iter().enumerate() {
+                for &j in e {
+                    assert!(j < i, "an edge from task {i} to task {j}");
+                    if exact {
+                        assert!(
+                            conflict(&tasks[i], &tasks[j]),
+                            "block {block}: a false dependence {i} -> {j}: {tasks:?}"
+                        );
+                    }
+                    dep[i][j] = true;
+                }
+            }
+            for k in 0..n {
+                let via = dep[k].clone();
+                for row in dep.iter_mut() {
+                    if row[k] {
+                        for (d, &v) in row.iter_mut().zip(&via) {
+                            *d |= v;
+                        }
+                    }
+                }
+            }
+            for i in 0..n {
+                for j in 0..i {
+                    assert!(
+                        !conflict(&tasks[i], &tasks[j]) || dep[i][j],
+                        "exact {exact}, block {block}: task {i} is not ordered after task {j}: \
+                         {tasks:?}"
+                    );
+                }
+            }
+        }
+        // Both ways were taken: sequences that stayed in rectangle mode and ones that left.
+        assert!(
+            left_rect_mode > 1000 && stayed > 1000,
+            "{left_rect_mode} {stayed}"
+        );
     }
 
     /// Random sequences of tasks with one to three accesses each: every two tasks whose

@@ -142,7 +142,7 @@ use crate::runtime::worker::WorkerThread;
 use crate::runtime::{global, Registry};
 use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::Error;
-use lut::Trie;
+use lut::{Rect, RectMode, Trie};
 use notify::{DepCounter, NotifyList, NotifyNode, Push};
 
 /// One declared access, as the analysis sees it: rows of `len` elements, `ld` apart, starting
@@ -160,6 +160,46 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// The footprint's bytes in a region of `elem`-byte elements (`bytes` in all), as a
+    /// rectangle; `None` if it is empty. Zero-sized elements: the region's one byte.
+    ///
+    /// # Panics
+    /// If it reaches past the region (a bug in the access's constructor).
+    fn bytes(&self, elem: usize, bytes: usize) -> Option<Rect> {
+        if self.len == 0 || self.rows == 0 {
+            return None;
+        }
+        if elem == 0 {
+            return Some(Rect {
+                lo: 0,
+                len: 1,
+                rows: 1,
+                stride: 0,
+            });
+        }
+        let stride = if self.rows == 1 { 0 } else { self.ld };
+        // Every product and sum checked: a wrapped bound would let an access pass as inside.
+        let rect = (|| {
+            let rect = Rect {
+                lo: self.start.checked_mul(elem)?,
+                len: self.len.checked_mul(elem)?,
+                rows: self.rows,
+                stride: stride.checked_mul(elem)?,
+            };
+            let end = (rect.rows - 1)
+                .checked_mul(rect.stride)?
+                .checked_add(rect.lo)?
+                .checked_add(rect.len)?;
+            (end <= bytes).then_some(rect)
+        })();
+        assert!(
+            rect.is_some(),
+            "taskpools::dataflow: an access outside its region (a bug in the access's \
+             constructor)"
+        );
+        rect
+    }
+
     /// Element ranges `[lo, hi)` of the footprint's non-empty rows.
     fn row_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let n = if self.len == 0 { 0 } else { self.rows };
@@ -294,6 +334,8 @@ struct RegionInfo {
     elem: usize,
     bytes: usize,
     trie: Trie<TaskDesc>,
+    /// Rectangle mode (exact tables), while it lasts (see [`RectMode`]).
+    rects: Option<RectMode<TaskDesc>>,
 }
 
 /// What only the frame's own thread touches.
@@ -618,14 +660,15 @@ impl<'s, 'e> Scope<'s, 'e> {
 
     fn register(&self, bytes: usize, elem: usize) -> u32 {
         let f = self.frame();
-        let block = f.shared().config.block;
+        let config = f.shared().config;
         // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`).
         let l = unsafe { f.local() };
         let id = u32::try_from(l.regions.len()).expect("fewer than 2^32 regions per task");
         l.regions.push(RegionInfo {
             elem,
             bytes,
-            trie: Trie::new(bytes, block),
+            trie: Trie::new(bytes, config.block),
+            rects: config.exact.then(|| RectMode::new(bytes, config.block)),
         });
         id
     }
@@ -778,6 +821,18 @@ impl<'s, 'e> Scope<'s, 'e> {
         let arena = &mut local.arena;
         for fp in &fps {
             let info = &mut local.regions[fp.region as usize];
+            if info.rects.is_some()
+                && rect_access(
+                    info,
+                    fp,
+                    desc,
+                    &mut local.table_arena,
+                    config.block,
+                    &mut |pred| add_edge(pred, desc, tr, trace_id, arena, &mut found),
+                )
+            {
+                continue;
+            }
             let (elem, bytes) = (info.elem, info.bytes);
             for (lo, hi) in fp.row_ranges() {
                 let (lo, hi) = if elem == 0 {
@@ -797,39 +852,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                     desc,
                     &mut local.table_arena,
                     &mut |pred: *const TaskDesc| {
-                        // SAFETY: a sibling's descriptor in this frame's region.
-                        let p = unsafe { &*pred };
-                        if p.last_succ.get() == desc {
-                            return;
-                        }
-                        p.last_succ.set(desc);
-                        if let Some(t) = tr {
-                            if p.trace_id != 0 {
-                                t.note(EventKind::Dep {
-                                    from: p.trace_id,
-                                    to: trace_id,
-                                });
-                            }
-                        }
-                        let outcome = match p.notify.closed_state() {
-                            Some(closed) => closed,
-                            None => {
-                                let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
-                                // SAFETY: the node lives in this frame's region, which
-                                // outlives every sibling's completion.
-                                unsafe { p.notify.push(node) }
-                            }
-                        };
-                        match outcome {
-                            Push::Pushed => found += 1,
-                            Push::Done => {}
-                            // A failed predecessor: this task is cancelled too (its `arm`
-                            // below publishes the flag to whoever runs it).
-                            // SAFETY: the descriptor was just written and is alive.
-                            Push::Failed => {
-                                unsafe { &*desc }.cancelled.store(true, Ordering::Relaxed)
-                            }
-                        }
+                        add_edge(pred, desc, tr, trace_id, arena, &mut found)
                     },
                 );
             }
@@ -892,9 +915,10 @@ impl<'s, 'e> Scope<'s, 'e> {
         // SAFETY: the frame's thread; every child has completed, so nothing refers to the
         // region's descriptors, nodes or table leaves any more.
         let l = unsafe { f.local() };
-        let block = f.shared().config.block;
+        let config = f.shared().config;
         for r in &mut l.regions {
-            r.trie = Trie::new(r.bytes, block);
+            r.trie = Trie::new(r.bytes, config.block);
+            r.rects = config.exact.then(|| RectMode::new(r.bytes, config.block));
         }
         l.arena.reset();
         l.table_arena.reset();
@@ -905,6 +929,77 @@ impl<'s, 'e> Scope<'s, 'e> {
             resume_unwind(p);
         }
     }
+}
+
+/// Registers the new task `desc` as a successor of its sibling `pred` (once per pair): pushes
+/// it on `pred`'s notify list, counting the edge in `found` unless `pred` has completed, and
+/// cancelling `desc` if `pred` failed.
+#[inline(always)]
+fn add_edge(
+    pred: *const TaskDesc,
+    desc: *const TaskDesc,
+    tr: Option<&TraceBuf>,
+    trace_id: u64,
+    arena: &mut Arena,
+    found: &mut usize,
+) {
+    // SAFETY: a sibling's descriptor in this frame's region.
+    let p = unsafe { &*pred };
+    if p.last_succ.get() == desc {
+        return;
+    }
+    p.last_succ.set(desc);
+    if let Some(t) = tr {
+        if p.trace_id != 0 {
+            t.note(EventKind::Dep {
+                from: p.trace_id,
+                to: trace_id,
+            });
+        }
+    }
+    let outcome = match p.notify.closed_state() {
+        Some(closed) => closed,
+        None => {
+            let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
+            // SAFETY: the node lives in this frame's region, which
+            // outlives every sibling's completion.
+            unsafe { p.notify.push(node) }
+        }
+    };
+    match outcome {
+        Push::Pushed => *found += 1,
+        Push::Done => {}
+        // A failed predecessor: this task is cancelled too (its `arm`
+        // below publishes the flag to whoever runs it).
+        // SAFETY: the descriptor was just written and is alive.
+        Push::Failed => unsafe { &*desc }.cancelled.store(true, Ordering::Relaxed),
+    }
+}
+
+/// A footprint on a region in rectangle mode: recorded there if rectangle mode takes it
+/// (returns true); else rectangle mode ends, its state copied into the region's trie, and the
+/// caller goes row by row (returns false). An empty footprint is done.
+#[inline(never)]
+fn rect_access(
+    info: &mut RegionInfo,
+    fp: &Footprint,
+    desc: *const TaskDesc,
+    table_arena: &mut Arena,
+    block: usize,
+    edge: &mut dyn FnMut(*const TaskDesc),
+) -> bool {
+    let Some(rect) = fp.bytes(info.elem, info.bytes) else {
+        return true;
+    };
+    if let Some(rm) = &mut info.rects {
+        if rm.access(rect, fp.write, block, desc, table_arena, edge) {
+            return true;
+        }
+    }
+    if let Some(rm) = info.rects.take() {
+        rm.leave(&mut info.trie, block, table_arena);
+    }
+    false
 }
 
 /// Checks a spawn's declarations: all from this scope, no overlap involving a write.
