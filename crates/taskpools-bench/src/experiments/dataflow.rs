@@ -23,7 +23,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::dataflow::{self, Config};
 
-use super::pinning::{our_runtimes, pinner, rayon_pools, settle_after};
+use super::pinning::{our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 
@@ -509,9 +509,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             for _ in 0..p.reps {
                 for (k, (name, f)) in variants.iter().enumerate() {
                     let mut d = fresh();
-                    let r = f(&mut d);
-                    settle_after(name);
-                    match r {
+                    match f(&mut d) {
                         Some(secs) => {
                             check(&d, name)?;
                             if let Some(v) = &mut samples[k] {

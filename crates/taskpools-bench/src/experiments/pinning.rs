@@ -21,11 +21,16 @@ pub fn cores() -> Option<&'static [core_affinity::CoreId]> {
 /// follow OpenMP in the rotation paid for it.
 pub const OPENMP_SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
 
-/// Waits [`OPENMP_SETTLE`] after a variant named `openmp …`.
-pub fn settle_after(variant: &str) {
-    if variant.starts_with("openmp") {
+/// Waits [`OPENMP_SETTLE`] after a variant named `openmp …`; returns whether it waited. Then
+/// the caller runs its next variant once untimed before the timed run: after the pause, the
+/// cores (virtual ones, on a shared host) and the next runtime's sleeping workers start
+/// cold, and that cost would go to whichever variant the rotation put there.
+pub fn settle_after(variant: &str) -> bool {
+    let openmp = variant.starts_with("openmp");
+    if openmp {
         std::thread::sleep(OPENMP_SETTLE);
     }
+    openmp
 }
 
 /// A function that pins the calling thread to core `i mod cores` (or does nothing).

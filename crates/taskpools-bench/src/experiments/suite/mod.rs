@@ -532,8 +532,16 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let mut seq = Vec::new();
         let mut samples: Vec<Vec<Option<Vec<f64>>>> =
             vec![vec![Some(Vec::new()); variants.len()]; p.threads.len()];
+        // Whether the last run was OpenMP's: then the next is run once untimed first (see
+        // `settle_after`).
+        let mut warm_up = false;
         for rep in 0..p.reps {
             pin_to(0);
+            if warm_up {
+                prog.reset();
+                let _ = prog.run("sequential", &c0);
+                warm_up = false;
+            }
             prog.reset();
             seq.extend(prog.run("sequential", &c0));
             if !prog.matches_expected() {
@@ -546,9 +554,13 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 for j in 0..variants.len() {
                     let k = (j + rep) % variants.len();
                     let v = &variants[k];
+                    if warm_up {
+                        prog.reset();
+                        let _ = prog.run(v, &c);
+                    }
                     prog.reset();
                     let r = prog.run(v, &c);
-                    settle_after(v);
+                    warm_up = settle_after(v);
                     match r {
                         Some(secs) => {
                             if !prog.matches_expected() {
