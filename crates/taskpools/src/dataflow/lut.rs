@@ -441,6 +441,9 @@ fn exact_access<D>(
 mod tests {
     use super::*;
 
+    /// A rectangle access in the tests: `(lo, len, rows, stride, write)`.
+    type RectAccess = (usize, usize, usize, usize, bool);
+
     /// Edges found for a sequence of (lo, hi, write) accesses, task `i` = access `i`.
     fn edges(accesses: &[(usize, usize, bool)], exact: bool, block: usize) -> Vec<Vec<usize>> {
         let mut region = Region::new();
@@ -585,9 +588,8 @@ mod tests {
     /// Runs tasks of rectangle accesses `(lo, len, rows, stride, write)` through one table;
     /// returns each task's predecessors (sorted, deduplicated) and whether the table was still
     /// in rectangle mode at the end.
-    #[allow(clippy::type_complexity)]
     fn rect_edges(
-        tasks: &[Vec<(usize, usize, usize, usize, bool)>],
+        tasks: &[Vec<RectAccess>],
         (exact, block): (bool, usize),
     ) -> (Vec<Vec<usize>>, bool) {
         let mut region = Region::new();
@@ -720,7 +722,7 @@ mod tests {
             let exact = rnd(4) != 0;
             let block = [2usize, 4, 8, 64][rnd(4)];
             let n = 2 + rnd(10);
-            let tasks: Vec<Vec<(usize, usize, usize, usize, bool)>> = (0..n)
+            let tasks: Vec<Vec<RectAccess>> = (0..n)
                 .map(|_| {
                     (0..1 + rnd(3))
                         .map(|_| {
@@ -738,18 +740,16 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            let bytes_of = |&(lo, len, rows, stride, _): &(usize, usize, usize, usize, bool)| {
+            let bytes_of = |&(lo, len, rows, stride, _): &RectAccess| {
                 (0..rows).flat_map(move |r| lo + r * stride..lo + r * stride + len)
             };
-            let conflict =
-                |a: &Vec<(usize, usize, usize, usize, bool)>,
-                 b: &Vec<(usize, usize, usize, usize, bool)>| {
-                    a.iter().any(|fa| {
-                        b.iter().any(|fb| {
-                            (fa.4 || fb.4) && bytes_of(fa).any(|x| bytes_of(fb).any(|y| x == y))
-                        })
+            let conflict = |a: &Vec<RectAccess>, b: &Vec<RectAccess>| {
+                a.iter().any(|fa| {
+                    b.iter().any(|fb| {
+                        (fa.4 || fb.4) && bytes_of(fa).any(|x| bytes_of(fb).any(|y| x == y))
                     })
-                };
+                })
+            };
             let (edges, rect_mode) = rect_edges(&tasks, (exact, block));
             if exact && !rect_mode {
                 left_rect_mode += 1;
