@@ -585,6 +585,20 @@ mod tests {
         assert_eq!(found[5], [4]); // only the last write
     }
 
+    /// Closes a "task i waits for task j" relation transitively (Warshall).
+    fn close(dep: &mut [Vec<bool>]) {
+        for k in 0..dep.len() {
+            let via = dep[k].clone();
+            for row in dep.iter_mut() {
+                if row[k] {
+                    for (d, &v) in row.iter_mut().zip(&via) {
+                        *d |= v;
+                    }
+                }
+            }
+        }
+    }
+
     /// Runs tasks of rectangle accesses `(lo, len, rows, stride, write)` through one table;
     /// returns each task's predecessors (sorted, deduplicated) and whether the table was still
     /// in rectangle mode at the end.
@@ -770,16 +784,7 @@ mod tests {
                     dep[i][j] = true;
                 }
             }
-            for k in 0..n {
-                let via = dep[k].clone();
-                for row in dep.iter_mut() {
-                    if row[k] {
-                        for (d, &v) in row.iter_mut().zip(&via) {
-                            *d |= v;
-                        }
-                    }
-                }
-            }
+            close(&mut dep);
             for i in 0..n {
                 for j in 0..i {
                     assert!(
@@ -840,17 +845,7 @@ mod tests {
                     });
                 }
             }
-            // Transitive closure (Warshall).
-            for k in 0..n {
-                let via = dep[k].clone();
-                for row in dep.iter_mut() {
-                    if row[k] {
-                        for (d, &v) in row.iter_mut().zip(&via) {
-                            *d |= v;
-                        }
-                    }
-                }
-            }
+            close(&mut dep);
             for i in 0..n {
                 for j in 0..i {
                     let conflict = tasks[i].iter().any(|&(a, b, w)| {
