@@ -185,6 +185,11 @@ fn dataflow_tasks_and_sleeps_are_traced() {
 /// A trace taken while a worker is inside a job (waiting in a scope, so it takes the
 /// collecting share there) hands over that job as closed at the take, and the next trace
 /// brackets that worker's later jobs correctly: none of them lasts until the outer job ends.
+///
+/// The first scope has one spawn, so that one worker is free while it sleeps: a take from a
+/// thread outside the runtime is an injected job, which a worker takes only when it has
+/// nothing of its own or to steal. (With both workers asleep in spawns, the take could wait
+/// until the second scope's spawns had all run, and they would land in the first trace.)
 #[test]
 fn a_take_inside_a_running_job_keeps_the_next_trace_exact() {
     let rt = Runtime::builder()
@@ -202,7 +207,6 @@ fn a_take_inside_a_running_job_keeps_the_next_trace_exact() {
                         started.store(true, Ordering::Release);
                         std::thread::sleep(std::time::Duration::from_millis(300));
                     });
-                    s.spawn(|_| std::thread::sleep(std::time::Duration::from_millis(300)));
                 });
                 // Later jobs of the same outer job, then a long tail.
                 taskpools::forkjoin::scope(|s| {
