@@ -28,6 +28,17 @@
 //!   read by many tasks is still one entry to look at. Unaligned and odd-sized ranges cost
 //!   nothing extra.
 //!
+//! - **Rectangle mode** (exact tables, a fast path for tiled programs): a multi-row access
+//!   costs one look-up per row above. While every access to a region is a rectangle (rows of
+//!   equal length, a stride apart, not overlapping each other) equal to an earlier one or
+//!   disjoint from all earlier ones, the region's table keeps one exact-mode state per
+//!   rectangle instead, found through the entry of its first row; a second trie (`cover`)
+//!   records which bytes each rectangle covers, so that a new rectangle is checked once, row
+//!   by row, for overlap. The first access that is a single row, overlaps a rectangle in
+//!   part, or has overlapping rows ends rectangle mode for the region: each rectangle's
+//!   writer and readers are copied into per-row entries ([`RectMode::leave`]) and the table
+//!   goes on as above. Same edges as the per-row table, found with fewer look-ups.
+//!
 //! Either way, every access that conflicts with an earlier sibling's (same bytes, one of them
 //! a write) is ordered after it, directly or through a chain of edges: what makes the data
 //! handed to tasks exclusive.
@@ -156,17 +167,21 @@ struct RectState<D> {
 /// row.
 pub(crate) struct RectMode<D> {
     /// Which bytes each rectangle covers: exact-mode entries whose "writer" is the
-    /// rectangle's state.
+    /// rectangle's state. Empty (no leaf vector) until the first rectangle comes, so that a
+    /// region whose first access leaves rectangle mode never pays for a second trie.
     cover: Trie<RectState<D>>,
+    /// The region's size.
+    bytes: usize,
     /// Every rectangle of the table (a list through `RectState::next`).
     all: *mut RectState<D>,
 }
 
 impl<D> RectMode<D> {
-    /// Rectangle mode for a region of `bytes` bytes in blocks of `block` bytes.
-    pub(crate) fn new(bytes: usize, block: usize) -> RectMode<D> {
+    /// Rectangle mode for a region of `bytes` bytes.
+    pub(crate) fn new(bytes: usize) -> RectMode<D> {
         RectMode {
-            cover: Trie::new(bytes, block),
+            cover: Trie { leaves: Vec::new() },
+            bytes,
             all: ptr::null_mut(),
         }
     }
@@ -186,6 +201,9 @@ impl<D> RectMode<D> {
     ) -> bool {
         if rect.rows < 2 {
             return false;
+        }
+        if self.cover.leaves.is_empty() {
+            self.cover = Trie::new(self.bytes, block);
         }
         match self.find_or_add(rect, block, region) {
             Some(state) => {
@@ -209,6 +227,10 @@ impl<D> RectMode<D> {
     #[cold]
     #[inline(never)]
     pub(crate) fn leave(self, trie: &mut Trie<D>, block: usize, region: &mut Region) {
+        debug_assert!(
+            trie.leaves.iter().all(|l| l.is_null()),
+            "rectangle mode ends on a region whose trie is still empty"
+        );
         let mut s = self.all;
         while !s.is_null() {
             // SAFETY: rectangle states live in the owner's region (see `access`).
@@ -250,7 +272,7 @@ impl<D> RectMode<D> {
         let mut e = slot.entries;
         let mut met = false;
         while !e.is_null() {
-            // SAFETY: entries live in the owner's region (see `Table::access`).
+            // SAFETY: entries live in the owner's region (see `Trie::access`).
             let en = unsafe { &*e };
             if en.lo < h && lo < en.hi {
                 let owner = en.writer.cast_mut();
@@ -610,7 +632,7 @@ mod tests {
         // As the data-flow spawn path drives them: rectangle mode while it takes the
         // accesses, then the trie.
         let mut trie: Trie<u8> = Trie::new(256, block);
-        let mut rects: Option<RectMode<u8>> = exact.then(|| RectMode::new(256, block));
+        let mut rects: Option<RectMode<u8>> = exact.then(|| RectMode::new(256));
         let ids = vec![0u8; tasks.len()];
         let base = ids.as_ptr();
         let found = tasks
@@ -713,9 +735,6 @@ mod tests {
         assert_eq!(e[5], [3]);
         // A rectangle whose rows overlap each other goes row by row too.
         let (_, rect_mode) = rect_edges(&[vec![(0, 8, 2, 4, true)]], (true, 8));
-        assert!(!rect_mode);
-        // Block mode never uses rectangles.
-        let (_, rect_mode) = rect_edges(&[vec![tile(0, 0, true)]], (false, 8));
         assert!(!rect_mode);
     }
 

@@ -91,8 +91,10 @@
 //!
 //! # Design note
 //!
-//! - **Descriptors and regions.** Each running task (and each root scope) has a *frame* on
-//!   the stack of the thread that runs it, holding its look-up table and two
+//! - **Descriptors and regions.** Each running task that spawns (and each root scope) has a
+//!   *frame* on the stack of the thread that runs it, made at the first use of its
+//!   [`Scope`] (a leaf task, which never uses it, makes, waits on and frees nothing),
+//!   holding its look-up table and two
 //!   [regions](crate::mem::region::Region): one for its children's descriptors, closures and
 //!   notify-list nodes, which the threads that run and complete the children touch too, and
 //!   one for the table's leaves, entries and reader lists, which only the frame's thread
@@ -102,13 +104,17 @@
 //!   child's last access to it is the decrement of its `children` counter), and then frees
 //!   both regions in one go. [`Scope::sync`] frees them early, once the children so far are
 //!   done.
-//! - **Dependences.** At a spawn the parent finds, in its look-up table ([`lut`]), the earlier
+//! - **Dependences.** At a spawn the parent finds, in its look-up table, the earlier
 //!   siblings the new task must wait for, pushes a node for the new task onto each one's
 //!   notify list (a push that finds the list closed means that sibling is done: no edge),
-//!   and arms the new task's counter with the number of edges. Whoever brings the counter to
+//!   and arms the new task's counter with the number of edges. In exact mode, while a
+//!   region's accesses are whole rectangles (tiles, several rows apart) each equal to an
+//!   earlier one or disjoint from all, the table keeps one state per rectangle, found by its
+//!   first row, instead of one entry per row; the first partial overlap or one-row access
+//!   turns it into per-row entries with the same state. Whoever brings the counter to
 //!   zero — the arm itself, or the last predecessor to complete — queues the task on its own
-//!   worker. See [`notify`] for why no notification is lost or doubled; the loom models there
-//!   cover a spawn racing a completion and two predecessors completing at once.
+//!   worker. The docs of the source's `notify` module say why no notification is lost or
+//!   doubled (also `docs/dataflow.md` in the repository); the loom models there cover a spawn racing a completion and two predecessors completing at once.
 //! - **Safety.** The data handed to a task is exclusive for writes and shared for reads
 //!   because (a) regions are made from `&mut` borrows for the scope's lifetime, (b) every
 //!   access the task gets is one it declared, checked for self-overlap at the spawn, (c) the
@@ -164,7 +170,8 @@ impl Footprint {
     /// rectangle; `None` if it is empty. Zero-sized elements: the region's one byte.
     ///
     /// # Panics
-    /// If it reaches past the region (a bug in the access's constructor).
+    /// If it reaches past the region, or its byte offsets do not fit in `usize` (a bug in the
+    /// access's constructor).
     fn bytes(&self, elem: usize, bytes: usize) -> Option<Rect> {
         if self.len == 0 || self.rows == 0 {
             return None;
@@ -194,8 +201,8 @@ impl Footprint {
         })();
         assert!(
             rect.is_some(),
-            "taskpools::dataflow: an access outside its region (a bug in the access's \
-             constructor)"
+            "taskpools::dataflow: an access outside its region, or whose byte offsets \
+             overflow (a bug in the access's constructor)"
         );
         rect
     }
@@ -260,7 +267,8 @@ impl Config {
     /// Block mode with blocks of `bytes` bytes (1 to [`Config::MAX_BLOCK`]): smaller blocks
     /// cost more look-up-table slots per access, larger ones create false dependences. Each
     /// region's table starts with one pointer per 256 blocks (for 1-byte blocks over 1 GiB of
-    /// data, 32 MiB per region, again after every [`Scope::sync`]).
+    /// data, 32 MiB per region, again after every [`Scope::sync`]; in exact mode, up to twice
+    /// that while the region's accesses are whole tiles, see [`Config::exact`]).
     pub fn blocks(bytes: usize) -> Result<Config, Error> {
         if bytes == 0 || bytes > Self::MAX_BLOCK {
             return Err(Error::TooLarge {
@@ -276,7 +284,10 @@ impl Config {
 
     /// Exact mode: no false dependences, whatever the alignment and size of the accesses; the
     /// tables are indexed by blocks of `bytes` bytes, each holding the exact ranges that touch
-    /// it.
+    /// it. While a region's accesses are whole tiles (each equal to an earlier one or
+    /// disjoint from all), its table keeps one state per tile, in a second trie of the same
+    /// size made at the first tile access; the first one-row or partly overlapping access
+    /// returns it to per-row entries.
     pub fn exact(bytes: usize) -> Result<Config, Error> {
         Ok(Config {
             exact: true,
@@ -668,7 +679,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             elem,
             bytes,
             trie: Trie::new(bytes, config.block),
-            rects: config.exact.then(|| RectMode::new(bytes, config.block)),
+            rects: config.exact.then(|| RectMode::new(bytes)),
         });
         id
     }
@@ -737,7 +748,7 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// [`spawn`](Self::spawn) with a locality hint: once ready, the task goes to `place`'s
     /// shared deque (see [`places`](crate::places)). On a runtime without places, or for a
     /// place it does not have, nothing is spawned and the error says why
-    /// ([`Error::NoSuchPlace`](crate::Error::NoSuchPlace)).
+    /// ([`Error::NoSuchPlace`]).
     pub fn spawn_at<A, F>(
         &self,
         place: crate::places::PlaceId,
@@ -918,7 +929,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         let config = f.shared().config;
         for r in &mut l.regions {
             r.trie = Trie::new(r.bytes, config.block);
-            r.rects = config.exact.then(|| RectMode::new(r.bytes, config.block));
+            r.rects = config.exact.then(|| RectMode::new(r.bytes));
         }
         l.arena.reset();
         l.table_arena.reset();
@@ -1093,5 +1104,109 @@ where
     match (r, child_panic) {
         (Ok(r), None) => Ok(r),
         (Err(payload), _) | (Ok(_), Some(payload)) => Err(TaskPanic { payload, cancelled }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether each region of the scope's frame is still in rectangle mode.
+    fn rect_modes(df: &Scope<'_, '_>) -> Vec<bool> {
+        // SAFETY (test): the frame's thread, and no other reference into its local state.
+        let l = unsafe { df.frame().local() };
+        l.regions.iter().map(|r| r.rects.is_some()).collect()
+    }
+
+    /// The spawn path takes tile accesses of an exact table in rectangle mode, leaves it at
+    /// the first one-row access, and starts it again after a sync; block tables never use it.
+    #[test]
+    fn exact_spawns_use_rectangle_mode_until_a_row_access() {
+        let mut data = vec![0u32; 16 * 16];
+        let mut other = vec![0u32; 64];
+        scope_with(Config::exact(64).unwrap(), |df| {
+            let r = df.region(&mut data[..]);
+            let m = r.matrix(16, 16);
+            let s = df.region(&mut other[..]);
+            df.spawn((m.tile(0, 0, 4).inout(),), |_, (mut t,)| {
+                t.row_mut(0)[0] += 1
+            });
+            df.spawn(
+                (m.tile(0, 0, 4).read(), m.tile(1, 0, 4).inout()),
+                |_, (a, mut b)| {
+                    b.row_mut(0)[0] += a.row(0)[0];
+                },
+            );
+            assert_eq!(rect_modes(df), [true, true]);
+            // A whole slice is one row: that region leaves, the other stays.
+            df.spawn((s.all().inout(),), |_, (o,)| o[0] += 1);
+            assert_eq!(rect_modes(df), [true, false]);
+            // One row of the matrix ends it there too.
+            df.spawn((m.sub(3, 0, 1, 16).read(),), |_, _| {});
+            assert_eq!(rect_modes(df), [false, false]);
+            df.sync();
+            assert_eq!(rect_modes(df), [true, true]);
+            df.spawn((m.tile(1, 1, 4).inout(),), |_, (mut t,)| {
+                t.row_mut(3)[3] = 7
+            });
+            assert_eq!(rect_modes(df), [true, true]);
+        });
+        assert_eq!((data[0], data[4 * 16], data[7 * 16 + 7]), (1, 1, 7));
+        assert_eq!(other[0], 1);
+        let mut data = vec![0u32; 16 * 16];
+        scope_with(Config::blocks(64).unwrap(), |df| {
+            let m = df.region(&mut data[..]).matrix(16, 16);
+            df.spawn((m.tile(0, 0, 4).inout(),), |_, _| {});
+            assert_eq!(rect_modes(df), [false]);
+        });
+    }
+
+    fn fp(start: usize, len: usize, rows: usize, ld: usize) -> Footprint {
+        Footprint {
+            frame: ptr::null(),
+            region: 0,
+            start,
+            len,
+            ld,
+            rows,
+            write: false,
+        }
+    }
+
+    #[test]
+    fn footprint_bytes_are_the_rectangle_or_none() {
+        let r = |lo, len, rows, stride| {
+            Some(Rect {
+                lo,
+                len,
+                rows,
+                stride,
+            })
+        };
+        // 4-byte elements, a region of 100 elements.
+        assert_eq!(fp(2, 3, 4, 10).bytes(4, 400), r(8, 12, 4, 40));
+        // One row: no stride.
+        assert_eq!(fp(2, 3, 1, 10).bytes(4, 400), r(8, 12, 1, 0));
+        // Up to the region's last byte, exactly.
+        assert_eq!(fp(90, 10, 1, 0).bytes(4, 400), r(360, 40, 1, 0));
+        assert_eq!(fp(0, 10, 10, 10).bytes(4, 400), r(0, 40, 10, 40));
+        // Empty.
+        assert_eq!(fp(5, 0, 3, 10).bytes(4, 400), None);
+        assert_eq!(fp(5, 3, 0, 10).bytes(4, 400), None);
+        // Zero-sized elements: the region's one byte, whatever the indices.
+        assert_eq!(fp(usize::MAX - 1, 7, 9, 3).bytes(0, 0), r(0, 1, 1, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "an access outside its region")]
+    fn a_footprint_one_element_past_the_region_panics() {
+        let _ = fp(0, 10, 10, 10).bytes(4, 399);
+    }
+
+    #[test]
+    #[should_panic(expected = "an access outside its region")]
+    fn a_footprint_whose_bytes_overflow_panics() {
+        // Without checked arithmetic this would wrap to a small end inside the region.
+        let _ = fp(2, 1, 2, usize::MAX / 4 + 1).bytes(4, 400);
     }
 }

@@ -1,8 +1,9 @@
 //! Region-based allocation (seed 002 §3.4.1, after Gay and Aiken): a region is a bump
 //! allocator over fixed-size chunks; everything allocated in it is freed at once when the
-//! region is dropped. The data-flow front end gives every running task a region that holds
-//! its children's descriptors, their notify-list nodes and the task's look-up table, and drops
-//! it when the task completes.
+//! region is dropped. The data-flow front end gives every running task that spawns two
+//! regions: one for its children's descriptors, closures and notify-list nodes, one for its
+//! look-up table (which only the task's own thread touches, kept apart from what other threads
+//! write); both are dropped when the task completes.
 //!
 //! Chunks come from, and go back to, a global pool split into [`FREE_LISTS`] lists, each behind
 //! its own lock: a thread picks a list at random and *tries* to lock it, moving on to another

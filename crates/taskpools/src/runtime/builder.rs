@@ -177,8 +177,9 @@ impl RuntimeBuilder {
         Runtime::start(self)
     }
 
-    /// Builds the global runtime, the one that [`join`](crate::forkjoin::join), [`scope`](crate::forkjoin::scope), [`spawn`] and
-    /// [`current_num_threads`] use outside a worker. Fails with
+    /// Builds the global runtime, the one that [`join`](crate::forkjoin::join),
+    /// [`scope`](crate::forkjoin::scope), [`spawn`](crate::forkjoin::spawn) and
+    /// [`current_num_threads`](crate::current_num_threads) use outside a worker. Fails with
     /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
     /// exists (built here before, or created on first use); call it early in `main`.
     pub fn build_global(self) -> Result<(), crate::Error> {
