@@ -504,20 +504,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 ));
             }
             // Interleave the variants' repetitions so that drift on a shared host spreads
-            // over all of them. libgomp's threads spin for a while after a parallel region,
-            // on the cores the next variant uses: the run after an OpenMP run (the next
-            // variant's, or the next repetition's first) is preceded by an untimed run of the
-            // same variant. (No pause as in `suite`: these runs last 1-4 ms, and after a
-            // sleep the cores of this kind of host come back slowly.)
+            // over all of them. Each timed run is preceded by an untimed run of the same
+            // variant: what a run leaves behind (libgomp's threads spin for a while after a
+            // parallel region, on the cores the next variant uses; workers asleep or awake;
+            // memory in the allocators' free lists) then falls on the variant itself, not on
+            // whichever variant follows it. (No pause as in `suite`: these runs last 1-4 ms,
+            // and after a sleep the cores of this kind of host come back slowly.)
             let mut samples: Vec<Option<Vec<f64>>> = vec![Some(Vec::new()); variants.len()];
-            let mut after_openmp = false;
             for _ in 0..p.reps {
                 for (k, (name, f)) in variants.iter().enumerate() {
-                    if std::mem::take(&mut after_openmp) {
-                        let mut d = fresh();
-                        let _ = f(&mut d);
-                    }
-                    after_openmp = name.starts_with("openmp");
+                    let mut d = fresh();
+                    let _ = f(&mut d);
                     let mut d = fresh();
                     match f(&mut d) {
                         Some(secs) => {
