@@ -738,18 +738,23 @@ mod tests {
         assert!(!rect_mode);
     }
 
+    /// A xorshift generator from `seed` (not 0): each call a number below `n`.
+    fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
+        let mut x = seed;
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        }
+    }
+
     /// Random tasks of one to three rectangle accesses over a 16 × 16-byte matrix, most of
     /// them tiles of a 4 × 4 grid (so that rectangle mode lasts a while), some arbitrary:
     /// every conflicting pair is ordered, and in exact mode every edge is a true conflict.
     #[test]
     fn random_rectangles_leave_no_conflict_unordered() {
-        let mut x: u64 = 0x0dd_ba11_cafe_f00d;
-        let mut rnd = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rnd = xorshift(0x0dd_ba11_cafe_f00d);
         let (mut left_rect_mode, mut stayed) = (0, 0);
         for _ in 0..20_000 {
             let exact = rnd(4) != 0;
@@ -826,13 +831,7 @@ mod tests {
     /// no edge points at the task itself or at a later one.
     #[test]
     fn random_accesses_leave_no_conflict_unordered() {
-        let mut x: u64 = 0x1234_5678_9abc_def1;
-        let mut rnd = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rnd = xorshift(0x1234_5678_9abc_def1);
         for _ in 0..40_000 {
             let exact = rnd(2) == 0;
             let block = [4usize, 8, 64][rnd(3)];
