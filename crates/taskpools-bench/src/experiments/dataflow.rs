@@ -421,8 +421,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let t = &build(g, p.tasks, p.width);
         let preds = preds_per_task(t);
         let accesses = 1 + t.nreads.first().copied().unwrap_or(0) as usize;
-        let fresh = || vec![0u64; t.blocks * STRIDE];
-        let mut expected = fresh();
+        // One data buffer for every run of every variant, zeroed (and so its pages touched)
+        // before each run outside the timing: a buffer allocated per run came from glibc's
+        // mmap with untouched pages (a page fault per 512 words inside the timed run), at an
+        // address that depended on what the previous run had freed.
+        let mut d = vec![0u64; t.blocks * STRIDE];
+        let mut expected = d.clone();
         pin_to(0);
         sequential(t, &mut expected);
         let mut record = |variant: &str, threads: usize, samples: Option<Vec<f64>>| {
@@ -458,7 +462,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         // Sequential.
         let mut s = Vec::new();
         for _ in 0..p.reps {
-            let mut d = fresh();
+            d.fill(0);
             let t0 = Instant::now();
             sequential(t, &mut d);
             s.push(t0.elapsed().as_secs_f64());
@@ -513,9 +517,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             let mut samples: Vec<Option<Vec<f64>>> = vec![Some(Vec::new()); variants.len()];
             for _ in 0..p.reps {
                 for (k, (name, f)) in variants.iter().enumerate() {
-                    let mut d = fresh();
+                    d.fill(0);
                     let _ = f(&mut d);
-                    let mut d = fresh();
+                    d.fill(0);
                     match f(&mut d) {
                         Some(secs) => {
                             check(&d, name)?;
@@ -543,7 +547,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 .chain(rows)
                 {
                     let config = config?;
-                    let mut d = fresh();
+                    d.fill(0);
                     let _ = trt.take_trace()?;
                     trt.install(|| dataflow_run(t, &mut d, config, w));
                     check(&d, name)?;
