@@ -364,3 +364,54 @@ fn dropping_the_last_runtime_handle_on_its_own_worker_returns() {
         }
     });
 }
+
+/// Two spawned tasks that wait for each other (a barrier of two), started while the runtime's
+/// other worker sleeps: the spawning worker runs one of them and blocks, so the other, queued
+/// behind it on that worker's deque, runs only if a spawn woke the sleeper (a lost wake-up
+/// hangs here and fails at the deadline). Fork-join and data-flow spawns, on both pools.
+#[test]
+fn spawns_wake_a_sleeping_worker_that_a_blocked_task_needs() {
+    for pool in [Pool::PrivateDeque, Pool::ChaseLev] {
+        within("two spawns that wait for each other", move || {
+            let rt = rt(pool, 2);
+            for round in 0..60 {
+                // Long enough for the idle worker to fall asleep (it spins and yields first),
+                // and, every other round, barely so.
+                std::thread::sleep(Duration::from_millis(if round % 2 == 0 { 8 } else { 1 }));
+                let b = std::sync::Barrier::new(2);
+                let b = &b;
+                if round % 3 == 2 {
+                    let (mut x, mut y) = (0u32, 0u32);
+                    rt.install(|| {
+                        taskpools::dataflow::scope(|df| {
+                            let (rx, ry) = (
+                                df.region(std::slice::from_mut(&mut x)),
+                                df.region(std::slice::from_mut(&mut y)),
+                            );
+                            df.spawn(rx.all().inout(), move |_, x| {
+                                b.wait();
+                                x[0] += 1;
+                            });
+                            df.spawn(ry.all().inout(), move |_, y| {
+                                b.wait();
+                                y[0] += 1;
+                            });
+                        })
+                    });
+                    assert_eq!((x, y), (1, 1));
+                } else {
+                    rt.install(|| {
+                        forkjoin::scope(|s| {
+                            s.spawn(move |_| {
+                                b.wait();
+                            });
+                            s.spawn(move |_| {
+                                b.wait();
+                            });
+                        })
+                    });
+                }
+            }
+        });
+    }
+}

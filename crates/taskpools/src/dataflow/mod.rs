@@ -101,7 +101,8 @@
 //!   touches (kept apart so that the spawning thread's table never shares a cache line with
 //!   what other threads write or read). Only that thread spawns the task's children, so
 //!   neither region needs a lock. The frame lives until every child has completed (each
-//!   child's last access to it is the decrement of its `children` counter), and then frees
+//!   child's last access to it is the increment of its `completed` counter, which the
+//!   frame's thread compares with the spawns it counted itself), and then frees
 //!   both regions in one go. [`Scope::sync`] frees them early, once the children so far are
 //!   done.
 //! - **Dependences.** At a spawn the parent finds, in its look-up table, the earlier
@@ -360,6 +361,12 @@ struct FrameLocal {
     table_arena: Arena,
     regions: Vec<RegionInfo>,
     scratch: Vec<Footprint>,
+    /// Children spawned so far (the frame's own count; `Frame::completed` counts their
+    /// completions).
+    spawned: usize,
+    /// A value of `Frame::completed` read earlier: `spawned - seen` bounds the outstanding
+    /// children from above without reading the line the children write.
+    seen: usize,
 }
 
 /// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
@@ -376,10 +383,11 @@ impl<T> std::ops::Deref for Line<T> {
 /// A running task's (or root scope's) bookkeeping for its children (see the design note).
 #[repr(C)]
 struct Frame {
-    /// Children spawned and not yet completed: the one field the children's threads write,
-    /// alone on its cache line, so that their decrements do not take from the spawning thread
-    /// the line with the fields it reads at every spawn.
-    children: Line<AtomicUsize>,
+    /// Children completed so far: the one field the children's threads write, alone on its
+    /// cache line. The spawning thread counts its spawns in its local state and reads this
+    /// line only to wait and, now and then, to throttle, so a child's completion and the
+    /// next spawn do not pass the line back and forth.
+    completed: Line<AtomicUsize>,
     /// The scope's runtime (kept alive by the root's worker, which holds an `Arc` of it for
     /// longer than any frame of the scope lives).
     registry: *const Registry,
@@ -400,7 +408,7 @@ impl Frame {
             registry,
             shared,
             trace_id,
-            children: Line(AtomicUsize::new(0)),
+            completed: Line(AtomicUsize::new(0)),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
             local: UnsafeCell::new(FrameLocal {
@@ -408,6 +416,8 @@ impl Frame {
                 table_arena: Arena::new(),
                 regions: Vec::new(),
                 scratch: Vec::new(),
+                spawned: 0,
+                seen: 0,
             }),
         }
     }
@@ -439,7 +449,7 @@ impl Frame {
         self.panicked.store(true, Ordering::Relaxed);
     }
 
-    /// The first panic kept, once every child has completed (their `children` decrements,
+    /// The first panic kept, once every child has completed (their `completed` increments,
     /// which the caller has seen with Acquire, come after their `keep_panic`).
     fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
         if self.panicked.load(Ordering::Relaxed) {
@@ -453,7 +463,7 @@ impl Frame {
     /// left: the critical path leaves the wait out of the task's own work).
     #[cold]
     fn note_wait(&self, t: &TraceBuf) {
-        if self.trace_id != 0 && self.children.load(Ordering::Relaxed) > 0 {
+        if self.trace_id != 0 && self.completed.load(Ordering::Relaxed) != self.spawned() {
             t.note(EventKind::Wait {
                 task: self.trace_id,
             });
@@ -462,7 +472,15 @@ impl Frame {
 
     /// Waits (running other work) until every child so far has completed.
     fn wait_children(&self, w: &WorkerThread) {
-        w.wait_until(|| self.children.load(Ordering::Acquire) == 0);
+        let spawned = self.spawned();
+        w.wait_until(|| self.completed.load(Ordering::Acquire) == spawned);
+    }
+
+    /// The children spawned so far (the frame's own thread only).
+    fn spawned(&self) -> usize {
+        // SAFETY: called by the frame's own thread (waits and trace notes), with no other
+        // reference to the local state alive.
+        unsafe { self.local() }.spawned
     }
 }
 
@@ -507,8 +525,10 @@ impl LazyFrame {
 
 /// A task descriptor (seed 002 §2): the job the runtime runs, the dependence counter, the
 /// notify list, and the type-erased closure with its declared accesses. Lives in the parent's
-/// region until the parent completes.
-#[repr(C)]
+/// region until the parent completes. Aligned to a cache line, and so a whole number of
+/// lines: the thread that completes a task writes its notify list while the spawning thread
+/// writes the next task's closure and descriptor just after it in the region.
+#[repr(C, align(64))]
 struct TaskDesc {
     header: JobHeader,
     deps: DepCounter,
@@ -643,7 +663,7 @@ unsafe fn run_task(h: *const JobHeader) {
         })
     };
     // The last access to the parent's frame and region (this descriptor included).
-    parent.children.fetch_sub(1, Ordering::Release);
+    parent.completed.fetch_add(1, Ordering::Release);
 }
 
 /// A data-flow scope: hand it data with [`region`](Scope::region), spawn tasks on parts of
@@ -874,11 +894,15 @@ impl<'s, 'e> Scope<'s, 'e> {
         // descriptors before any runs: it runs the new task at once if it is ready, else one
         // queued job. `local` is not used past this point: what runs here may be a child of
         // this frame (which never touches `local`) or any other work.
-        let throttled = frame.children.load(Ordering::Relaxed)
-            >= THROTTLE_PER_THREAD * frame.registry().threads;
+        let limit = THROTTLE_PER_THREAD * frame.registry().threads;
+        let mut throttled = local.spawned.wrapping_sub(local.seen) >= limit;
+        if throttled {
+            local.seen = frame.completed.load(Ordering::Relaxed);
+            throttled = local.spawned.wrapping_sub(local.seen) >= limit;
+        }
         // Counted from here on: nothing below can panic before the task is armed, so a
         // counted child always runs (or is cancelled) and completes.
-        frame.children.fetch_add(1, Ordering::Relaxed);
+        local.spawned = local.spawned.wrapping_add(1);
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
             if throttled && place == NO_PLACE {
@@ -959,8 +983,9 @@ fn add_edge(
     if p.last_succ.get() == desc {
         return;
     }
-    p.last_succ.set(desc);
     if let Some(t) = tr {
+        // Traced: one `Dep` event per pair, completed predecessors included.
+        p.last_succ.set(desc);
         if p.trace_id != 0 {
             t.note(EventKind::Dep {
                 from: p.trace_id,
@@ -968,9 +993,13 @@ fn add_edge(
             });
         }
     }
+    // A completed predecessor is only read: its line stays shared with the thread that
+    // completed it, where a write (`last_succ`) would take it over. A second edge to it
+    // reads the same closed state again.
     let outcome = match p.notify.closed_state() {
         Some(closed) => closed,
         None => {
+            p.last_succ.set(desc);
             let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
             // SAFETY: the node lives in this frame's region, which
             // outlives every sibling's completion.

@@ -51,7 +51,17 @@
 //! `MaybeUninit<T>` with a volatile read and discards it without ever treating it as a `T`.
 //! This is the same benign race that every Chase–Lev implementation in Rust has. The slots are
 //! `crate::sync::UnsafeCell`s, so the loom models check every other slot access against the
-//! happens-before order (the models are too small for a wrap-around overwrite).
+//! happens-before order; one model reuses a stolen slot after wrap-around, with the CAS won.
+//!
+//! # Pushes that do not read `top`
+//!
+//! [`Worker::push_quiet`] checks the capacity against `top_seen`, the owner's last `Acquire`
+//! reading of `top` in a push. `top` only grows, so `bottom - top_seen` bounds the length from
+//! above and a slot that this check lets the owner write lies outside `[top, bottom)`; and any
+//! slot reused after wrap-around lies below `top_seen`, so the thief that took it did its CAS
+//! before that reading, which synchronized with the CAS, and its read of the slot happens
+//! before the owner's write. A push then touches no line a thief writes, unless the buffer
+//! looks full.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -200,6 +210,8 @@ pub(crate) enum Mutation {
     RelaxedBufferLoad,
     /// The owner frees a retired buffer at once, without checking for readers.
     EagerFree,
+    /// `push_quiet`'s reading of `top` made Relaxed.
+    RelaxedTopSeen,
 }
 
 struct Inner<T> {
@@ -285,6 +297,10 @@ pub struct Worker<T> {
     buffer: Cell<*mut Buffer<T>>,
     /// Whether `inner.retired` is non-empty (spares the empty pop a lock).
     has_retired: Cell<bool>,
+    /// A value of `top` that the owner read with Acquire in a push, no larger than `top` now
+    /// (`top` only grows): [`push_quiet`](Self::push_quiet) checks the capacity against it
+    /// and reads `top` itself only when the buffer looks full.
+    top_seen: Cell<isize>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -351,6 +367,7 @@ fn deque_inner<T>(capacity: usize, #[cfg(loom)] mutation: Mutation) -> (Worker<T
             inner,
             buffer: Cell::new(buf),
             has_retired: Cell::new(false),
+            top_seen: Cell::new(0),
             _not_sync: PhantomData,
         },
         stealer,
@@ -399,6 +416,7 @@ impl<T> Worker<T> {
     pub fn push(&self, value: T) -> bool {
         let b = self.inner.bottom.load(Ordering::Relaxed);
         let t = self.inner.top.load(Ordering::Acquire);
+        self.top_seen.set(t);
         let mut buf = self.buffer.get();
         // SAFETY: the owner's buffer is live.
         if b - t >= unsafe { (*buf).cap() } as isize {
@@ -409,6 +427,41 @@ impl<T> Worker<T> {
         unsafe { (*buf).write(b, MaybeUninit::new(value)) };
         self.publish(b + 1);
         b - t <= 0
+    }
+
+    /// [`push`](Self::push) without the report: the capacity is checked against an earlier
+    /// reading of `top`, so that a push into a deque that thieves take from does not wait for
+    /// the line they last wrote. `top` is read (and the reading kept) only when that check
+    /// finds the buffer full.
+    ///
+    /// # Panics
+    /// As [`push`](Self::push).
+    #[inline]
+    pub fn push_quiet(&self, value: T) {
+        let b = self.inner.bottom.load(Ordering::Relaxed);
+        let mut buf = self.buffer.get();
+        // SAFETY: the owner's buffer is live.
+        let cap = unsafe { (*buf).cap() } as isize;
+        if b - self.top_seen.get() >= cap {
+            #[cfg(loom)]
+            let order = if self.inner.mutated(Mutation::RelaxedTopSeen) {
+                Ordering::Relaxed
+            } else {
+                Ordering::Acquire
+            };
+            #[cfg(not(loom))]
+            let order = Ordering::Acquire;
+            let t = self.inner.top.load(order);
+            self.top_seen.set(t);
+            if b - t >= cap {
+                buf = self.grow(b, t);
+            }
+        }
+        // SAFETY: slot `b` is outside [top, bottom) (`top_seen` ≤ `top`, so `b - top` is
+        // below the capacity too), and the Acquire load that read `top_seen` ordered every
+        // thief's read of a slot below it before this write.
+        unsafe { (*buf).write(b, MaybeUninit::new(value)) };
+        self.publish(b + 1);
     }
 
     /// Pushes at the bottom without growing: gives the value back if the buffer is full
@@ -800,6 +853,48 @@ mod loom_tests {
     #[should_panic(expected = "Causality violation")]
     fn loom_finds_the_unpublished_slot_with_a_relaxed_bottom_load() {
         push_races_a_steal(Mutation::RelaxedBottomLoad);
+    }
+
+    /// `push_quiet` checks the capacity against an old reading of `top`: with two elements in
+    /// a buffer of two, the third push reads `top` afresh, and if the thief took the first
+    /// element, reuses its slot (else grows). The Acquire reading orders the thief's read of
+    /// the slot before the owner's write to it.
+    fn quiet_push_reuses_a_stolen_slot(m: Mutation) {
+        bounded(3).check(move || {
+            let (w, s) = deque_with_mutation::<u32>(2, m);
+            w.push_quiet(1);
+            w.push_quiet(2);
+            // Relaxed on both sides: the flag only lets the owner wait for the steal; it
+            // orders nothing, so that the slot's reuse is ordered by `top` alone.
+            let stolen = Arc::new(AtomicUsize::new(0));
+            let flag = Arc::clone(&stolen);
+            let h = thread::spawn(move || {
+                let got = s.steal().success();
+                flag.store(1, Ordering::Relaxed);
+                got
+            });
+            while stolen.load(Ordering::Relaxed) == 0 {
+                thread::yield_now();
+            }
+            w.push_quiet(3);
+            let mut got: Vec<u32> = h.join().unwrap().into_iter().collect();
+            got.extend(std::iter::from_fn(|| w.pop()));
+            got.sort_unstable();
+            assert_eq!(got, vec![1, 2, 3]);
+        });
+    }
+
+    #[test]
+    fn loom_quiet_push_reuses_a_stolen_slot() {
+        quiet_push_reuses_a_stolen_slot(Mutation::None);
+    }
+
+    /// Twin: with a Relaxed reading of `top`, the owner's write to the reused slot is not
+    /// ordered after the thief's read of it.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_unordered_slot_reuse_with_a_relaxed_top_reading() {
+        quiet_push_reuses_a_stolen_slot(Mutation::RelaxedTopSeen);
     }
 
     /// The owner grows the buffer (capacity 2 → 4) while a thief steals, and reclaims the old

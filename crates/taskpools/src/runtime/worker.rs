@@ -195,13 +195,13 @@ impl WorkerThread {
         }
         match &self.deque {
             LocalDeque::ChaseLev(d) => {
-                d.push(job);
+                d.push_quiet(job);
                 if self.registry.threads > 1 {
                     self.registry.notify_one();
                 }
             }
             LocalDeque::Private(p) => {
-                p.spawns.push(job);
+                p.spawns.push_quiet(job);
                 p.poll();
                 // Every spawn, not only one into an empty deque: a thief that takes one wakes
                 // nobody, so with sleepers around, waking one per spawn is what spreads a
