@@ -31,12 +31,26 @@ trait Deque: Send + Sync + 'static {
     fn steal(&self) -> Option<u64>;
 }
 
-struct Cl(chase_lev::Worker<u64>, chase_lev::Stealer<u64>);
+/// A Chase–Lev deque; `quiet` makes every other push a `push_quiet` (capacity checked
+/// against the owner's last reading of `top`), so that both kinds wrap around, reuse stolen
+/// slots and grow while thieves steal.
+struct Cl(
+    chase_lev::Worker<u64>,
+    chase_lev::Stealer<u64>,
+    bool,
+    std::cell::Cell<u64>,
+);
 // The owner half is only used by the owner thread in `stress` (the test's protocol).
 unsafe impl Sync for Cl {}
 impl Deque for Cl {
     fn push(&self, v: u64) -> Result<(), u64> {
-        self.0.push(v);
+        let k = self.3.get();
+        self.3.set(k + 1);
+        if self.2 && k % 2 == 0 {
+            self.0.push_quiet(v);
+        } else {
+            self.0.push(v);
+        }
         Ok(())
     }
     fn pop(&self) -> Option<u64> {
@@ -153,7 +167,13 @@ fn stress<D: Deque>(d: D) {
 #[test]
 fn chase_lev_every_element_exactly_once_with_growth() {
     let (w, s) = chase_lev::deque::<u64>(2);
-    stress(Cl(w, s));
+    stress(Cl(w, s, false, Default::default()));
+}
+
+#[test]
+fn chase_lev_quiet_pushes_every_element_exactly_once_with_growth() {
+    let (w, s) = chase_lev::deque::<u64>(2);
+    stress(Cl(w, s, true, Default::default()));
 }
 
 #[test]
@@ -202,7 +222,12 @@ fn chase_lev_steal_half_every_element_exactly_once() {
             });
         }
         for i in 0..n {
-            w.push(i);
+            // Both kinds of push (see `Cl`).
+            if i % 2 == 0 {
+                w.push_quiet(i);
+            } else {
+                w.push(i);
+            }
             if i % 4 == 3 {
                 if let Some(v) = w.pop() {
                     assert_eq!(seen[v as usize].fetch_add(1, Ordering::Relaxed), 0);

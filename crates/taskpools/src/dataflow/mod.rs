@@ -463,7 +463,9 @@ impl Frame {
     /// left: the critical path leaves the wait out of the task's own work).
     #[cold]
     fn note_wait(&self, t: &TraceBuf) {
-        if self.trace_id != 0 && self.completed.load(Ordering::Relaxed) != self.spawned() {
+        // SAFETY: called by the frame's thread (its task or scope, about to wait).
+        if self.trace_id != 0 && self.completed.load(Ordering::Relaxed) != unsafe { self.spawned() }
+        {
             t.note(EventKind::Wait {
                 task: self.trace_id,
             });
@@ -472,15 +474,19 @@ impl Frame {
 
     /// Waits (running other work) until every child so far has completed.
     fn wait_children(&self, w: &WorkerThread) {
-        let spawned = self.spawned();
+        // SAFETY: a frame's waits run on its own thread (its task's end, `sync`, the root).
+        let spawned = unsafe { self.spawned() };
         w.wait_until(|| self.completed.load(Ordering::Acquire) == spawned);
     }
 
-    /// The children spawned so far (the frame's own thread only).
-    fn spawned(&self) -> usize {
-        // SAFETY: called by the frame's own thread (waits and trace notes), with no other
-        // reference to the local state alive.
-        unsafe { self.local() }.spawned
+    /// The children spawned so far.
+    ///
+    /// # Safety
+    /// Only the frame's own thread (the one that spawns), as for [`local`](Self::local).
+    unsafe fn spawned(&self) -> usize {
+        // SAFETY: per the contract, the only thread that writes the local state; a read
+        // through the raw pointer creates no reference that could overlap another.
+        unsafe { (*self.local.get()).spawned }
     }
 }
 
@@ -537,8 +543,11 @@ struct TaskDesc {
     cancelled: AtomicBool,
     /// The place hint (`NO_PLACE`: none); in the padding after `cancelled`.
     place: u32,
-    /// The last sibling that registered an edge to this task (parent's thread only): skips
-    /// duplicate edges from a footprint that meets this task in several blocks.
+    /// The last sibling whose node was pushed on this task's notify list, or that registered
+    /// any edge to it while tracing (parent's thread only): skips duplicate pushes from a
+    /// footprint that meets this task in several blocks. An edge to a completed task leaves
+    /// it alone and reads the closed list again, which gives the same answer (the check only
+    /// saves work: a duplicate node would fire once and balance its own count).
     last_succ: Cell<*const TaskDesc>,
     parent: *const Frame,
     /// The task's id in the schedule trace (0: the spawning worker does not trace).
@@ -892,8 +901,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
         // descriptors before any runs: it runs the new task at once if it is ready, else one
-        // queued job. `local` is not used past this point: what runs here may be a child of
-        // this frame (which never touches `local`) or any other work.
+        // queued job.
         let limit = THROTTLE_PER_THREAD * frame.registry().threads;
         let mut throttled = local.spawned.wrapping_sub(local.seen) >= limit;
         if throttled {
@@ -903,6 +911,8 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Counted from here on: nothing below can panic before the task is armed, so a
         // counted child always runs (or is cancelled) and completes.
         local.spawned = local.spawned.wrapping_add(1);
+        // `local` is not used past this point: what runs below may be a child of this frame
+        // (which never touches `local`) or any other work.
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
             if throttled && place == NO_PLACE {
@@ -966,7 +976,7 @@ impl<'s, 'e> Scope<'s, 'e> {
     }
 }
 
-/// Registers the new task `desc` as a successor of its sibling `pred` (once per pair): pushes
+/// Registers the new task `desc` as a successor of its sibling `pred` (one node per pair): pushes
 /// it on `pred`'s notify list, counting the edge in `found` unless `pred` has completed, and
 /// cancelling `desc` if `pred` failed.
 #[inline(always)]

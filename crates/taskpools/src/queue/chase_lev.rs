@@ -56,11 +56,14 @@
 //! # Pushes that do not read `top`
 //!
 //! [`Worker::push_quiet`] checks the capacity against `top_seen`, the owner's last `Acquire`
-//! reading of `top` in a push. `top` only grows, so `bottom - top_seen` bounds the length from
-//! above and a slot that this check lets the owner write lies outside `[top, bottom)`; and any
-//! slot reused after wrap-around lies below `top_seen`, so the thief that took it did its CAS
-//! before that reading, which synchronized with the CAS, and its read of the slot happens
-//! before the owner's write. A push then touches no line a thief writes, unless the buffer
+//! reading of `top` in a push. `top` only grows (every write of it is a CAS from `t` to
+//! `t + 1`), so `bottom - top_seen` bounds the length from above and a slot that this check
+//! lets the owner write lies outside `[top, bottom)`. A slot reused after wrap-around held
+//! the element of an index below `top_seen`: the thief (or owner pop) that took it did its
+//! CAS before that reading, which is in the release sequence of that CAS (all writes of
+//! `top` are read-modify-writes), so the successful thief's read of the slot happens before
+//! the owner's write. (A thief whose CAS fails may still be reading the slot: the benign
+//! racy read above.) A push then touches no line a thief writes, unless the buffer
 //! looks full.
 
 use std::cell::Cell;
@@ -458,8 +461,9 @@ impl<T> Worker<T> {
             }
         }
         // SAFETY: slot `b` is outside [top, bottom) (`top_seen` ≤ `top`, so `b - top` is
-        // below the capacity too), and the Acquire load that read `top_seen` ordered every
-        // thief's read of a slot below it before this write.
+        // below the capacity too); the index that last used this slot is below `top_seen`,
+        // and the Acquire reading of `top_seen` (in the release sequence of the CAS that took
+        // that index) orders the successful taker's read of the slot before this write.
         unsafe { (*buf).write(b, MaybeUninit::new(value)) };
         self.publish(b + 1);
     }
@@ -470,6 +474,7 @@ impl<T> Worker<T> {
     pub fn try_push(&self, value: T) -> Result<(), T> {
         let b = self.inner.bottom.load(Ordering::Relaxed);
         let t = self.inner.top.load(Ordering::Acquire);
+        self.top_seen.set(t);
         let buf = self.buffer.get();
         // SAFETY: the owner's buffer is live.
         if b - t >= unsafe { (*buf).cap() } as isize {
