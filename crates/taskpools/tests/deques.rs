@@ -31,9 +31,9 @@ trait Deque: Send + Sync + 'static {
     fn steal(&self) -> Option<u64>;
 }
 
-/// A Chase–Lev deque; the flag (third field) makes every other push a `push_quiet` (capacity checked
-/// against the owner's last reading of `top`), so that both kinds wrap around, reuse stolen
-/// slots and grow while thieves steal.
+/// A Chase–Lev deque; the flag (third field) makes every other push a `push_quiet`
+/// (capacity checked against the owner's last reading of `top`), so that both kinds wrap
+/// around, reuse stolen slots and grow while thieves steal.
 struct Cl(
     chase_lev::Worker<u64>,
     chase_lev::Stealer<u64>,
