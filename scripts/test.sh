@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
-#   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. the fork-join
-#   and deque tests again with debug assertions (they check the frame stack's LIFO invariant),
-#   4. loom models, 5. AddressSanitizer (nightly toolchain) on the deque, pool, ownership and
-#   fork-join tests and valgrind memcheck on the deque, pool and ownership tests, each skipped
-#   with a printed note where the tool is missing.
+#   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. loom models,
+#   4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership and fork-join tests,
+#   a debug build, so debug assertions on too (they check the frame stack's LIFO invariant;
+#   without nightly those tests run again in a plain debug build instead), 5. valgrind
+#   memcheck on the deque, pool and ownership tests, each skipped with a printed note where
+#   the tool is missing, 6. the distributed phase's tests where Open MPI is installed.
+# Every release build shares target/ with the same features for the dependencies (the
+# workspace's), so that no step rebuilds what an earlier one built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace --release
-cargo test -p taskpools --lib --test forkjoin --test deques --test phase_runtime
 # loom explores every interleaving up to LOOM_MAX_PREEMPTIONS preemptions per execution;
 # a separate target dir keeps the --cfg loom build from invalidating the normal one.
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
@@ -29,7 +31,9 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
     --test phase_runtime --test dataflow --test places --test trace --test local_state
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
-    "(rustup toolchain install nightly)"
+    "(rustup toolchain install nightly); the fork-join and deque tests run with debug" \
+    "assertions instead"
+  cargo test -p taskpools --lib --test forkjoin --test deques --test phase_runtime
 fi
 
 # valgrind memcheck on the release test binaries of the deques, the pools and the ownership
@@ -37,9 +41,11 @@ fi
 # turns, and TASKPOOLS_STRESS=small shrinks the stress tests' sizes (not what they check).
 if command -v valgrind >/dev/null 2>&1; then
   echo "== valgrind memcheck"
-  bins=$(cargo test --release -p taskpools --test ownership --test deques --test deque_scenarios \
-    --test pools --test dataflow --test places --test trace --no-run --message-format=json 2>/dev/null |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p')
+  # The binaries of step 2 (asking with `-p taskpools` alone would resolve the dependencies'
+  # features differently and rebuild them).
+  bins=$(cargo test --workspace --release --no-run --message-format=json 2>/dev/null |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
+    grep -E '/(ownership|deques|deque_scenarios|pools|dataflow|places|trace)-[0-9a-f]+$')
   for b in $bins; do
     echo "valgrind $(basename "$b")"
     TASKPOOLS_STRESS=small valgrind -q --fair-sched=yes --error-exitcode=99 "$b" -q
@@ -49,17 +55,16 @@ else
 fi
 
 # The distributed working phase (cargo feature `mpi`) needs a system MPI: lints, the
-# termination and search logic, and runs under mpirun with up to 4 ranks. Its own target dir
-# keeps the feature build from invalidating the normal one.
+# termination and search logic, and runs under mpirun with up to 4 ranks. Both packages are
+# named in every command, so the dependencies keep the features of step 2 and only the two
+# crates and the MPI bindings are built (the feature builds sit beside the plain ones).
 if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
   echo "== MPI: the distributed working phase"
-  export CARGO_TARGET_DIR=target/mpi
-  cargo clippy -p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi \
-    --all-targets -- -D warnings
-  cargo test --release -p taskpools --features mpi --lib distributed
-  cargo test --release -p taskpools --features mpi --doc distributed
-  cargo test --release -p taskpools-bench --features mpi --test distributed
-  unset CARGO_TARGET_DIR
+  both=(-p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi)
+  cargo clippy "${both[@]}" --all-targets -- -D warnings
+  cargo test --release "${both[@]}" --lib distributed
+  cargo test --release "${both[@]}" --doc distributed
+  cargo test --release "${both[@]}" --test distributed
 else
   echo "note: MPI tests skipped: no MPI installed" \
     "(apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
