@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
 #   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. loom models,
-#   4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership and fork-join tests,
-#   a debug build, so debug assertions on too (they check the frame stack's LIFO invariant;
-#   without nightly those tests run again in a plain debug build instead), 5. valgrind
-#   memcheck on the deque, pool and ownership tests, each skipped with a printed note where
-#   the tool is missing, 6. the distributed phase's tests where Open MPI is installed.
-# Every release build shares target/ with the same features for the dependencies (the
-# workspace's), so that no step rebuilds what an earlier one built.
+#   4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
+#   data-flow and places tests, a debug build, so debug assertions on too (they check the
+#   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests
+#   run again in a plain debug build instead), 5. valgrind memcheck on the release binaries of
+#   the deque, pool, ownership, data-flow, places and trace tests, 4 and 5 each skipped with a
+#   printed note where the tool is missing, 6. the distributed phase's tests where Open MPI
+#   is installed. No step rebuilds in release what an earlier one built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,10 +42,15 @@ fi
 if command -v valgrind >/dev/null 2>&1; then
   echo "== valgrind memcheck"
   # The binaries of step 2 (asking with `-p taskpools` alone would resolve the dependencies'
-  # features differently and rebuild them).
-  bins=$(cargo test --workspace --release --no-run --message-format=json 2>/dev/null |
+  # features differently and rebuild them), all seven or a clear failure.
+  bins=$(cargo test --workspace --release --no-run --quiet --message-format=json |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
-    grep -E '/(ownership|deques|deque_scenarios|pools|dataflow|places|trace)-[0-9a-f]+$')
+    grep -E '/(ownership|deques|deque_scenarios|pools|dataflow|places|trace)-[0-9a-f]+$' || true)
+  if [ "$(wc -w <<<"$bins")" -ne 7 ]; then
+    echo "valgrind step: expected the 7 test binaries ownership, deques, deque_scenarios," \
+      "pools, dataflow, places, trace; found: ${bins:-none}" >&2
+    exit 1
+  fi
   for b in $bins; do
     echo "valgrind $(basename "$b")"
     TASKPOOLS_STRESS=small valgrind -q --fair-sched=yes --error-exitcode=99 "$b" -q
@@ -56,8 +61,9 @@ fi
 
 # The distributed working phase (cargo feature `mpi`) needs a system MPI: lints, the
 # termination and search logic, and runs under mpirun with up to 4 ranks. Both packages are
-# named in every command, so the dependencies keep the features of step 2 and only the two
-# crates and the MPI bindings are built (the feature builds sit beside the plain ones).
+# named in every command and the builds go to target/, beside the plain ones: the
+# dependencies that the feature does not touch are reused from step 2 (the feature adds
+# features to serde and syn, so the crates above those are built again, about 2 minutes).
 if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
   echo "== MPI: the distributed working phase"
   both=(-p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi)
