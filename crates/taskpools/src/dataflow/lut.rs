@@ -26,7 +26,9 @@
 //!   waited for the entry. (An entry of exactly the write's range is not dropped but taken
 //!   over: it becomes the write's, with no readers, as a new entry would be.) A read of a range that has an entry joins its readers, so a range
 //!   read by many tasks is still one entry to look at. Unaligned and odd-sized ranges cost
-//!   nothing extra.
+//!   nothing extra. While every access to a block covers the whole block, the slot keeps
+//!   that one range's state itself, as in block mode (no entry to allocate and follow); the
+//!   first access to a part of the block moves it into an entry.
 //!
 //! - **Rectangle mode** (exact tables, a fast path for tiled programs): a multi-row access
 //!   costs one look-up per row above. While every access to a region is a rectangle (rows of
@@ -115,8 +117,9 @@ impl<D> Trie<D> {
         for b in lo / block..=(hi - 1) / block {
             let slot = self.slot(b, region);
             if exact {
-                let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
-                exact_access(slot, l, h, write, task, region, edge);
+                let whole = (b * block, (b + 1) * block);
+                let (l, h) = (lo.max(whole.0), hi.min(whole.1));
+                exact_access(slot, (l, h), whole, write, task, region, edge);
             } else {
                 block_access(slot, write, task, region, edge);
             }
@@ -379,7 +382,45 @@ fn block_access<D>(
     slot.writer = task;
 }
 
+/// An exact-mode access to bytes `[lo, hi)` inside the block `whole` of `slot`.
+///
+/// While every access to a block has covered the whole block, the slot keeps that range's
+/// state in its own `writer` and `readers`, as block mode does (same rules, one look-up
+/// less, no entry to allocate); the first access to a part of it moves that state into an
+/// entry of the whole block, and the block goes on with entries. A slot never has both.
+#[inline(always)]
 fn exact_access<D>(
+    slot: &mut Slot<D>,
+    (lo, hi): (usize, usize),
+    whole: (usize, usize),
+    write: bool,
+    task: *const D,
+    region: &mut Region,
+    edge: &mut impl FnMut(*const D),
+) {
+    if slot.entries.is_null() {
+        if (lo, hi) == whole {
+            block_access(slot, write, task, region, edge);
+            return;
+        }
+        if !slot.writer.is_null() || !slot.readers.is_null() {
+            let e = region.alloc(Entry {
+                lo: whole.0,
+                hi: whole.1,
+                writer: slot.writer,
+                readers: slot.readers,
+                next: ptr::null_mut(),
+            });
+            slot.entries = e.as_ptr();
+            slot.writer = ptr::null();
+            slot.readers = ptr::null_mut();
+        }
+    }
+    exact_entries(slot, lo, hi, write, task, region, edge);
+}
+
+/// [`exact_access`] on a block whose ranges have entries.
+fn exact_entries<D>(
     slot: &mut Slot<D>,
     lo: usize,
     hi: usize,
@@ -859,6 +900,15 @@ mod tests {
                         // SAFETY (test): as above.
                         let j = unsafe { p.offset_from(base) } as usize;
                         assert!(j < i, "an edge from task {i} to task {j}");
+                        // Exact mode: every edge is a true conflict of this access.
+                        assert!(
+                            !exact
+                                || tasks[j]
+                                    .iter()
+                                    .any(|&(c, d, w2)| lo < d && c < hi && (w || w2)),
+                            "block {block}: a false dependence of task {i} on task {j}: \
+                             {tasks:?}"
+                        );
                         dep[i][j] = true;
                     });
                 }
