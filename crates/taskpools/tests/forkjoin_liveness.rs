@@ -266,10 +266,48 @@ fn a_join_half_that_spins_on_its_sibling_finishes_on_chase_lev() {
     });
 }
 
+/// On the private pool the second half of a worker's outermost join is public: another worker
+/// takes it while the first half runs without forking (here it waits for it; a long
+/// partition before the next fork is the case this is for).
+#[test]
+fn the_outermost_join_half_is_taken_without_the_owner_on_the_private_pool() {
+    within("outermost join, spin-wait, private pool", || {
+        let r = rt(Pool::PrivateDeque, 2);
+        for _ in 0..20 {
+            let flag = AtomicBool::new(false);
+            r.join(
+                || {
+                    while !flag.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                },
+                || flag.store(true, Ordering::Release),
+            );
+            // The same in a scope's spawn, run by whichever worker takes it (one waiting at
+            // the scope's end, or the other).
+            let flag = AtomicBool::new(false);
+            r.scope(|s| {
+                s.spawn(|_| {
+                    forkjoin::join(
+                        || {
+                            while !flag.load(Ordering::Acquire) {
+                                std::hint::spin_loop();
+                            }
+                        },
+                        || flag.store(true, Ordering::Release),
+                    );
+                })
+            });
+        }
+    });
+}
+
 const CHILD: &str = "TASKPOOLS_LIVENESS_CHILD";
 
 /// The program that hangs on the private pool: a half spins on its sibling without
-/// `yield_now`. Run only as the child of the test below (it gives up after 60 s).
+/// `yield_now`, in a join inside another (the outermost join's second half is public, so a
+/// thief would take the sibling there; one join deeper it sits in the private frame stack).
+/// Run only as the child of the test below (it gives up after 60 s).
 #[test]
 fn blocked_owner_child_program() {
     if std::env::var_os(CHILD).is_none() {
@@ -280,11 +318,17 @@ fn blocked_owner_child_program() {
     let start = Instant::now();
     r.join(
         || {
-            while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60) {
-                std::hint::spin_loop();
-            }
+            forkjoin::join(
+                || {
+                    while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60)
+                    {
+                        std::hint::spin_loop();
+                    }
+                },
+                || flag.store(true, Ordering::Release),
+            )
         },
-        || flag.store(true, Ordering::Release),
+        || std::hint::black_box(0),
     );
 }
 

@@ -6,7 +6,6 @@
 use super::*;
 use crate::queue::chase_lev::Steal;
 use crate::queue::private_deque::StealRequests;
-use crate::runtime::frames::FrameStack;
 use crate::runtime::job::{JobRef, Outcome, StackJob};
 use crate::runtime::{Registry, Stealers};
 use crate::sync::{Arc, AtomicBool, Ordering};
@@ -39,12 +38,11 @@ fn join_with_a_thief(relaxed_done: bool, keep_oldest_linked: bool) {
     model(move || {
         let mut reqs = StealRequests::<JobRef>::set(2);
         let thief_req = reqs.pop().unwrap();
-        let p = PrivateFrames {
-            frames: FrameStack::new(),
-            req: reqs.pop().unwrap(),
-            spawns: crate::queue::chase_lev::deque(4).0,
-            exposed: u32::MAX,
-        };
+        let p = PrivateFrames::new(
+            crate::queue::chase_lev::deque(4).0,
+            reqs.pop().unwrap(),
+            u32::MAX,
+        );
         p.frames.broken_keep_oldest_linked.set(keep_oldest_linked);
         let outer = if relaxed_done {
             job(1).with_relaxed_done()
@@ -110,6 +108,108 @@ fn loom_join_finds_a_relaxed_done() {
 #[should_panic(expected = "Causality violation")]
 fn loom_frames_find_a_job_handed_out_twice() {
     join_with_a_thief(false, true);
+}
+
+/// A worker's outermost join puts its second half in the public spawn deque (`join_public`),
+/// above an older spawn of an enclosing scope, then a nested join queues privately. A thief
+/// takes from the spawn deque without the owner's help (twice: the spawn, then the join half),
+/// else asks. The owner finishes the inner join as `join_private` does, the outer one with the
+/// shipped `finish_public_join`, and then the spawn: every job runs exactly once, with its
+/// value, and a job the thief ran is read only after its `DONE`.
+fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_lev::Mutation) {
+    model(move || {
+        let mut reqs = StealRequests::<JobRef>::set(2);
+        let thief_req = reqs.pop().unwrap();
+        let (spawns, stealer) = crate::queue::chase_lev::deque_with_mutation(4, mutation);
+        let p = PrivateFrames::new(spawns, reqs.pop().unwrap(), 3);
+        let spawn = job(3);
+        let outer = if relaxed_done {
+            job(1).with_relaxed_done()
+        } else {
+            job(1)
+        };
+        let inner = job(2);
+
+        let thief = thread::spawn(move || {
+            let mut ran = 0;
+            while ran < 2 {
+                // As `WorkerThread::steal`: the victim's spawns first, then a request.
+                let got = match stealer.steal() {
+                    Steal::Empty => thief_req.steal_from(0, || thief_req.poll(|| None)),
+                    other => other,
+                };
+                match got {
+                    // SAFETY: a job taken from the owner is executed once, here; the owner
+                    // keeps it alive until it sees `DONE`.
+                    Steal::Success(j) => unsafe { j.execute() },
+                    Steal::Empty => break,
+                    Steal::Retry => thread::yield_now(),
+                }
+                ran += 1;
+            }
+        });
+
+        let wait = |done: &dyn Fn() -> bool| {
+            while !done() {
+                p.poll();
+                thread::yield_now();
+            }
+        };
+        // A scope's spawn, then `join_public`'s fork, then a nested `join_private`'s.
+        p.spawns.push(spawn.as_job_ref());
+        p.public_join.set(true);
+        p.exposed.set(2);
+        p.spawns.push(outer.as_job_ref());
+        p.poll();
+        p.push(inner.as_job_ref());
+        p.poll();
+        let ri = if p.take_back(inner.header()) {
+            inner.run_inline()
+        } else {
+            finish_private_join(&p, &inner, wait)
+        };
+        p.exposed.set(3);
+        p.public_join.set(false);
+        let ro = finish_public_join(&p.spawns, &outer, wait);
+        // The scope's wait for its spawn.
+        if !spawn.is_done() {
+            match p.spawns.pop() {
+                Some(j) => {
+                    assert!(j == spawn.as_job_ref(), "only the spawn is left");
+                    // SAFETY: popped from our deque, so executed once, here.
+                    unsafe { j.execute() };
+                }
+                None => wait(&|| spawn.is_done()),
+            }
+        }
+        let rs = spawn.take_outcome();
+        assert_eq!((value(ro), value(ri), value(rs)), (1, 2, 3));
+        assert!(p.frames.is_empty() && p.spawns.is_empty());
+        p.req.block(|| p.give_oldest());
+        thief.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_public_join_half_runs_once_and_a_stolen_result_is_visible() {
+    public_join_with_a_thief(false, crate::queue::chase_lev::Mutation::None);
+}
+
+/// Planted bug: the stolen public half's `DONE` stored `Relaxed`; the owner's read of its
+/// result races with the thief's write.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_public_join_finds_a_relaxed_done() {
+    public_join_with_a_thief(true, crate::queue::chase_lev::Mutation::None);
+}
+
+/// Planted bug: the spawn deque's owner fence in `pop` weakened, so the owner's pop and the
+/// thief's steal can both take the public half, which then runs twice (both take its closure:
+/// a detected race).
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_public_join_finds_a_weak_pop_fence() {
+    public_join_with_a_thief(false, crate::queue::chase_lev::Mutation::WeakOwnerFence);
 }
 
 /// Data written by spawned jobs, read by the scope's owner after it has seen every job done.

@@ -27,8 +27,12 @@
 //! the rate thieves can use it, not at every fork. A `scope`'s spawns, which are usually
 //! coarser, go to a second, public deque per worker (Chase–Lev) that other workers steal from
 //! without the owner's help, so a worker busy in a long job, or descheduled, does not hold its
-//! spawns back. Outside a worker, `join` and `install` hand the work to a worker and block
-//! until it is done.
+//! spawns back. So does the second half of a worker's outermost join (the first join it makes
+//! while nothing of its own is queued, the one with the most work under it): a thief takes it
+//! at once, instead of waiting for the owner's next fork, which may be far away (quicksort
+//! partitions the whole left half before it forks again). It counts as one of the three queued
+//! jobs. Outside a worker, `join` and `install` hand the work to a worker and block until it
+//! is done.
 //!
 //! ```
 //! use taskpools::forkjoin::{Pool, Runtime};
@@ -83,14 +87,14 @@
 //! their owner's help; with one worker, or every other one busy, it must call [`yield_now`] in
 //! its loop (which runs the spawn here). What the pools differ in is a wait for a queued join
 //! half (with the elision off, or above the first three): on [`Pool::ChaseLev`] it can be
-//! stolen without its owner's help. On the default pool a worker's queued join halves reach
-//! other workers only when the owner answers their requests — at a fork, a join, a scope's
-//! end, an `install`, or [`yield_now`] — so such a wait must call [`yield_now`] in its loop, or
-//! it may wait forever. The runtime does not hang silently then: a thief whose
+//! stolen without its owner's help. On the default pool only the second half of a worker's
+//! outermost join is (it sits in the public spawn deque); the halves of the joins inside it
+//! reach other workers only when the owner answers their requests — at a fork, a join, a
+//! scope's end, an `install`, or [`yield_now`] — so such a wait must call [`yield_now`] in its
+//! loop, or it may wait forever. The runtime does not hang silently then: a thief whose
 //! request goes unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to stderr
 //! naming the cause and the fix. Keeping the private pool's push and pop free of fences is
-//! the point of that pool; the design note in `liveness.rs` says why a public slot for the
-//! oldest job would not make this guarantee.
+//! the point of that pool, which is why only the outermost join pays for a public half.
 //!
 //! Work belongs to a runtime: a scope's spawns run on the scope's runtime whichever thread
 //! spawns them, and a worker of one runtime that calls [`Runtime::install`] on another keeps
@@ -177,7 +181,7 @@ where
     RB: Send,
 {
     if let LocalDeque::Private(p) = &w.deque {
-        if p.frames.len() >= p.exposed && !p.req.pending() {
+        if p.frames.len() >= p.exposed.get() && !p.req.pending() {
             // The serial elision (see `EXPOSED`).
             let ra = a();
             return (ra, b());
@@ -197,8 +201,76 @@ where
     RB: Send,
 {
     match &w.deque {
-        LocalDeque::Private(p) => join_private(w, p, a, b),
+        LocalDeque::Private(p) => {
+            if p.frames.is_empty() && !p.public_join.get() && w.registry.threads > 1 {
+                join_public(w, p, a, b)
+            } else {
+                join_private(w, p, a, b)
+            }
+        }
         LocalDeque::ChaseLev(_) => join_chase_lev(w, a, b),
+    }
+}
+
+/// The outermost join of a worker that has nothing queued (on the default pool): `b` goes to
+/// the worker's public spawn deque, where other workers take it without the owner's help,
+/// instead of the private frame stack, where they would wait for the owner's next fork. This
+/// is the join with the most work under it, and its first half may run long without forking
+/// (quicksort's partition of the left half): a thief should not wait for that. The owner pays a
+/// Chase–Lev push and pop (one fence) for it; the joins inside `a` queue privately as usual,
+/// one fewer of them before the serial elision (the public half counts as one).
+#[inline]
+fn join_public<A, B, RA, RB>(w: &WorkerThread, p: &PrivateFrames, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(b);
+    p.public_join.set(true);
+    p.exposed.set(p.base_exposed.saturating_sub(1));
+    if p.spawns.push(job_b.as_job_ref()) {
+        w.registry.notify_one();
+    }
+    p.poll();
+    // A panic in `a` is caught so that `b` (which lives in this frame) is finished first.
+    let ra = catch_unwind(AssertUnwindSafe(a));
+    p.exposed.set(p.base_exposed);
+    p.public_join.set(false);
+    let rb = finish_public_join(&p.spawns, &job_b, |done| w.wait_until(done));
+    match (ra, rb) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+    }
+}
+
+/// After the first half of [`join_public`]: every job pushed onto `spawns` while `a` ran has
+/// been popped or stolen again (joins take theirs back, scopes wait for theirs), so `b` is on
+/// top, unless a thief took it or this worker already ran it while waiting inside `a` (a wait
+/// pops spawns first). Jobs that such a wait left above it (spawns made by a stolen spawn, for
+/// the scope of another worker) run first; if a thief took `b`, the worker's older spawns
+/// (an enclosing scope's) run while it waits, as any wait would run them. With the wait for a
+/// thief passed in (the loom models wait without a worker).
+fn finish_public_join<F: FnOnce() -> R + Send, R: Send>(
+    spawns: &crate::queue::chase_lev::Worker<job::JobRef>,
+    job_b: &StackJob<F, R>,
+    wait: impl FnOnce(&dyn Fn() -> bool),
+) -> job::Outcome<R> {
+    let b_ref = job_b.as_job_ref();
+    loop {
+        if job_b.is_done() {
+            return job_b.take_outcome();
+        }
+        match spawns.pop() {
+            Some(j) if j == b_ref => return job_b.run_inline(),
+            // SAFETY: a job popped from our deque is executed once, here.
+            Some(j) => unsafe { j.execute() },
+            None => {
+                wait(&|| job_b.is_done());
+                return job_b.take_outcome();
+            }
+        }
     }
 }
 

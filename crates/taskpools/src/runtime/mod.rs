@@ -72,7 +72,6 @@ use std::thread::JoinHandle;
 use crate::queue::chase_lev;
 use crate::queue::private_deque::StealRequests;
 use crate::sync::{lock, Arc, Ordering};
-use frames::FrameStack;
 use job::{JobRef, LockJob, StackJob};
 pub(crate) use registry::Registry;
 pub(crate) use registry::Stealers;
@@ -288,16 +287,15 @@ impl Runtime {
                 (
                     r.into_iter()
                         .map(|req| {
-                            LocalDeque::Private(PrivateFrames {
-                                frames: FrameStack::new(),
-                                spawns: spawn_owners.next().expect("one per worker"),
+                            LocalDeque::Private(PrivateFrames::new(
+                                spawn_owners.next().expect("one per worker"),
                                 req,
-                                exposed: if b.serial_elision {
+                                if b.serial_elision {
                                     crate::forkjoin::EXPOSED
                                 } else {
                                     u32::MAX
                                 },
-                            })
+                            ))
                         })
                         .collect(),
                     Stealers::Private(table),

@@ -21,17 +21,41 @@ pub(crate) enum LocalDeque {
 /// the steal-request protocol.
 pub(crate) struct PrivateFrames {
     pub(crate) frames: FrameStack,
-    /// `scope` spawns: a Chase–Lev deque that other workers steal from directly, so that a
-    /// worker busy in a long job (or descheduled) does not hold its spawns back. Joins stay in
-    /// `frames`, whose owner pays no fence.
+    /// `scope` spawns, and the second half of a worker's outermost join: a Chase–Lev deque
+    /// that other workers steal from directly, so that a worker busy in a long job (or
+    /// descheduled) does not hold its spawns, or its coarsest join half, back. The other joins
+    /// stay in `frames`, whose owner pays no fence.
     pub(crate) spawns: chase_lev::Worker<JobRef>,
     pub(crate) req: StealRequests<JobRef>,
-    /// A join runs as plain calls once this many jobs are queued (`forkjoin::EXPOSED`, or
-    /// `u32::MAX` when the runtime was built with `serial_elision(false)`).
-    pub(crate) exposed: u32,
+    /// A join runs as plain calls once this many jobs are queued in `frames`: `base_exposed`,
+    /// less one while this worker has a join half in `spawns` (which counts as one of them).
+    pub(crate) exposed: Cell<u32>,
+    /// `forkjoin::EXPOSED`, or `u32::MAX` when the runtime was built with
+    /// `serial_elision(false)`.
+    pub(crate) base_exposed: u32,
+    /// Whether a join of this worker has its second half in `spawns` and is still running its
+    /// first half (then no other join goes there: only the outermost one does).
+    pub(crate) public_join: Cell<bool>,
 }
 
 impl PrivateFrames {
+    /// The frames of a worker that has nothing queued, with its spawn deque and its end of the
+    /// steal requests; joins run as plain calls once `exposed` jobs are queued.
+    pub(crate) fn new(
+        spawns: chase_lev::Worker<JobRef>,
+        req: StealRequests<JobRef>,
+        exposed: u32,
+    ) -> Self {
+        PrivateFrames {
+            frames: FrameStack::new(),
+            spawns,
+            req,
+            exposed: Cell::new(exposed),
+            base_exposed: exposed,
+            public_join: Cell::new(false),
+        }
+    }
+
     /// Queues a job; returns whether work is newly advertised (then a sleeper may be woken).
     #[inline(always)]
     pub(crate) fn push(&self, job: JobRef) -> bool {
