@@ -268,7 +268,9 @@ fn a_join_half_that_spins_on_its_sibling_finishes_on_chase_lev() {
 
 /// On the private pool the second half of a worker's outermost join is public: another worker
 /// takes it while the first half runs without forking (here it waits for it; a long
-/// partition before the next fork is the case this is for).
+/// partition before the next fork is the case this is for). A throughput feature, not a
+/// progress promise (which join is the outermost depends on the schedule): this checks that
+/// the mechanism works where the schedule is clear.
 #[test]
 fn the_outermost_join_half_is_taken_without_the_owner_on_the_private_pool() {
     within("outermost join, spin-wait, private pool", || {
@@ -297,6 +299,38 @@ fn the_outermost_join_half_is_taken_without_the_owner_on_the_private_pool() {
                         || flag.store(true, Ordering::Release),
                     );
                 })
+            });
+        }
+    });
+}
+
+/// The public half's push wakes a sleeper even when the deque already holds an older job:
+/// a scope spawns `S` (which wakes one sleeper), then its body's outermost join queues `b`
+/// publicly; the woken worker takes `S` (the oldest), so `b` needs a second one. Here `S`
+/// waits for `a` and `a` for `b`, so a lost wake-up hangs (a mechanism test, as above).
+#[test]
+fn a_public_join_half_wakes_a_sleeper_behind_an_older_spawn() {
+    within("public half behind a spawn, 3 workers", || {
+        let r = rt(Pool::PrivateDeque, 3);
+        for _ in 0..20 {
+            // Long enough for the workers to park.
+            std::thread::sleep(Duration::from_millis(5));
+            let (a_done, b_done) = (AtomicBool::new(false), AtomicBool::new(false));
+            r.scope(|s| {
+                s.spawn(|_| {
+                    while !a_done.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                });
+                forkjoin::join(
+                    || {
+                        while !b_done.load(Ordering::Acquire) {
+                            std::hint::spin_loop();
+                        }
+                        a_done.store(true, Ordering::Release);
+                    },
+                    || b_done.store(true, Ordering::Release),
+                );
             });
         }
     });

@@ -157,9 +157,7 @@ fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_le
         };
         // A scope's spawn, then `join_public`'s fork, then a nested `join_private`'s.
         p.spawns.push(spawn.as_job_ref());
-        p.public_join.set(true);
-        p.exposed.set(2);
-        p.spawns.push(outer.as_job_ref());
+        p.push_public_join(outer.as_job_ref());
         p.poll();
         p.push(inner.as_job_ref());
         p.poll();
@@ -168,8 +166,7 @@ fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_le
         } else {
             finish_private_join(&p, &inner, wait)
         };
-        p.exposed.set(3);
-        p.public_join.set(false);
+        p.end_public_join();
         let ro = finish_public_join(&p.spawns, &outer, wait);
         // The scope's wait for its spawn.
         if !spawn.is_done() {

@@ -27,12 +27,13 @@
 //! the rate thieves can use it, not at every fork. A `scope`'s spawns, which are usually
 //! coarser, go to a second, public deque per worker (Chase–Lev) that other workers steal from
 //! without the owner's help, so a worker busy in a long job, or descheduled, does not hold its
-//! spawns back. So does the second half of a worker's outermost join (the first join it makes
-//! while nothing of its own is queued, the one with the most work under it): a thief takes it
-//! at once, instead of waiting for the owner's next fork, which may be far away (quicksort
-//! partitions the whole left half before it forks again). It counts as one of the three queued
-//! jobs. Outside a worker, `join` and `install` hand the work to a worker and block until it
-//! is done.
+//! spawns back. So does the second half of a worker's outermost join (usually the first join
+//! it makes while nothing of its own is queued, the one with the most work under it): a thief
+//! takes it at once, instead of waiting for the owner's next fork, which may be far away
+//! (quicksort partitions the whole left half before it forks again). It counts as one of the
+//! three queued jobs. This is for throughput; which join is the outermost one depends on the
+//! schedule, so it changes nothing in the progress rules below. Outside a worker, `join` and
+//! `install` hand the work to a worker and block until it is done.
 //!
 //! ```
 //! use taskpools::forkjoin::{Pool, Runtime};
@@ -87,14 +88,15 @@
 //! their owner's help; with one worker, or every other one busy, it must call [`yield_now`] in
 //! its loop (which runs the spawn here). What the pools differ in is a wait for a queued join
 //! half (with the elision off, or above the first three): on [`Pool::ChaseLev`] it can be
-//! stolen without its owner's help. On the default pool only the second half of a worker's
-//! outermost join is (it sits in the public spawn deque); the halves of the joins inside it
-//! reach other workers only when the owner answers their requests — at a fork, a join, a
-//! scope's end, an `install`, or [`yield_now`] — so such a wait must call [`yield_now`] in its
-//! loop, or it may wait forever. The runtime does not hang silently then: a thief whose
-//! request goes unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to stderr
-//! naming the cause and the fix. Keeping the private pool's push and pop free of fences is
-//! the point of that pool, which is why only the outermost join pays for a public half.
+//! stolen without its owner's help. On the default pool a worker's queued join halves (but
+//! the outermost join's, which is public for throughput) reach other workers only when the
+//! owner answers their requests — at a fork, a join, a scope's end, an `install`, or
+//! [`yield_now`] — and which join is the outermost depends on the schedule, so such a wait
+//! must call [`yield_now`] in its loop, or it may wait forever. The runtime does not hang
+//! silently then: a thief whose request goes unanswered for [`STALL_REPORT`] prints one
+//! diagnostic per runtime to stderr naming the cause and the fix. Keeping the private pool's
+//! push and pop free of fences is the point of that pool, which is why only the outermost
+//! join pays for a public half.
 //!
 //! Work belongs to a runtime: a scope's spawns run on the scope's runtime whichever thread
 //! spawns them, and a worker of one runtime that calls [`Runtime::install`] on another keeps
@@ -228,16 +230,14 @@ where
     RB: Send,
 {
     let job_b = StackJob::new(b);
-    p.public_join.set(true);
-    p.exposed.set(p.base_exposed.saturating_sub(1));
-    if p.spawns.push(job_b.as_job_ref()) {
-        w.registry.notify_one();
-    }
+    p.push_public_join(job_b.as_job_ref());
+    // Every time, as for a spawn: a sleeper woken by an earlier push may take an older job of
+    // this deque, and `b` must not wait for this worker then.
+    w.registry.notify_one();
     p.poll();
     // A panic in `a` is caught so that `b` (which lives in this frame) is finished first.
     let ra = catch_unwind(AssertUnwindSafe(a));
-    p.exposed.set(p.base_exposed);
-    p.public_join.set(false);
+    p.end_public_join();
     let rb = finish_public_join(&p.spawns, &job_b, |done| w.wait_until(done));
     match (ra, rb) {
         (Ok(ra), Ok(rb)) => (ra, rb),
@@ -249,9 +249,9 @@ where
 /// been popped or stolen again (joins take theirs back, scopes wait for theirs), so `b` is on
 /// top, unless a thief took it or this worker already ran it while waiting inside `a` (a wait
 /// pops spawns first). Jobs that such a wait left above it (spawns made by a stolen spawn, for
-/// the scope of another worker) run first; if a thief took `b`, the worker's older spawns
-/// (an enclosing scope's) run while it waits, as any wait would run them. With the wait for a
-/// thief passed in (the loom models wait without a worker).
+/// the scope of another worker) run first. If a thief took `b`, nothing older is left in the
+/// deque either (thieves take the oldest first), so the worker waits, running other work.
+/// With the wait for a thief passed in (the loom models wait without a worker).
 fn finish_public_join<F: FnOnce() -> R + Send, R: Send>(
     spawns: &crate::queue::chase_lev::Worker<job::JobRef>,
     job_b: &StackJob<F, R>,

@@ -84,6 +84,24 @@ impl PrivateFrames {
         }
     }
 
+    /// The fork of a worker's outermost join (`forkjoin::join_public`): queues its second
+    /// half in the public spawn deque, and while its first half runs, no other join goes
+    /// there and one job fewer is queued in `frames` before the serial elision (the public
+    /// half counts as one). The caller wakes a sleeper, as for a spawn.
+    #[inline]
+    pub(crate) fn push_public_join(&self, job: JobRef) {
+        self.spawns.push_quiet(job);
+        self.public_join.set(true);
+        self.exposed.set(self.base_exposed.saturating_sub(1));
+    }
+
+    /// The first half of the outermost join has returned (or panicked).
+    #[inline]
+    pub(crate) fn end_public_join(&self) {
+        self.exposed.set(self.base_exposed);
+        self.public_join.set(false);
+    }
+
     /// Pops the newest job; when the stack is (or becomes) empty, withdraws the work hint. The
     /// hint is therefore set exactly while the stack holds a job, which is what idle workers
     /// check before they sleep.
@@ -388,7 +406,11 @@ impl WorkerThread {
     /// This worker's newest job. On the private pool: its spawns first, then its join
     /// frames. A wait's own work is in the spawn deque (a scope waits for its spawns; a join
     /// body has taken back or finished its inner joins before it waits), while frames left
-    /// in the stack belong to joins that enclose the wait, so they are older.
+    /// in the stack belong to joins that enclose the wait, so they are older. The one
+    /// exception is the second half of the worker's outermost join, which sits in the spawn
+    /// deque below all of those frames: a wait inside that join's first half may run it
+    /// before them (once per outermost join, so the stack grows by at most that job's depth
+    /// more than it would have; the join then finds it done).
     #[inline]
     fn pop_own(&self) -> Option<JobRef> {
         let j = match &self.deque {
