@@ -266,16 +266,17 @@ fn a_join_half_that_spins_on_its_sibling_finishes_on_chase_lev() {
     });
 }
 
-/// On the private pool the second half of a worker's outermost join is public: another worker
-/// takes it while the first half runs without forking (here it waits for it; a long
-/// partition before the next fork is the case this is for). A throughput feature, not a
-/// progress promise (which join is the outermost depends on the schedule): this checks that
-/// the mechanism works where the schedule is clear.
+/// On the private pool the second half of a join made while its worker has nothing queued is
+/// public: another worker takes it while the first half runs without forking (here it waits
+/// for it; a long partition before the next fork is the case this is for). A throughput
+/// feature, not a progress promise (which joins find nothing queued depends on the schedule):
+/// this checks that the mechanism works where the schedule is clear.
 #[test]
-fn the_outermost_join_half_is_taken_without_the_owner_on_the_private_pool() {
-    within("outermost join, spin-wait, private pool", || {
+fn a_join_made_with_nothing_queued_has_its_half_taken_without_the_owner() {
+    within("join with nothing queued, spin-wait, private pool", || {
         let r = rt(Pool::PrivateDeque, 2);
         for _ in 0..20 {
+            // The worker's first join.
             let flag = AtomicBool::new(false);
             r.join(
                 || {
@@ -286,7 +287,7 @@ fn the_outermost_join_half_is_taken_without_the_owner_on_the_private_pool() {
                 || flag.store(true, Ordering::Release),
             );
             // The same in a scope's spawn, run by whichever worker takes it (one waiting at
-            // the scope's end, or the other).
+            // the scope's end, or the other): nothing else is queued there either.
             let flag = AtomicBool::new(false);
             r.scope(|s| {
                 s.spawn(|_| {
@@ -300,38 +301,25 @@ fn the_outermost_join_half_is_taken_without_the_owner_on_the_private_pool() {
                     );
                 })
             });
-        }
-    });
-}
-
-/// The public half's push wakes a sleeper even when the deque already holds an older job:
-/// a scope spawns `S` (which wakes one sleeper), then its body's outermost join queues `b`
-/// publicly; the woken worker takes `S` (the oldest), so `b` needs a second one. Here `S`
-/// waits for `a` and `a` for `b`, so a lost wake-up hangs (a mechanism test, as above).
-#[test]
-fn a_public_join_half_wakes_a_sleeper_behind_an_older_spawn() {
-    within("public half behind a spawn, 3 workers", || {
-        let r = rt(Pool::PrivateDeque, 3);
-        for _ in 0..20 {
-            // Long enough for the workers to park.
-            std::thread::sleep(Duration::from_millis(5));
-            let (a_done, b_done) = (AtomicBool::new(false), AtomicBool::new(false));
-            r.scope(|s| {
-                s.spawn(|_| {
-                    while !a_done.load(Ordering::Acquire) {
+            // A join inside the first half of another, made after the other worker took the
+            // outer half: nothing is queued again, so this half is public too.
+            let (outer, inner) = (AtomicBool::new(false), AtomicBool::new(false));
+            r.join(
+                || {
+                    while !outer.load(Ordering::Acquire) {
                         std::hint::spin_loop();
                     }
-                });
-                forkjoin::join(
-                    || {
-                        while !b_done.load(Ordering::Acquire) {
-                            std::hint::spin_loop();
-                        }
-                        a_done.store(true, Ordering::Release);
-                    },
-                    || b_done.store(true, Ordering::Release),
-                );
-            });
+                    forkjoin::join(
+                        || {
+                            while !inner.load(Ordering::Acquire) {
+                                std::hint::spin_loop();
+                            }
+                        },
+                        || inner.store(true, Ordering::Release),
+                    );
+                },
+                || outer.store(true, Ordering::Release),
+            );
         }
     });
 }
@@ -339,8 +327,10 @@ fn a_public_join_half_wakes_a_sleeper_behind_an_older_spawn() {
 const CHILD: &str = "TASKPOOLS_LIVENESS_CHILD";
 
 /// The program that hangs on the private pool: a half spins on its sibling without
-/// `yield_now`, in a join inside another (the outermost join's second half is public, so a
-/// thief would take the sibling there; one join deeper it sits in the private frame stack).
+/// `yield_now`, in a join inside two others whose halves are still queued (a join made while
+/// nothing is queued has its half public, so a thief would take the sibling there; deeper it
+/// sits in the private frame stack). The thief would have to take both outer halves in the
+/// nanoseconds between the owner's forks for the innermost join to find nothing queued.
 /// Run only as the child of the test below (it gives up after 60 s).
 #[test]
 fn blocked_owner_child_program() {
@@ -354,12 +344,18 @@ fn blocked_owner_child_program() {
         || {
             forkjoin::join(
                 || {
-                    while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60)
-                    {
-                        std::hint::spin_loop();
-                    }
+                    forkjoin::join(
+                        || {
+                            while !flag.load(Ordering::Acquire)
+                                && start.elapsed() < Duration::from_secs(60)
+                            {
+                                std::hint::spin_loop();
+                            }
+                        },
+                        || flag.store(true, Ordering::Release),
+                    )
                 },
-                || flag.store(true, Ordering::Release),
+                || std::hint::black_box(1),
             )
         },
         || std::hint::black_box(0),

@@ -110,8 +110,9 @@ fn loom_frames_find_a_job_handed_out_twice() {
     join_with_a_thief(false, true);
 }
 
-/// A worker's outermost join puts its second half in the public spawn deque (`join_public`),
-/// above an older spawn of an enclosing scope, then a nested join queues privately. A thief
+/// A join puts its second half in the public spawn deque (`join_public`), here above an older
+/// spawn of an enclosing scope (the runtime does that only when the deque is empty; the model
+/// also covers the general case), then a nested join queues privately. A thief
 /// takes from the spawn deque without the owner's help (twice: the spawn, then the join half),
 /// else asks. The owner finishes the inner join as `join_private` does, the outer one with the
 /// shipped `finish_public_join`, and then the spawn: every job runs exactly once, with its

@@ -27,12 +27,13 @@
 //! the rate thieves can use it, not at every fork. A `scope`'s spawns, which are usually
 //! coarser, go to a second, public deque per worker (Chase–Lev) that other workers steal from
 //! without the owner's help, so a worker busy in a long job, or descheduled, does not hold its
-//! spawns back. So does the second half of a worker's outermost join (usually the first join
-//! it makes while nothing of its own is queued, the one with the most work under it): a thief
-//! takes it at once, instead of waiting for the owner's next fork, which may be far away
-//! (quicksort partitions the whole left half before it forks again). It counts as one of the
-//! three queued jobs. This is for throughput; which join is the outermost one depends on the
-//! schedule, so it changes nothing in the progress rules below. Outside a worker, `join` and
+//! spawns back. So does the second half of a join made while its worker has nothing queued
+//! (its first join, or the first after thieves took all it had queued: the worker's outermost
+//! queued join, the one with the most work under it): a thief takes it at once, instead of
+//! waiting for the owner's next fork, which may be far away (quicksort partitions the whole
+//! left half before it forks again). It counts as one of the three queued jobs. This is for
+//! throughput; which joins find nothing queued depends on the schedule, so it changes nothing
+//! in the progress rules below. Outside a worker, `join` and
 //! `install` hand the work to a worker and block until it is done.
 //!
 //! ```
@@ -89,14 +90,14 @@
 //! its loop (which runs the spawn here). What the pools differ in is a wait for a queued join
 //! half (with the elision off, or above the first three): on [`Pool::ChaseLev`] it can be
 //! stolen without its owner's help. On the default pool a worker's queued join halves (but
-//! the outermost join's, which is public for throughput) reach other workers only when the
-//! owner answers their requests — at a fork, a join, a scope's end, an `install`, or
-//! [`yield_now`] — and which join is the outermost depends on the schedule, so such a wait
-//! must call [`yield_now`] in its loop, or it may wait forever. The runtime does not hang
+//! those of joins made while it had nothing queued, public for throughput) reach other
+//! workers only when the owner answers their requests — at a fork, a join, a scope's end, an
+//! `install`, or [`yield_now`] — and which joins find nothing queued depends on the schedule,
+//! so such a wait must call [`yield_now`] in its loop, or it may wait forever. The runtime does not hang
 //! silently then: a thief whose request goes unanswered for [`STALL_REPORT`] prints one
 //! diagnostic per runtime to stderr naming the cause and the fix. Keeping the private pool's
-//! push and pop free of fences is the point of that pool, which is why only the outermost
-//! join pays for a public half.
+//! push and pop free of fences is the point of that pool, which is why only a join that finds
+//! nothing queued pays for a public half.
 //!
 //! Work belongs to a runtime: a scope's spawns run on the scope's runtime whichever thread
 //! spawns them, and a worker of one runtime that calls [`Runtime::install`] on another keeps
@@ -204,7 +205,7 @@ where
 {
     match &w.deque {
         LocalDeque::Private(p) => {
-            if p.frames.is_empty() && !p.public_join.get() && w.registry.threads > 1 {
+            if w.registry.threads > 1 && p.nothing_queued() {
                 join_public(w, p, a, b)
             } else {
                 join_private(w, p, a, b)
@@ -214,13 +215,15 @@ where
     }
 }
 
-/// The outermost join of a worker that has nothing queued (on the default pool): `b` goes to
-/// the worker's public spawn deque, where other workers take it without the owner's help,
-/// instead of the private frame stack, where they would wait for the owner's next fork. This
-/// is the join with the most work under it, and its first half may run long without forking
-/// (quicksort's partition of the left half): a thief should not wait for that. The owner pays a
-/// Chase–Lev push and pop (one fence) for it; the joins inside `a` queue privately as usual,
-/// one fewer of them before the serial elision (the public half counts as one).
+/// A join made by a worker that has nothing queued (on the default pool; its first join, or
+/// the first after thieves took everything it had queued): `b` goes to the worker's public
+/// spawn deque, where other workers take it without the owner's help, instead of the private
+/// frame stack, where they would wait for the owner's next fork. This is the worker's
+/// outermost queued join, the one with the most work under it, and its first half may run
+/// long without forking (quicksort's partition of the left half): a thief should not wait for
+/// that. The owner pays a Chase–Lev push and pop (one fence) for it; the joins inside `a`
+/// queue privately as usual while `b` is there, one fewer of them before the serial elision
+/// (the public half counts as one).
 #[inline]
 fn join_public<A, B, RA, RB>(w: &WorkerThread, p: &PrivateFrames, a: A, b: B) -> (RA, RB)
 where
@@ -231,8 +234,7 @@ where
 {
     let job_b = StackJob::new(b);
     p.push_public_join(job_b.as_job_ref());
-    // Every time, as for a spawn: a sleeper woken by an earlier push may take an older job of
-    // this deque, and `b` must not wait for this worker then.
+    // Every time, as for a spawn (the deque was empty, so this is also the `was_empty` rule).
     w.registry.notify_one();
     p.poll();
     // A panic in `a` is caught so that `b` (which lives in this frame) is finished first.

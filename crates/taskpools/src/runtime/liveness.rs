@@ -17,7 +17,8 @@
 //! Why not make every queued job stealable without the owner's help: a thief that takes from
 //! a deque the owner pops without synchronisation needs the owner's pop to pay a store-load
 //! fence (that is the Chase–Lev deque, and what the private pool exists to avoid). The
-//! half-way scheme the pool does use — the second half of a worker's outermost join goes to
+//! half-way scheme the pool does use — the second half of a join made while its worker has
+//! nothing queued goes to
 //! its public spawn deque, for speed (see the [`forkjoin`](crate::forkjoin) module docs) —
 //! rescues only that one job: once a thief has taken it, the jobs the blocked owner queued
 //! after it are as unreachable as before, so programs like the one above still hang one join

@@ -21,7 +21,7 @@ pub(crate) enum LocalDeque {
 /// the steal-request protocol.
 pub(crate) struct PrivateFrames {
     pub(crate) frames: FrameStack,
-    /// `scope` spawns, and the second half of a worker's outermost join: a Chase–Lev deque
+    /// `scope` spawns, and the second half of a join made while nothing was queued: a Chase–Lev deque
     /// that other workers steal from directly, so that a worker busy in a long job (or
     /// descheduled) does not hold its spawns, or its coarsest join half, back. The other joins
     /// stay in `frames`, whose owner pays no fence.
@@ -33,9 +33,9 @@ pub(crate) struct PrivateFrames {
     /// `forkjoin::EXPOSED`, or `u32::MAX` when the runtime was built with
     /// `serial_elision(false)`.
     pub(crate) base_exposed: u32,
-    /// Whether a join of this worker has its second half in `spawns` and is still running its
-    /// first half (then no other join goes there: only the outermost one does).
-    pub(crate) public_join: Cell<bool>,
+    /// Joins of this worker that put their second half in `spawns` and are still running
+    /// their first half.
+    pub(crate) public_joins: Cell<u32>,
 }
 
 impl PrivateFrames {
@@ -52,7 +52,7 @@ impl PrivateFrames {
             req,
             exposed: Cell::new(exposed),
             base_exposed: exposed,
-            public_join: Cell::new(false),
+            public_joins: Cell::new(0),
         }
     }
 
@@ -84,22 +84,33 @@ impl PrivateFrames {
         }
     }
 
-    /// The fork of a worker's outermost join (`forkjoin::join_public`): queues its second
-    /// half in the public spawn deque, and while its first half runs, no other join goes
-    /// there and one job fewer is queued in `frames` before the serial elision (the public
-    /// half counts as one). The caller wakes a sleeper, as for a spawn.
+    /// Whether the worker has nothing queued, in either deque: then its next join queues its
+    /// second half publicly (`forkjoin::join_public`). A steal can only make `spawns` look
+    /// fuller than it is (a stale `top`), never emptier.
+    #[inline]
+    pub(crate) fn nothing_queued(&self) -> bool {
+        self.frames.is_empty() && self.spawns.is_empty()
+    }
+
+    /// The fork of a join made while nothing was queued (`forkjoin::join_public`): queues its
+    /// second half in the public spawn deque; while its first half runs, one job fewer is
+    /// queued in `frames` before the serial elision (the public half counts as one). The
+    /// caller wakes a sleeper, as for a spawn.
     #[inline]
     pub(crate) fn push_public_join(&self, job: JobRef) {
         self.spawns.push_quiet(job);
-        self.public_join.set(true);
+        self.public_joins.set(self.public_joins.get() + 1);
         self.exposed.set(self.base_exposed.saturating_sub(1));
     }
 
-    /// The first half of the outermost join has returned (or panicked).
+    /// The first half of such a join has returned (or panicked).
     #[inline]
     pub(crate) fn end_public_join(&self) {
-        self.exposed.set(self.base_exposed);
-        self.public_join.set(false);
+        let n = self.public_joins.get() - 1;
+        self.public_joins.set(n);
+        if n == 0 {
+            self.exposed.set(self.base_exposed);
+        }
     }
 
     /// Pops the newest job; when the stack is (or becomes) empty, withdraws the work hint. The
@@ -406,11 +417,11 @@ impl WorkerThread {
     /// This worker's newest job. On the private pool: its spawns first, then its join
     /// frames. A wait's own work is in the spawn deque (a scope waits for its spawns; a join
     /// body has taken back or finished its inner joins before it waits), while frames left
-    /// in the stack belong to joins that enclose the wait, so they are older. The one
-    /// exception is the second half of the worker's outermost join, which sits in the spawn
-    /// deque below all of those frames: a wait inside that join's first half may run it
-    /// before them (once per outermost join, so the stack grows by at most that job's depth
-    /// more than it would have; the join then finds it done).
+    /// in the stack belong to joins that enclose the wait, so they are older. The exception
+    /// is the second half of a join made while nothing was queued, which sits in the spawn
+    /// deque below the frames of the joins inside its first half: a wait there may run it
+    /// before them (each such half once; the join then finds it done), as a wait on a
+    /// Chase–Lev deque runs an enclosing join's half.
     #[inline]
     fn pop_own(&self) -> Option<JobRef> {
         let j = match &self.deque {
