@@ -5,7 +5,7 @@
 #   data-flow and places tests, a debug build, so debug assertions on too (they check the
 #   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests
 #   run again in a plain debug build instead), 5. valgrind memcheck on the release binaries of
-#   the deque, pool, ownership, data-flow, places and trace tests, 4 and 5 each skipped with a
+#   the deque, pool, ownership, fork-join, data-flow, places and trace tests, 4 and 5 each skipped with a
 #   printed note where the tool is missing, 6. the distributed phase's tests where Open MPI
 #   is installed. No step rebuilds in release what an earlier one built.
 set -euo pipefail
@@ -36,19 +36,21 @@ else
   cargo test -p taskpools --lib --test forkjoin --test deques --test phase_runtime
 fi
 
-# valgrind memcheck on the release test binaries of the deques, the pools and the ownership
-# checks. Threads run one at a time under valgrind: --fair-sched lets spinning threads take
-# turns, and TASKPOOLS_STRESS=small shrinks the stress tests' sizes (not what they check).
+# valgrind memcheck on the release test binaries of the deques, the pools, the ownership
+# checks, fork-join, data-flow, places and traces. Threads run one at a time under valgrind:
+# --fair-sched lets spinning threads take turns, and TASKPOOLS_STRESS=small shrinks the stress
+# tests' sizes (not what they check).
 if command -v valgrind >/dev/null 2>&1; then
   echo "== valgrind memcheck"
   # The binaries of step 2 (asking with `-p taskpools` alone would resolve the dependencies'
-  # features differently and rebuild them), all seven or a clear failure.
+  # features differently and rebuild them), all eight or a clear failure.
   bins=$(cargo test --workspace --release --no-run --quiet --message-format=json |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
-    grep -E '/(ownership|deques|deque_scenarios|pools|dataflow|places|trace)-[0-9a-f]+$' || true)
-  if [ "$(wc -w <<<"$bins")" -ne 7 ]; then
-    echo "valgrind step: expected the 7 test binaries ownership, deques, deque_scenarios," \
-      "pools, dataflow, places, trace; found: ${bins:-none}" >&2
+    grep -E '/(ownership|deques|deque_scenarios|pools|forkjoin|dataflow|places|trace)-[0-9a-f]+$' ||
+    true)
+  if [ "$(wc -w <<<"$bins")" -ne 8 ]; then
+    echo "valgrind step: expected the 8 test binaries ownership, deques, deque_scenarios," \
+      "pools, forkjoin, dataflow, places, trace; found: ${bins:-none}" >&2
     exit 1
   fi
   for b in $bins; do
