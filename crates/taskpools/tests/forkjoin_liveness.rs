@@ -329,8 +329,9 @@ const CHILD: &str = "TASKPOOLS_LIVENESS_CHILD";
 /// The program that hangs on the private pool: a half spins on its sibling without
 /// `yield_now`, in a join inside two others whose halves are still queued (a join made while
 /// nothing is queued has its half public, so a thief would take the sibling there; deeper it
-/// sits in the private frame stack). The thief would have to take both outer halves in the
-/// nanoseconds between the owner's forks for the innermost join to find nothing queued.
+/// sits in the private frame stack). The outermost half sleeps, so a thief that takes it is
+/// away while the owner makes the inner joins, and the middle half keeps the innermost join
+/// from finding nothing queued unless the owner is descheduled for that long.
 /// Run only as the child of the test below (it gives up after 60 s).
 #[test]
 fn blocked_owner_child_program() {
@@ -358,7 +359,7 @@ fn blocked_owner_child_program() {
                 || std::hint::black_box(1),
             )
         },
-        || std::hint::black_box(0),
+        || std::thread::sleep(Duration::from_millis(200)),
     );
 }
 

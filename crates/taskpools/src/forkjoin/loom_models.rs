@@ -112,11 +112,13 @@ fn loom_frames_find_a_job_handed_out_twice() {
 
 /// A join puts its second half in the public spawn deque (`join_public`), here above an older
 /// spawn of an enclosing scope (the runtime does that only when the deque is empty; the model
-/// also covers the general case), then a nested join queues privately. A thief
-/// takes from the spawn deque without the owner's help (twice: the spawn, then the join half),
-/// else asks. The owner finishes the inner join as `join_private` does, the outer one with the
-/// shipped `finish_public_join`, and then the spawn: every job runs exactly once, with its
-/// value, and a job the thief ran is read only after its `DONE`.
+/// also covers the general case); a nested join then decides as `join_queued` does: public if
+/// the thief has taken both already (`nothing_queued`), else private. A thief takes from the
+/// spawn deque without the owner's help (up to three jobs), else asks. The owner finishes
+/// each join as `join_private` or `join_public` does, and its waits run its own spawns, as a
+/// worker's waits do (so a wait inside the outer join's first half may run the outer half).
+/// Then the scope's wait for its spawn: every job runs exactly once, with its value, a job
+/// the thief ran is read only after its `DONE`, and the elision threshold is restored.
 fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_lev::Mutation) {
     model(move || {
         let mut reqs = StealRequests::<JobRef>::set(2);
@@ -133,7 +135,7 @@ fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_le
 
         let thief = thread::spawn(move || {
             let mut ran = 0;
-            while ran < 2 {
+            while ran < 3 {
                 // As `WorkerThread::steal`: the victim's spawns first, then a request.
                 let got = match stealer.steal() {
                     Steal::Empty => thief_req.steal_from(0, || thief_req.poll(|| None)),
@@ -150,19 +152,32 @@ fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_le
             }
         });
 
+        // As `WorkerThread::wait_until` with `run_one`: answer requests, run own spawns.
         let wait = |done: &dyn Fn() -> bool| {
             while !done() {
                 p.poll();
-                thread::yield_now();
+                match p.spawns.pop() {
+                    // SAFETY: popped from our deque, so executed once, here.
+                    Some(j) => unsafe { j.execute() },
+                    None => thread::yield_now(),
+                }
             }
         };
-        // A scope's spawn, then `join_public`'s fork, then a nested `join_private`'s.
+        // A scope's spawn, then `join_public`'s fork, then the nested join's.
         p.spawns.push(spawn.as_job_ref());
         p.push_public_join(outer.as_job_ref());
         p.poll();
-        p.push(inner.as_job_ref());
+        let inner_public = p.nothing_queued();
+        if inner_public {
+            p.push_public_join(inner.as_job_ref());
+        } else {
+            p.push(inner.as_job_ref());
+        }
         p.poll();
-        let ri = if p.take_back(inner.header()) {
+        let ri = if inner_public {
+            p.end_public_join();
+            finish_public_join(&p.spawns, &inner, wait)
+        } else if p.take_back(inner.header()) {
             inner.run_inline()
         } else {
             finish_private_join(&p, &inner, wait)
@@ -183,6 +198,7 @@ fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_le
         let rs = spawn.take_outcome();
         assert_eq!((value(ro), value(ri), value(rs)), (1, 2, 3));
         assert!(p.frames.is_empty() && p.spawns.is_empty());
+        assert_eq!((p.public_joins.get(), p.exposed.get()), (0, 3));
         p.req.block(|| p.give_oldest());
         thief.join().unwrap();
     });

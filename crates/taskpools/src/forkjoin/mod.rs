@@ -89,7 +89,7 @@
 //! their owner's help; with one worker, or every other one busy, it must call [`yield_now`] in
 //! its loop (which runs the spawn here). What the pools differ in is a wait for a queued join
 //! half (with the elision off, or above the first three): on [`Pool::ChaseLev`] it can be
-//! stolen without its owner's help. On the default pool a worker's queued join halves (but
+//! stolen without its owner's help. On the default pool a worker's queued join halves (except
 //! those of joins made while it had nothing queued, public for throughput) reach other
 //! workers only when the owner answers their requests — at a fork, a join, a scope's end, an
 //! `install`, or [`yield_now`] — and which joins find nothing queued depends on the schedule,
@@ -221,9 +221,9 @@ where
 /// frame stack, where they would wait for the owner's next fork. This is the worker's
 /// outermost queued join, the one with the most work under it, and its first half may run
 /// long without forking (quicksort's partition of the left half): a thief should not wait for
-/// that. The owner pays a Chase–Lev push and pop (one fence) for it; the joins inside `a`
-/// queue privately as usual while `b` is there, one fewer of them before the serial elision
-/// (the public half counts as one).
+/// that. The owner pays a Chase–Lev push, a wake-up check and a pop (two fences) for it;
+/// while `a` runs, the joins inside it queue privately as usual, one fewer of them before the
+/// serial elision (the public half counts as one, even after a thief took it).
 #[inline]
 fn join_public<A, B, RA, RB>(w: &WorkerThread, p: &PrivateFrames, a: A, b: B) -> (RA, RB)
 where

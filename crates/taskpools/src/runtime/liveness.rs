@@ -17,15 +17,14 @@
 //! Why not make every queued job stealable without the owner's help: a thief that takes from
 //! a deque the owner pops without synchronisation needs the owner's pop to pay a store-load
 //! fence (that is the Chase–Lev deque, and what the private pool exists to avoid). The
-//! half-way scheme the pool does use — the second half of a join made while its worker has
-//! nothing queued goes to
-//! its public spawn deque, for speed (see the [`forkjoin`](crate::forkjoin) module docs) —
-//! rescues only that one job: once a thief has taken it, the jobs the blocked owner queued
-//! after it are as unreachable as before, so programs like the one above still hang one join
-//! deeper. We therefore keep the owner's other joins fence-free and make the hang loud instead
-//! of silent: a thief
-//! whose request has been unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to
-//! stderr, naming the worker, the cause, and the two fixes.
+//! half-way scheme the pool does use, for speed (see the [`forkjoin`](crate::forkjoin) module
+//! docs) — the second half of a join made while its worker has nothing queued goes to its
+//! public spawn deque — rescues only such halves: the jobs a blocked owner queued after one of
+//! them are as unreachable as before, so programs like the one above still hang a join or
+//! more deeper, depending on the schedule. We therefore keep the owner's other joins
+//! fence-free and make the hang loud instead of silent: a thief whose request has been
+//! unanswered for [`STALL_REPORT`] prints one diagnostic per runtime to stderr, naming the
+//! worker, the cause, and the two fixes.
 
 use std::time::{Duration, Instant};
 

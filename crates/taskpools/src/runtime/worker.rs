@@ -28,7 +28,9 @@ pub(crate) struct PrivateFrames {
     pub(crate) spawns: chase_lev::Worker<JobRef>,
     pub(crate) req: StealRequests<JobRef>,
     /// A join runs as plain calls once this many jobs are queued in `frames`: `base_exposed`,
-    /// less one while this worker has a join half in `spawns` (which counts as one of them).
+    /// less one while a join of this worker that queued its half in `spawns` runs its first
+    /// half (the public half counts as one of them, even after a thief took it: tracking that
+    /// would cost a load on every join).
     pub(crate) exposed: Cell<u32>,
     /// `forkjoin::EXPOSED`, or `u32::MAX` when the runtime was built with
     /// `serial_elision(false)`.
