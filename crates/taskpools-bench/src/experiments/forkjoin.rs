@@ -667,12 +667,44 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     // (glibc moves its mmap threshold as buffers are freed), and the same multiply ran 20 %
     // slower at some addresses than at others: runtimes came out apart by where their
     // buffer happened to land, not by how they schedule.
-    fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-        m.lock().unwrap_or_else(|e| e.into_inner())
+    // The `ceiling` rows run several copies of the sequential kernel at once, so there is one
+    // set of buffers per copy (allocated at its first use): a run takes the first set that no
+    // other run holds, which is always the first one except in the ceiling. (With one shared
+    // set, the copies took turns on its lock and the ceiling of these kernels read about 1.)
+    fn free_slot<T>(slots: &[std::sync::Mutex<T>]) -> std::sync::MutexGuard<'_, T> {
+        use std::sync::TryLockError;
+        loop {
+            for m in slots {
+                match m.try_lock() {
+                    Ok(g) => return g,
+                    Err(TryLockError::Poisoned(e)) => return e.into_inner(),
+                    Err(TryLockError::WouldBlock) => {}
+                }
+            }
+            std::thread::yield_now();
+        }
     }
-    let sort_v = std::sync::Mutex::new(vec![0u32; sort_input.len()]);
-    let sort_buf = std::sync::Mutex::new(vec![0u32; sort_input.len()]);
-    let mm_c = std::sync::Mutex::new(vec![0.0f64; n * n]);
+    let copies = p.threads.iter().copied().max().unwrap_or(1);
+    let sort_slots: Vec<std::sync::Mutex<(Vec<u32>, Vec<u32>)>> = (0..copies)
+        .map(|_| std::sync::Mutex::new((Vec::new(), Vec::new())))
+        .collect();
+    let mm_slots: Vec<std::sync::Mutex<Vec<f64>>> = (0..copies)
+        .map(|_| std::sync::Mutex::new(Vec::new()))
+        .collect();
+    let sort_slot = || {
+        let mut g = free_slot(&sort_slots);
+        if g.0.len() != sort_input.len() {
+            *g = (vec![0u32; sort_input.len()], vec![0u32; sort_input.len()]);
+        }
+        g
+    };
+    let mm_slot = || {
+        let mut g = free_slot(&mm_slots);
+        if g.len() != n * n {
+            *g = vec![0.0f64; n * n];
+        }
+        g
+    };
     let kernels: Vec<(&str, u64, Kernel<'_>)> = vec![
         (
             "fib",
@@ -709,7 +741,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let (mut v, mut buf) = (lock(&sort_v), lock(&sort_buf));
+                let mut slot = sort_slot();
+                let (v, buf) = &mut *slot;
                 v.copy_from_slice(&sort_input);
                 let (v, buf) = (&mut v[..], &mut buf[..]);
                 let s = checked(
@@ -729,9 +762,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             count(&|| k_counting::quicksort(&mut sort_input.clone(), Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let mut v = lock(&sort_v);
+                let mut slot = sort_slot();
+                let v = &mut slot.0[..];
                 v.copy_from_slice(&sort_input);
-                let v = &mut v[..];
                 let s = checked(
                     "quicksort",
                     &name,
@@ -749,7 +782,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             count(&|| k_counting::matmul(out_view(&mut vec![0.0; n * n]), va, vb, Nil)),
             Box::new(|ti, rt: Rt| {
                 let name = rt_name(rt);
-                let mut c = lock(&mm_c);
+                let mut c = mm_slot();
                 c.fill(0.0);
                 let vc = out_view(&mut c);
                 let s = checked(
