@@ -248,20 +248,27 @@ fn a_join_half_that_waits_for_the_first_half_finishes() {
     }
 }
 
+/// `$join(a, b)` where `a` spins (without `yield_now`) until `b` has run.
+macro_rules! spin_join {
+    ($($join:tt)+) => {{
+        let flag = AtomicBool::new(false);
+        $($join)+(
+            || {
+                while !flag.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+            },
+            || flag.store(true, Ordering::Release),
+        )
+    }};
+}
+
 #[test]
 fn a_join_half_that_spins_on_its_sibling_finishes_on_chase_lev() {
     within("plain spin-wait join on chase-lev", || {
         let r = rt(Pool::ChaseLev, 2);
         for _ in 0..20 {
-            let flag = AtomicBool::new(false);
-            r.join(
-                || {
-                    while !flag.load(Ordering::Acquire) {
-                        std::hint::spin_loop();
-                    }
-                },
-                || flag.store(true, Ordering::Release),
-            );
+            spin_join!(r.join);
         }
     });
 }
@@ -277,28 +284,12 @@ fn a_join_made_with_nothing_queued_has_its_half_taken_without_the_owner() {
         let r = rt(Pool::PrivateDeque, 2);
         for _ in 0..20 {
             // The worker's first join.
-            let flag = AtomicBool::new(false);
-            r.join(
-                || {
-                    while !flag.load(Ordering::Acquire) {
-                        std::hint::spin_loop();
-                    }
-                },
-                || flag.store(true, Ordering::Release),
-            );
+            spin_join!(r.join);
             // The same in a scope's spawn, run by whichever worker takes it (one waiting at
             // the scope's end, or the other): nothing else is queued there either.
-            let flag = AtomicBool::new(false);
             r.scope(|s| {
                 s.spawn(|_| {
-                    forkjoin::join(
-                        || {
-                            while !flag.load(Ordering::Acquire) {
-                                std::hint::spin_loop();
-                            }
-                        },
-                        || flag.store(true, Ordering::Release),
-                    );
+                    spin_join!(forkjoin::join);
                 })
             });
             // A join inside the first half of another, made after the other worker took the

@@ -241,6 +241,13 @@ where
     let ra = catch_unwind(AssertUnwindSafe(a));
     p.end_public_join();
     let rb = finish_public_join(&p.spawns, &job_b, |done| w.wait_until(done));
+    both(ra, rb)
+}
+
+/// Both halves' results, or the first half's panic (else the second's) resumed: once neither
+/// half can still be running.
+#[inline(always)]
+fn both<RA, RB>(ra: std::thread::Result<RA>, rb: job::Outcome<RB>) -> (RA, RB) {
     match (ra, rb) {
         (Ok(ra), Ok(rb)) => (ra, rb),
         (Err(p), _) | (_, Err(p)) => resume_unwind(p),
@@ -307,10 +314,7 @@ where
     } else {
         join_private_slow(w, p, &job_b)
     };
-    match (ra, rb) {
-        (Ok(ra), Ok(rb)) => (ra, rb),
-        (Err(p), _) | (_, Err(p)) => resume_unwind(p),
-    }
+    both(ra, rb)
 }
 
 /// `b` was not simply on top after `a`: a thief took it, or this worker already ran it while
@@ -380,8 +384,5 @@ where
             }
         }
     };
-    match (ra, rb) {
-        (Ok(ra), Ok(rb)) => (ra, rb),
-        (Err(p), _) | (_, Err(p)) => resume_unwind(p),
-    }
+    both(ra, rb)
 }
