@@ -33,8 +33,8 @@
 //! waiting for the owner's next fork, which may be far away (quicksort partitions the whole
 //! left half before it forks again). It counts as one of the three queued jobs. This is for
 //! throughput; which joins find nothing queued depends on the schedule, so it changes nothing
-//! in the progress rules below. Outside a worker, `join` and
-//! `install` hand the work to a worker and block until it is done.
+//! in the progress rules below. Outside a worker, `join` and `install` hand the work to a
+//! worker and block until it is done.
 //!
 //! ```
 //! use taskpools::forkjoin::{Pool, Runtime};
@@ -93,11 +93,11 @@
 //! those of joins made while it had nothing queued, public for throughput) reach other
 //! workers only when the owner answers their requests — at a fork, a join, a scope's end, an
 //! `install`, or [`yield_now`] — and which joins find nothing queued depends on the schedule,
-//! so such a wait must call [`yield_now`] in its loop, or it may wait forever. The runtime does not hang
-//! silently then: a thief whose request goes unanswered for [`STALL_REPORT`] prints one
-//! diagnostic per runtime to stderr naming the cause and the fix. Keeping the private pool's
-//! push and pop free of fences is the point of that pool, which is why only a join that finds
-//! nothing queued pays for a public half.
+//! so such a wait must call [`yield_now`] in its loop, or it may wait forever. The runtime
+//! does not hang silently then: a thief whose request goes unanswered for [`STALL_REPORT`]
+//! prints one diagnostic per runtime to stderr naming the cause and the fix. Keeping the
+//! private pool's push and pop free of fences is the point of that pool, which is why only a
+//! join that finds nothing queued pays for a public half.
 //!
 //! Work belongs to a runtime: a scope's spawns run on the scope's runtime whichever thread
 //! spawns them, and a worker of one runtime that calls [`Runtime::install`] on another keeps

@@ -21,10 +21,10 @@ pub(crate) enum LocalDeque {
 /// the steal-request protocol.
 pub(crate) struct PrivateFrames {
     pub(crate) frames: FrameStack,
-    /// `scope` spawns, and the second half of a join made while nothing was queued: a Chase–Lev deque
-    /// that other workers steal from directly, so that a worker busy in a long job (or
-    /// descheduled) does not hold its spawns, or its coarsest join half, back. The other joins
-    /// stay in `frames`, whose owner pays no fence.
+    /// `scope` spawns, and the second half of a join made while nothing was queued: a
+    /// Chase–Lev deque that other workers steal from directly, so that a worker busy in a long
+    /// job (or descheduled) does not hold its spawns, or its coarsest join half, back. The
+    /// other joins stay in `frames`, whose owner pays no fence.
     pub(crate) spawns: chase_lev::Worker<JobRef>,
     pub(crate) req: StealRequests<JobRef>,
     /// A join runs as plain calls once this many jobs are queued in `frames`: `base_exposed`,
