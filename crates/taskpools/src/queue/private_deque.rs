@@ -19,6 +19,11 @@
 //! - A thief asks only victims that advertise work (`has_work`, a hint updated by the owner
 //!   when its deque turns empty or non-empty); a request to a victim that has just run out is
 //!   declined, never lost.
+//! - A thief whose victim stops advertising while it waits takes its request back (a CAS from
+//!   its index to "no request"), so it does not wait for a victim that took its last element
+//!   and now runs it without polling. The victim claims a request with a CAS from the same
+//!   index before it answers, so exactly one of the two happens: an answer, or a withdrawn
+//!   request.
 //!
 //! - Dropping a handle (or its [`PrivateDeque`]) withdraws its work hint, declines a pending
 //!   request and closes its request cell for good: a later request is answered `Empty` at
@@ -46,9 +51,11 @@ use crate::sync::{Arc, AtomicBool, AtomicUsize, Backoff, Ordering, UnsafeCell};
 const NO_REQUEST: usize = usize::MAX;
 /// The request cell holds this while its owner does not poll.
 const BLOCKED: usize = usize::MAX - 1;
-/// The request cell holds this once its handle is dropped; every value below is a thief's
-/// index (a pending request).
+/// The request cell holds this once its handle is dropped.
 const CLOSED: usize = usize::MAX - 2;
+/// The request cell holds this while its owner answers a request it has claimed; every value
+/// below is a thief's index (a pending request).
+const SERVING: usize = usize::MAX - 3;
 
 /// Answer states.
 const WAITING: usize = 0;
@@ -73,9 +80,10 @@ pub struct StealTable<T> {
 }
 
 // SAFETY: the only non-`Sync` part is each answer's `item`, which is written by exactly one
-// victim (the one whose request cell holds the thief's index; it answers once, before it
-// resets the cell) and read by the thief only after it sees `state == FILLED` with Acquire,
-// which the victim stores with Release after the write. Items cross threads, hence `T: Send`.
+// victim (the one that took the thief's index out of its request cell with a CAS or swap,
+// which the thief's take-back CAS cannot also win; it answers once) and read by the thief
+// only after it sees `state == FILLED` with Acquire, which the victim stores with Release
+// after the write. Items cross threads, hence `T: Send`.
 unsafe impl<T: Send> Sync for StealTable<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Send for StealTable<T> {}
@@ -142,6 +150,14 @@ pub struct StealRequests<T> {
     /// pending request when the handle was not blocked.
     #[cfg(loom)]
     broken_unblock_overwrites: Cell<bool>,
+    /// Loom-only planted bug: a thief never takes back a request to a victim that stopped
+    /// advertising work (it waits for the victim's next poll, however far off).
+    #[cfg(loom)]
+    broken_never_takes_back: Cell<bool>,
+    /// Loom-only planted bug: a victim answers a request without claiming it first (a thief
+    /// that takes it back meanwhile loses the element).
+    #[cfg(loom)]
+    broken_serve_without_claim: Cell<bool>,
 }
 
 // SAFETY: the table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points
@@ -162,7 +178,10 @@ impl<T> StealRequests<T> {
                  (isize::MAX bytes / {per} bytes per deque's cells)"
             );
         }
-        debug_assert!(max < CLOSED, "every index is below the special cell values");
+        debug_assert!(
+            max < SERVING,
+            "every index is below the special cell values"
+        );
         let slots = (0..n)
             .map(|_| Slot {
                 request: CachePadded::new((AtomicUsize::new(NO_REQUEST), AtomicBool::new(false))),
@@ -191,6 +210,10 @@ impl<T> StealRequests<T> {
                 broken_drop_keeps_requests: Cell::new(false),
                 #[cfg(loom)]
                 broken_unblock_overwrites: Cell::new(false),
+                #[cfg(loom)]
+                broken_never_takes_back: Cell::new(false),
+                #[cfg(loom)]
+                broken_serve_without_claim: Cell::new(false),
             })
             .collect()
     }
@@ -230,7 +253,7 @@ impl<T> StealRequests<T> {
     /// Whether a thief is waiting for an answer: one plain load.
     #[inline(always)]
     pub fn pending(&self) -> bool {
-        self.slot().request.0.load(Ordering::Relaxed) < CLOSED
+        self.slot().request.0.load(Ordering::Relaxed) < SERVING
     }
 
     /// Answers a pending request, if any, with `oldest()` (the owner's oldest element, or
@@ -248,13 +271,29 @@ impl<T> StealRequests<T> {
         let cell = &self.slot().request.0;
         // Acquire: pairs with the thief's CAS, which follows its reset of its answer state.
         let thief = cell.load(Ordering::Acquire);
-        if thief >= CLOSED {
+        if thief >= SERVING {
+            return;
+        }
+        #[cfg(loom)]
+        let claim = !self.broken_serve_without_claim.get();
+        #[cfg(not(loom))]
+        let claim = true;
+        // Claim the request before answering it: a thief may take its request back while we
+        // do not advertise work (`steal_from`), and exactly one of the two CASes wins, so an
+        // answer is written only to a thief that waits for it. While we serve, other thieves
+        // find the cell taken and move on (`Retry`), as they did while it held the request.
+        // Acquire again: the value may be a newer request of the same thief (it took one
+        // back and asked anew), whose reset of its answer state we must see before answering.
+        if claim
+            && cell
+                .compare_exchange(thief, SERVING, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
             return;
         }
         let item = self.oldest_for(thief, true, oldest);
         self.answer(thief, item);
-        // Only the owner moves the cell away from a thief's index, so a plain store is enough;
-        // thieves CAS only from NO_REQUEST.
+        // Only the owner moves the cell away from SERVING, so a plain store is enough.
         cell.store(NO_REQUEST, Ordering::Release);
     }
 
@@ -309,8 +348,10 @@ impl<T> StealRequests<T> {
         let a = &self.table.slots[thief].answer;
         match item {
             Some(v) => {
-                // SAFETY: the thief is waiting (its request is in our cell) and reads `item`
-                // only after the Release store of FILLED below; no other victim answers it.
+                // SAFETY: we took the thief's request out of our cell (the CAS in `serve`, the
+                // swap in `block` or drop), so it waits for this answer and cannot take the
+                // request back; it reads `item` only after the Release store of FILLED below,
+                // and no other victim answers it.
                 a.item.with_mut(|p| unsafe { *p = Some(v) });
                 #[cfg(loom)]
                 let order = if self.weak_filled_store.get() {
@@ -330,7 +371,7 @@ impl<T> StealRequests<T> {
     /// now, with `oldest()`.
     pub fn block(&self, oldest: impl FnOnce() -> Option<T>) {
         let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
-        if prev < CLOSED {
+        if prev < SERVING {
             let item = self.oldest_for(prev, false, oldest);
             self.answer(prev, item);
         }
@@ -403,6 +444,10 @@ impl<T> StealRequests<T> {
         };
         #[cfg(not(loom))]
         let order = Ordering::Acquire;
+        #[cfg(loom)]
+        let take_back = !self.broken_never_takes_back.get();
+        #[cfg(not(loom))]
+        let take_back = true;
         loop {
             if let Some(answer) = self.answer_received(order) {
                 g.outstanding = false;
@@ -414,6 +459,20 @@ impl<T> StealRequests<T> {
             let poll = true;
             if poll {
                 serve_own();
+            }
+            // The victim stopped advertising work: it ran out, and would decline at its next
+            // poll, which may be a whole task away (it took its last element and runs it).
+            // Take the request back unless the victim has claimed it already (then its answer
+            // is on the way). The hint store is eventually visible, so no fence is needed.
+            if take_back
+                && !v.request.1.load(Ordering::Relaxed)
+                && v.request
+                    .0
+                    .compare_exchange(self.index, NO_REQUEST, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                g.outstanding = false;
+                return Steal::Empty;
             }
             backoff.snooze();
         }
@@ -482,7 +541,7 @@ impl<T> Drop for StealRequests<T> {
         // AcqRel: acquire pairs with a thief's CAS (its answer state is WAITING before we
         // answer); release keeps the hint store above before the close.
         let prev = self.slot().request.0.swap(CLOSED, Ordering::AcqRel);
-        if prev < CLOSED {
+        if prev < SERVING {
             self.answer(prev, None);
         }
     }
@@ -937,6 +996,83 @@ mod loom_tests {
     #[should_panic(expected = "maximum number of branches")]
     fn loom_finds_the_lost_request_when_unblock_overwrites() {
         unblock_while_a_thief_asks(true);
+    }
+
+    /// The owner takes its last element and runs it without polling again (it withdrew its
+    /// work hint) while a thief asks: the thief takes its request back instead of waiting for
+    /// the owner's next poll. This is a worker of the task pool starting a long task.
+    fn thief_takes_back_its_request(broken: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(move || {
+            let mut d = PrivateDeque::<u32>::set(2);
+            let thief = d.pop().unwrap();
+            let owner = d.pop().unwrap();
+            thief.req.broken_never_takes_back.set(broken);
+            owner.push(1);
+            let h = thread::spawn(move || thief.steal_from(0));
+            let mine = owner.pop();
+            owner.withdraw_if_empty();
+            // "Runs the task": no poll until the thief is done.
+            assert!(matches!(h.join().unwrap(), Steal::Empty));
+            assert_eq!(mine, Some(1));
+            owner.block();
+        });
+    }
+
+    #[test]
+    fn loom_a_thief_takes_back_its_request_to_a_victim_that_ran_out() {
+        thief_takes_back_its_request(false);
+    }
+
+    /// Twin: a thief that never takes its request back waits for a poll that comes only after
+    /// the thief is done; loom finds the endless spin.
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn loom_finds_the_endless_wait_without_taking_back() {
+        thief_takes_back_its_request(true);
+    }
+
+    /// The owner runs out (withdrawing its hint), gets a new element and polls, while a thief
+    /// that asked before sees the hint down and takes its request back: either the owner
+    /// claims the request and answers it, or the thief withdraws it and the owner keeps the
+    /// element; no element is lost or handed out twice.
+    fn take_back_races_an_answer(broken: bool) {
+        loom::model(move || {
+            let mut d = PrivateDeque::<u32>::set(2);
+            let thief = d.pop().unwrap();
+            let owner = d.pop().unwrap();
+            owner.req.broken_serve_without_claim.set(broken);
+            owner.push(1);
+            let h = thread::spawn(move || {
+                let mut v = Vec::new();
+                taken(&mut v, thief.steal_from(0));
+                v
+            });
+            let mut all: Vec<u32> = owner.pop().into_iter().collect();
+            owner.withdraw_if_empty();
+            owner.push(2);
+            owner.poll();
+            owner.block();
+            all.extend(owner.pop());
+            all.extend(h.join().unwrap());
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2], "an element was lost or taken twice");
+        });
+    }
+
+    #[test]
+    fn loom_a_take_back_and_an_answer_never_both_happen() {
+        take_back_races_an_answer(false);
+    }
+
+    /// Twin: a victim that answers without claiming the request (load, answer, plain store)
+    /// writes the element into the cell of a thief that has taken its request back; loom
+    /// finds the lost element.
+    #[test]
+    #[should_panic(expected = "an element was lost or taken twice")]
+    fn loom_finds_the_lost_element_when_serving_without_a_claim() {
+        take_back_races_an_answer(true);
     }
 
     /// Two thieves race for one request cell; the loser gets `Retry`, the winner an answer,
