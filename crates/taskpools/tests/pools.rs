@@ -309,8 +309,9 @@ fn stealing_pools_steal_and_distributed_pools_do_not() {
 }
 
 /// One long task and nothing else: the other worker must go to sleep, not wait (spinning) for
-/// an answer from the busy one. On `private-deque` a declined request withdraws the busy
-/// worker's work hint, so the thief stops asking.
+/// an answer from the busy one. On `private-deque` the busy worker withdraws its work hint
+/// when it takes its last task (and when it declines a request), so the thief stops asking,
+/// and a request it made just before takes back instead of waiting out the task.
 #[test]
 fn an_idle_worker_sleeps_while_the_only_task_runs() {
     struct Long;

@@ -22,8 +22,8 @@
 //! - A thief whose victim stops advertising while it waits takes its request back (a CAS from
 //!   its index to "no request"), so it does not wait for a victim that took its last element
 //!   and now runs it without polling. The victim claims a request with a CAS from the same
-//!   index before it answers, so exactly one of the two happens: an answer, or a withdrawn
-//!   request.
+//!   index before it answers (or, when it blocks or is dropped, a swap), so exactly one of
+//!   the two happens: an answer, or a withdrawn request.
 //!
 //! - Dropping a handle (or its [`PrivateDeque`]) withdraws its work hint, declines a pending
 //!   request and closes its request cell for good: a later request is answered `Empty` at
@@ -33,8 +33,9 @@
 //! thief's read of it is ordered after the victim's write (Release store / Acquire load of
 //! `FILLED`).
 //!
-//! The owner's latency to answer is the time to its next poll; the fork-join runtime polls at
-//! every fork and in every wait loop.
+//! The owner's latency to answer is the time to its next poll, or until it withdraws its work
+//! hint (the thief then takes the request back); the fork-join runtime polls at every fork and
+//! in every wait loop.
 //!
 //! [`block`]: PrivateDeque::block
 //! [`unblock`]: PrivateDeque::unblock
@@ -83,7 +84,9 @@ pub struct StealTable<T> {
 // victim (the one that took the thief's index out of its request cell with a CAS or swap,
 // which the thief's take-back CAS cannot also win; it answers once) and read by the thief
 // only after it sees `state == FILLED` with Acquire, which the victim stores with Release
-// after the write. Items cross threads, hence `T: Send`.
+// after the write. The victim's write in turn follows the thief's last read of the item: that
+// CAS or swap is Acquire and reads the thief's Release request CAS, made after the read.
+// Items cross threads, hence `T: Send`.
 unsafe impl<T: Send> Sync for StealTable<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Send for StealTable<T> {}
@@ -126,9 +129,9 @@ pub struct StealRequests<T> {
     me: *const Slot<T>,
     /// What the owner last wrote to its `has_work` hint.
     advertised: Cell<bool>,
-    /// Inside `serve`/`block` (between reading a thief's request and answering it). The
+    /// Inside `serve`/`block` (between taking a thief's request and answering it). The
     /// closures these methods take are caller code; calling back into `poll` or `block` from
-    /// one would answer the same thief twice, so it panics instead.
+    /// one would answer a thief twice or reopen a blocked cell, so it panics instead.
     serving: Cell<bool>,
     /// Inside `steal_from` (a request of ours may be out). A second request while one is out
     /// would let two victims write our one answer cell, so nesting panics instead.
@@ -158,6 +161,9 @@ pub struct StealRequests<T> {
     /// that takes it back meanwhile loses the element).
     #[cfg(loom)]
     broken_serve_without_claim: Cell<bool>,
+    /// Loom-only planted bug: the victim's claim CAS is Relaxed.
+    #[cfg(loom)]
+    weak_claim: Cell<bool>,
 }
 
 // SAFETY: the table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points
@@ -214,6 +220,8 @@ impl<T> StealRequests<T> {
                 broken_never_takes_back: Cell::new(false),
                 #[cfg(loom)]
                 broken_serve_without_claim: Cell::new(false),
+                #[cfg(loom)]
+                weak_claim: Cell::new(false),
             })
             .collect()
     }
@@ -253,7 +261,9 @@ impl<T> StealRequests<T> {
     /// Whether a thief is waiting for an answer: one plain load.
     #[inline(always)]
     pub fn pending(&self) -> bool {
-        self.slot().request.0.load(Ordering::Relaxed) < SERVING
+        // `SERVING` counts too: the owner sees it only from inside `serve`, where `serve`
+        // then panics (a nested poll).
+        self.slot().request.0.load(Ordering::Relaxed) < CLOSED
     }
 
     /// Answers a pending request, if any, with `oldest()` (the owner's oldest element, or
@@ -268,8 +278,12 @@ impl<T> StealRequests<T> {
     #[cold]
     #[inline(never)]
     fn serve(&self, oldest: impl FnOnce() -> Option<T>) {
+        assert!(
+            !self.serving.get(),
+            "StealRequests::poll called from inside the closure of poll or block"
+        );
         let cell = &self.slot().request.0;
-        // Acquire: pairs with the thief's CAS, which follows its reset of its answer state.
+        // Acquire only for the planted-bug protocol below; the claim CAS acquires on its own.
         let thief = cell.load(Ordering::Acquire);
         if thief >= SERVING {
             return;
@@ -278,23 +292,46 @@ impl<T> StealRequests<T> {
         let claim = !self.broken_serve_without_claim.get();
         #[cfg(not(loom))]
         let claim = true;
+        #[cfg(loom)]
+        let order = if self.weak_claim.get() {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        #[cfg(not(loom))]
+        let order = Ordering::Acquire;
         // Claim the request before answering it: a thief may take its request back while we
         // do not advertise work (`steal_from`), and exactly one of the two CASes wins, so an
         // answer is written only to a thief that waits for it. While we serve, other thieves
         // find the cell taken and move on (`Retry`), as they did while it held the request.
-        // Acquire again: the value may be a newer request of the same thief (it took one
-        // back and asked anew), whose reset of its answer state we must see before answering.
+        // Acquire: pairs with the thief's request CAS (Release), which follows its reset of
+        // its answer state and its last read of the answer's item; the value may be a newer
+        // request of the same thief than the one loaded above (it took that one back and
+        // asked anew), so the load's Acquire would not be enough.
         if claim
             && cell
-                .compare_exchange(thief, SERVING, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(thief, SERVING, order, Ordering::Relaxed)
                 .is_err()
         {
             return;
         }
         let item = self.oldest_for(thief, true, oldest);
         self.answer(thief, item);
-        // Only the owner moves the cell away from SERVING, so a plain store is enough.
-        cell.store(NO_REQUEST, Ordering::Release);
+        self.end_serving();
+    }
+
+    /// Reopens the request cell after a claimed request was answered.
+    fn end_serving(&self) {
+        let cell = &self.slot().request.0;
+        #[cfg(loom)]
+        if self.broken_serve_without_claim.get() {
+            cell.store(NO_REQUEST, Ordering::Release);
+            return;
+        }
+        // Only the owner moves the cell away from SERVING (thieves CAS from NO_REQUEST or
+        // from their own index, and `block` cannot run inside `serve`).
+        let r = cell.compare_exchange(SERVING, NO_REQUEST, Ordering::Release, Ordering::Relaxed);
+        debug_assert!(r.is_ok(), "a claimed request cell changed under its owner");
     }
 
     /// Calls the caller's `oldest` for a request of `thief` that has been taken out of the
@@ -319,11 +356,7 @@ impl<T> StealRequests<T> {
                 if self.armed {
                     self.req.answer(self.thief, None);
                     if self.reopen {
-                        self.req
-                            .slot()
-                            .request
-                            .0
-                            .store(NO_REQUEST, Ordering::Release);
+                        self.req.end_serving();
                     }
                 }
             }
@@ -369,7 +402,14 @@ impl<T> StealRequests<T> {
 
     /// Stops taking requests until [`unblock`](Self::unblock); a pending request is answered
     /// now, with `oldest()`.
+    ///
+    /// # Panics
+    /// If called from inside the closure of `poll` or `block` (before it touches the cell).
     pub fn block(&self, oldest: impl FnOnce() -> Option<T>) {
+        assert!(
+            !self.serving.get(),
+            "StealRequests::block called from inside the closure of poll or block"
+        );
         let prev = self.slot().request.0.swap(BLOCKED, Ordering::AcqRel);
         if prev < SERVING {
             let item = self.oldest_for(prev, false, oldest);
@@ -395,8 +435,9 @@ impl<T> StealRequests<T> {
 
     /// Asks `victim` for its oldest element and waits for the answer, calling `serve_own`
     /// meanwhile (which must answer requests to this handle, e.g. with [`poll`](Self::poll)).
-    /// `Empty` if the victim advertises no work, declines or is gone (dropped), `Retry` if
-    /// another thief's request is pending there (or it is blocked).
+    /// `Empty` if the victim advertises no work, declines, stops advertising before it
+    /// takes up the request (which is then taken back) or is gone (dropped); `Retry` if
+    /// another thief's request is pending or being answered there (or it is blocked).
     ///
     /// # Panics
     /// If called from inside `serve_own` of another `steal_from` on this handle (one request
@@ -414,6 +455,7 @@ impl<T> StealRequests<T> {
         );
         let mut g = Stealing {
             req: self,
+            victim,
             outstanding: false,
         };
         let me = &self.slot().answer;
@@ -444,10 +486,6 @@ impl<T> StealRequests<T> {
         };
         #[cfg(not(loom))]
         let order = Ordering::Acquire;
-        #[cfg(loom)]
-        let take_back = !self.broken_never_takes_back.get();
-        #[cfg(not(loom))]
-        let take_back = true;
         loop {
             if let Some(answer) = self.answer_received(order) {
                 g.outstanding = false;
@@ -460,22 +498,32 @@ impl<T> StealRequests<T> {
             if poll {
                 serve_own();
             }
-            // The victim stopped advertising work: it ran out, and would decline at its next
-            // poll, which may be a whole task away (it took its last element and runs it).
-            // Take the request back unless the victim has claimed it already (then its answer
-            // is on the way). The hint store is eventually visible, so no fence is needed.
-            if take_back
-                && !v.request.1.load(Ordering::Relaxed)
-                && v.request
-                    .0
-                    .compare_exchange(self.index, NO_REQUEST, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-            {
+            if self.take_back(victim) {
                 g.outstanding = false;
                 return Steal::Empty;
             }
             backoff.snooze();
         }
+    }
+
+    /// Takes our outstanding request to `victim` back if the victim stopped advertising work:
+    /// it ran out, and would decline at its next poll, which may be a whole task away (it
+    /// took its last element and runs it). Fails if the victim has claimed the request (its
+    /// answer is then on the way). The hint store is eventually visible, so no fence is
+    /// needed; the load before the CAS keeps a waiting thief from taking the victim's line
+    /// exclusive at every turn while the victim serves another.
+    #[inline]
+    fn take_back(&self, victim: usize) -> bool {
+        #[cfg(loom)]
+        if self.broken_never_takes_back.get() {
+            return false;
+        }
+        let v = &self.table.slots[victim].request;
+        !v.1.load(Ordering::Relaxed)
+            && v.0.load(Ordering::Relaxed) == self.index
+            && v.0
+                .compare_exchange(self.index, NO_REQUEST, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// The answer to our outstanding request, once a victim has given it: `Some(Some(v))`
@@ -499,10 +547,12 @@ impl<T> StealRequests<T> {
 }
 
 /// Resets `stealing` when `steal_from` returns. If it unwinds (a panic in `serve_own`) while
-/// its request is out, it first waits for the answer, declining requests to this handle
-/// meanwhile (so two thieves that ask each other are both answered), and drops the element.
+/// its request is out, it first waits for the answer (or takes the request back, as
+/// `steal_from` does), declining requests to this handle meanwhile (so two thieves that ask
+/// each other are both answered), and drops the element.
 struct Stealing<'a, T> {
     req: &'a StealRequests<T>,
+    victim: usize,
     outstanding: bool,
 }
 
@@ -518,6 +568,9 @@ impl<T> Drop for Stealing<'_, T> {
             let backoff = Backoff::new();
             // The element, if any, is dropped with the answer.
             while self.req.answer_received(Ordering::Acquire).is_none() {
+                if self.req.take_back(self.victim) {
+                    break;
+                }
                 if !self.req.serving.get() {
                     self.req.poll(|| None);
                 }
@@ -707,8 +760,9 @@ impl<T> PrivateDeque<T> {
     }
 
     /// Asks deque `victim` for its oldest element and waits for the answer, answering requests
-    /// to this deque meanwhile. `Empty` if the victim advertises no work, declines or has been
-    /// dropped, `Retry` if another thief's request is pending there (or it is blocked).
+    /// to this deque meanwhile. `Empty` if the victim advertises no work, declines, stops
+    /// advertising while the request waits (it is taken back) or has been dropped, `Retry`
+    /// if another thief's request is pending or being answered there (or it is blocked).
     pub fn steal_from(&self, victim: usize) -> Steal<T> {
         self.req.steal_from(victim, || self.poll())
     }
@@ -792,6 +846,107 @@ mod tests {
         });
         owner.block();
         assert_eq!(owner.pop(), Some(8));
+    }
+
+    /// The owner takes its last element while a thief's request is pending and runs it
+    /// without polling: the thief takes its request back (it would otherwise wait until the
+    /// owner's next poll; the test then polls after 10 s to free it and fails).
+    #[test]
+    fn a_thief_takes_back_its_request_when_the_owner_runs_out() {
+        let mut d = PrivateDeque::<u32>::set(2);
+        let thief = d.pop().unwrap();
+        let owner = d.pop().unwrap();
+        owner.push(1);
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            s.spawn(move || tx.send(thief.steal_from(0)).unwrap());
+            while !owner.req.pending() {
+                std::thread::yield_now();
+            }
+            assert_eq!(owner.pop(), Some(1));
+            owner.withdraw_if_empty();
+            let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+            if got.is_err() {
+                owner.poll();
+            }
+            assert!(
+                matches!(got, Ok(Steal::Empty)),
+                "the thief waited for the owner's next poll"
+            );
+            assert!(!owner.req.pending(), "the request cell is open again");
+        });
+        owner.block();
+    }
+
+    /// A panic in the owner's `oldest` closure after it claimed a request: the thief is
+    /// declined, the cell reopens, and the next request is answered. (Checks run after the
+    /// thief is done, so a failure cannot leave it waiting.)
+    #[test]
+    fn a_panic_while_serving_declines_the_thief_and_reopens_the_cell() {
+        let mut reqs = StealRequests::<u32>::set(2);
+        let thief = reqs.pop().unwrap();
+        let owner = reqs.pop().unwrap();
+        owner.advertise(true);
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let (first, reopened, second) = std::thread::scope(|s| {
+            let h = s.spawn(move || {
+                let first = thief.steal_from(0, || thief.poll(|| None));
+                wait.recv().unwrap();
+                (first, thief.steal_from(0, || thief.poll(|| None)))
+            });
+            while !owner.pending() {
+                std::thread::yield_now();
+            }
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                owner.poll(|| panic!("oldest failed"))
+            }));
+            assert!(r.is_err());
+            // The thief waits for `go` (or has yet to get its answer): nobody else writes.
+            let reopened = owner.table().slots[0].request.0.load(Ordering::Relaxed) == NO_REQUEST;
+            go.send(()).unwrap();
+            // The second request: answered with an element.
+            while !owner.pending() {
+                std::thread::yield_now();
+            }
+            owner.poll(|| Some(9));
+            let (first, second) = h.join().unwrap();
+            (first, reopened, second)
+        });
+        assert!(matches!(first, Steal::Empty));
+        assert!(reopened, "the request cell is open again after the panic");
+        assert!(matches!(second, Steal::Success(9)));
+        owner.block(|| None);
+    }
+
+    /// `block` from inside the closure of `poll` panics before it touches the cell (it would
+    /// otherwise block a cell that `poll` then reopens).
+    #[test]
+    fn block_inside_a_poll_closure_panics() {
+        let mut reqs = StealRequests::<u32>::set(2);
+        let thief = reqs.pop().unwrap();
+        let owner = reqs.pop().unwrap();
+        owner.advertise(true);
+        std::thread::scope(|s| {
+            let h = s.spawn(move || thief.steal_from(0, || thief.poll(|| None)));
+            while !owner.pending() {
+                std::thread::yield_now();
+            }
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                owner.poll(|| {
+                    owner.block(|| None);
+                    Some(1)
+                })
+            }));
+            let msg = r.unwrap_err();
+            let msg = msg.downcast_ref::<&str>().copied().unwrap_or_default();
+            assert!(msg.contains("inside the closure"), "{msg}");
+            assert!(matches!(h.join().unwrap(), Steal::Empty));
+            assert_eq!(
+                owner.table().slots[0].request.0.load(Ordering::Relaxed),
+                NO_REQUEST
+            );
+        });
+        owner.block(|| None);
     }
 
     #[test]
@@ -1073,6 +1228,66 @@ mod loom_tests {
     #[should_panic(expected = "an element was lost or taken twice")]
     fn loom_finds_the_lost_element_when_serving_without_a_claim() {
         take_back_races_an_answer(true);
+    }
+
+    /// The ABA case of the claim: the owner V loads a thief's request, the thief takes it
+    /// back (it saw V's hint down), steals an element from W, and asks V again; V's claim CAS
+    /// then succeeds on the new request. V's write of its answer must follow the thief's read
+    /// of W's element from the same answer cell: the claim CAS acquires the new request.
+    fn claim_of_a_renewed_request(weak: bool) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 100_000;
+        builder.preemption_bound = Some(3);
+        builder.check(move || {
+            let mut d = PrivateDeque::<u32>::set(3);
+            let w = d.pop().unwrap();
+            let t = d.pop().unwrap();
+            let v = d.pop().unwrap();
+            v.req.weak_claim.set(weak);
+            v.push(1);
+            w.push(5);
+            let done = Arc::new(AtomicBool::new(false));
+            let done2 = Arc::clone(&done);
+            let hw = thread::spawn(move || {
+                while !done2.load(Ordering::Acquire) {
+                    w.poll();
+                    thread::yield_now();
+                }
+                w.block();
+                w.pop()
+            });
+            let ht = thread::spawn(move || {
+                let mut got = Vec::new();
+                taken(&mut got, t.steal_from(0));
+                taken(&mut got, t.steal_from(2));
+                taken(&mut got, t.steal_from(0));
+                done.store(true, Ordering::Release);
+                got
+            });
+            let mut all: Vec<u32> = v.pop().into_iter().collect();
+            v.withdraw_if_empty();
+            v.push(2);
+            v.poll();
+            v.block();
+            all.extend(v.pop());
+            all.extend(ht.join().unwrap());
+            all.extend(hw.join().unwrap());
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2, 5], "an element was lost or taken twice");
+        });
+    }
+
+    #[test]
+    fn loom_the_claim_of_a_renewed_request_follows_the_thiefs_last_read() {
+        claim_of_a_renewed_request(false);
+    }
+
+    /// Twin: a Relaxed claim CAS; loom finds the answer's write racing the thief's read of
+    /// the element W handed over before.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn loom_finds_the_racing_answer_with_a_relaxed_claim() {
+        claim_of_a_renewed_request(true);
     }
 
     /// Two thieves race for one request cell; the loser gets `Retry`, the winner an answer,
