@@ -130,8 +130,10 @@ pub struct StealRequests<T> {
     /// What the owner last wrote to its `has_work` hint.
     advertised: Cell<bool>,
     /// Inside `serve`/`block` (between taking a thief's request and answering it). The
-    /// closures these methods take are caller code; calling back into `poll` or `block` from
-    /// one would answer a thief twice or reopen a blocked cell, so it panics instead.
+    /// closures these methods take are caller code. `block` or `unblock` from either closure,
+    /// and `poll` from the closure of `poll`, would answer a thief twice or change the cell
+    /// under its owner, so they panic before touching it; `poll` from the closure of `block`
+    /// finds the cell blocked and does nothing.
     serving: Cell<bool>,
     /// Inside `steal_from` (a request of ours may be out). A second request while one is out
     /// would let two victims write our one answer cell, so nesting panics instead.
@@ -280,7 +282,7 @@ impl<T> StealRequests<T> {
     fn serve(&self, oldest: impl FnOnce() -> Option<T>) {
         assert!(
             !self.serving.get(),
-            "StealRequests::poll called from inside the closure of poll or block"
+            "StealRequests::poll called from inside the closure of poll"
         );
         let cell = &self.slot().request.0;
         // Acquire only for the planted-bug protocol below; the claim CAS acquires on its own.
@@ -331,7 +333,11 @@ impl<T> StealRequests<T> {
         // Only the owner moves the cell away from SERVING (thieves CAS from NO_REQUEST or
         // from their own index, and `block` cannot run inside `serve`).
         let r = cell.compare_exchange(SERVING, NO_REQUEST, Ordering::Release, Ordering::Relaxed);
-        debug_assert!(r.is_ok(), "a claimed request cell changed under its owner");
+        // (Not checked while unwinding: this also runs in the `Serving` guard's drop.)
+        debug_assert!(
+            r.is_ok() || std::thread::panicking(),
+            "a claimed request cell changed under its owner"
+        );
     }
 
     /// Calls the caller's `oldest` for a request of `thief` that has been taken out of the
@@ -361,10 +367,10 @@ impl<T> StealRequests<T> {
                 }
             }
         }
-        assert!(
-            !self.serving.replace(true),
-            "StealRequests::poll or block called from inside the closure of poll or block"
-        );
+        // `serve` and `block` check this on entry, before they take a request: a panic here,
+        // after the take and before the guard, would leave the thief waiting.
+        debug_assert!(!self.serving.get());
+        self.serving.set(true);
         let mut g = Serving {
             req: self,
             thief,
@@ -419,7 +425,14 @@ impl<T> StealRequests<T> {
 
     /// Takes requests again. Idempotent: it only reopens a blocked cell, so a call while
     /// not blocked leaves a pending request in place (to be answered at the next poll).
+    ///
+    /// # Panics
+    /// If called from inside the closure of `poll` or `block`.
     pub fn unblock(&self) {
+        assert!(
+            !self.serving.get(),
+            "StealRequests::unblock called from inside the closure of poll or block"
+        );
         #[cfg(loom)]
         if self.broken_unblock_overwrites.get() {
             self.slot().request.0.store(NO_REQUEST, Ordering::Release);
@@ -571,6 +584,8 @@ impl<T> Drop for Stealing<'_, T> {
                 if self.req.take_back(self.victim) {
                     break;
                 }
+                // Not from inside a closure of `poll` (a nested poll panics, which would abort
+                // here) or `block` (the cell is blocked: nothing to answer).
                 if !self.req.serving.get() {
                     self.req.poll(|| None);
                 }
@@ -848,104 +863,144 @@ mod tests {
         assert_eq!(owner.pop(), Some(8));
     }
 
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+    /// Waits (at most [`PATIENCE`]) until a thief's request reaches `owner`.
+    fn wait_pending<T>(owner: &StealRequests<T>) -> bool {
+        let t = std::time::Instant::now();
+        while !owner.pending() {
+            if t.elapsed() > PATIENCE {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    /// The thief's result from `rx`; if none comes within [`PATIENCE`], declines thief
+    /// `thief` of `table` by hand (so that a failing test fails instead of hanging) and
+    /// returns `None`.
+    fn result_or_free<T, R>(
+        rx: &std::sync::mpsc::Receiver<R>,
+        table: &StealTable<T>,
+        thief: usize,
+    ) -> Option<R> {
+        match rx.recv_timeout(PATIENCE) {
+            Ok(r) => Some(r),
+            Err(_) => {
+                table.slots[thief]
+                    .answer
+                    .state
+                    .store(DECLINED, Ordering::Release);
+                None
+            }
+        }
+    }
+
     /// The owner takes its last element while a thief's request is pending and runs it
     /// without polling: the thief takes its request back (it would otherwise wait until the
-    /// owner's next poll; the test then polls after 10 s to free it and fails).
+    /// owner's next poll; the test then frees it after 10 s and fails).
     #[test]
     fn a_thief_takes_back_its_request_when_the_owner_runs_out() {
         let mut d = PrivateDeque::<u32>::set(2);
         let thief = d.pop().unwrap();
         let owner = d.pop().unwrap();
         owner.push(1);
-        std::thread::scope(|s| {
+        let (asked, got, reopened) = std::thread::scope(|s| {
             let (tx, rx) = std::sync::mpsc::channel();
-            s.spawn(move || tx.send(thief.steal_from(0)).unwrap());
-            while !owner.req.pending() {
-                std::thread::yield_now();
-            }
+            s.spawn(move || {
+                let _ = tx.send(thief.steal_from(0));
+            });
+            let asked = wait_pending(&owner.req);
             assert_eq!(owner.pop(), Some(1));
             owner.withdraw_if_empty();
-            let got = rx.recv_timeout(std::time::Duration::from_secs(10));
-            if got.is_err() {
-                owner.poll();
-            }
-            assert!(
-                matches!(got, Ok(Steal::Empty)),
-                "the thief waited for the owner's next poll"
-            );
-            assert!(!owner.req.pending(), "the request cell is open again");
+            let got = result_or_free(&rx, owner.table(), 1);
+            (asked, got, !owner.req.pending())
         });
+        assert!(asked, "the thief never asked");
+        assert!(
+            matches!(got, Some(Steal::Empty)),
+            "the thief waited for the owner's next poll"
+        );
+        assert!(reopened, "the request cell is open again");
         owner.block();
     }
 
     /// A panic in the owner's `oldest` closure after it claimed a request: the thief is
-    /// declined, the cell reopens, and the next request is answered. (Checks run after the
-    /// thief is done, so a failure cannot leave it waiting.)
+    /// declined, the cell reopens, and the next request is answered.
     #[test]
     fn a_panic_while_serving_declines_the_thief_and_reopens_the_cell() {
         let mut reqs = StealRequests::<u32>::set(2);
         let thief = reqs.pop().unwrap();
         let owner = reqs.pop().unwrap();
         owner.advertise(true);
+        let (tx, rx) = std::sync::mpsc::channel();
         let (go, wait) = std::sync::mpsc::channel::<()>();
-        let (first, reopened, second) = std::thread::scope(|s| {
+        let (panicked, first, reopened, second) = std::thread::scope(|s| {
             let h = s.spawn(move || {
-                let first = thief.steal_from(0, || thief.poll(|| None));
-                wait.recv().unwrap();
-                (first, thief.steal_from(0, || thief.poll(|| None)))
+                // (The receiver may be gone if the test failed.)
+                let _ = tx.send(thief.steal_from(0, || thief.poll(|| None)));
+                // Asks again only when told (or never, if the test failed before).
+                wait.recv().ok()?;
+                Some(thief.steal_from(0, || thief.poll(|| None)))
             });
-            while !owner.pending() {
-                std::thread::yield_now();
-            }
+            let asked = wait_pending(&owner);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 owner.poll(|| panic!("oldest failed"))
             }));
-            assert!(r.is_err());
-            // The thief waits for `go` (or has yet to get its answer): nobody else writes.
+            let first = result_or_free(&rx, owner.table(), 1);
+            // The thief waits for `go`: nobody else writes the cell now.
             let reopened = owner.table().slots[0].request.0.load(Ordering::Relaxed) == NO_REQUEST;
             go.send(()).unwrap();
-            // The second request: answered with an element.
-            while !owner.pending() {
-                std::thread::yield_now();
+            if wait_pending(&owner) {
+                owner.poll(|| Some(9));
             }
-            owner.poll(|| Some(9));
-            let (first, second) = h.join().unwrap();
-            (first, reopened, second)
+            (asked && r.is_err(), first, reopened, h.join().unwrap())
         });
-        assert!(matches!(first, Steal::Empty));
+        assert!(panicked, "the thief asked and the owner's closure panicked");
+        assert!(
+            matches!(first, Some(Steal::Empty)),
+            "the thief was declined"
+        );
         assert!(reopened, "the request cell is open again after the panic");
-        assert!(matches!(second, Steal::Success(9)));
+        assert!(matches!(second, Some(Steal::Success(9))));
         owner.block(|| None);
     }
 
     /// `block` from inside the closure of `poll` panics before it touches the cell (it would
-    /// otherwise block a cell that `poll` then reopens).
+    /// otherwise block a cell that `poll` then reopens), and the thief is declined.
     #[test]
     fn block_inside_a_poll_closure_panics() {
         let mut reqs = StealRequests::<u32>::set(2);
         let thief = reqs.pop().unwrap();
         let owner = reqs.pop().unwrap();
         owner.advertise(true);
-        std::thread::scope(|s| {
-            let h = s.spawn(move || thief.steal_from(0, || thief.poll(|| None)));
-            while !owner.pending() {
-                std::thread::yield_now();
-            }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (asked, msg, got, reopened) = std::thread::scope(|s| {
+            s.spawn(move || {
+                let _ = tx.send(thief.steal_from(0, || thief.poll(|| None)));
+            });
+            let asked = wait_pending(&owner);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 owner.poll(|| {
                     owner.block(|| None);
                     Some(1)
                 })
             }));
-            let msg = r.unwrap_err();
-            let msg = msg.downcast_ref::<&str>().copied().unwrap_or_default();
-            assert!(msg.contains("inside the closure"), "{msg}");
-            assert!(matches!(h.join().unwrap(), Steal::Empty));
-            assert_eq!(
-                owner.table().slots[0].request.0.load(Ordering::Relaxed),
-                NO_REQUEST
-            );
+            let got = result_or_free(&rx, owner.table(), 1);
+            let e = r.expect_err("a nested block must panic");
+            let msg = e
+                .downcast_ref::<&str>()
+                .map(|m| m.to_string())
+                .or_else(|| e.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let reopened = owner.table().slots[0].request.0.load(Ordering::Relaxed) == NO_REQUEST;
+            (asked, msg, got, reopened)
         });
+        assert!(asked, "the thief never asked");
+        assert!(msg.contains("inside the closure"), "{msg}");
+        assert!(matches!(got, Some(Steal::Empty)), "the thief was declined");
+        assert!(reopened, "the cell is open (not blocked, not claimed)");
         owner.block(|| None);
     }
 
