@@ -524,7 +524,7 @@ impl<T> StealRequests<T> {
     /// took its last element and runs it). Fails if the victim has claimed the request (its
     /// answer is then on the way). The hint store is eventually visible, so no fence is
     /// needed; the load before the CAS keeps a waiting thief from taking the victim's line
-    /// exclusive at every turn while the victim serves another.
+    /// exclusive at every turn while the victim serves a request.
     #[inline]
     fn take_back(&self, victim: usize) -> bool {
         #[cfg(loom)]
