@@ -58,6 +58,22 @@ const CLOSED: usize = usize::MAX - 2;
 /// below is a thief's index (a pending request).
 const SERVING: usize = usize::MAX - 3;
 
+/// `$order`, or `Relaxed` where a loom planted-bug model sets the flag `$weak` (a field that
+/// exists only under loom; outside it the flag is not looked at).
+macro_rules! weakened {
+    ($weak:expr, $order:expr) => {{
+        #[cfg(loom)]
+        let order = if $weak.get() {
+            Ordering::Relaxed
+        } else {
+            $order
+        };
+        #[cfg(not(loom))]
+        let order = $order;
+        order
+    }};
+}
+
 /// Answer states.
 const WAITING: usize = 0;
 const DECLINED: usize = 1;
@@ -294,14 +310,7 @@ impl<T> StealRequests<T> {
         let claim = !self.broken_serve_without_claim.get();
         #[cfg(not(loom))]
         let claim = true;
-        #[cfg(loom)]
-        let order = if self.weak_claim.get() {
-            Ordering::Relaxed
-        } else {
-            Ordering::Acquire
-        };
-        #[cfg(not(loom))]
-        let order = Ordering::Acquire;
+        let order = weakened!(self.weak_claim, Ordering::Acquire);
         // Claim the request before answering it: a thief may take its request back while we
         // do not advertise work (`steal_from`), and exactly one of the two CASes wins, so an
         // answer is written only to a thief that waits for it. While we serve, other thieves
@@ -392,14 +401,7 @@ impl<T> StealRequests<T> {
                 // request back; it reads `item` only after the Release store of FILLED below,
                 // and no other victim answers it.
                 a.item.with_mut(|p| unsafe { *p = Some(v) });
-                #[cfg(loom)]
-                let order = if self.weak_filled_store.get() {
-                    Ordering::Relaxed
-                } else {
-                    Ordering::Release
-                };
-                #[cfg(not(loom))]
-                let order = Ordering::Release;
+                let order = weakened!(self.weak_filled_store, Ordering::Release);
                 a.state.store(FILLED, order);
             }
             None => a.state.store(DECLINED, Ordering::Release),
@@ -491,14 +493,7 @@ impl<T> StealRequests<T> {
         // Spin briefly, then yield, so that a victim sharing our CPU (an oversubscribed or
         // shared machine) gets to run and answer.
         let backoff = Backoff::new();
-        #[cfg(loom)]
-        let order = if self.weak_filled_load.get() {
-            Ordering::Relaxed
-        } else {
-            Ordering::Acquire
-        };
-        #[cfg(not(loom))]
-        let order = Ordering::Acquire;
+        let order = weakened!(self.weak_filled_load, Ordering::Acquire);
         loop {
             if let Some(answer) = self.answer_received(order) {
                 g.outstanding = false;
@@ -1041,6 +1036,23 @@ mod loom_tests {
     use super::*;
     use loom::thread;
 
+    /// Deques 0 (the owner) and 1 (the thief) of a set of two.
+    fn owner_and_thief() -> (PrivateDeque<u32>, PrivateDeque<u32>) {
+        let mut d = PrivateDeque::<u32>::set(2);
+        let thief = d.pop().unwrap();
+        let owner = d.pop().unwrap();
+        (owner, thief)
+    }
+
+    /// Checks a model whose threads wait by spinning: loom counts every turn as a branch, so
+    /// the limit is raised, and a planted-bug twin's endless wait is reported as "maximum
+    /// number of branches".
+    fn check_spinning(f: impl Fn() + Sync + Send + 'static) {
+        let mut builder = loom::model::Builder::new();
+        builder.max_branches = 10_000;
+        builder.check(f);
+    }
+
     fn taken(v: &mut Vec<u32>, s: Steal<u32>) {
         if let Steal::Success(x) = s {
             v.push(x);
@@ -1070,9 +1082,7 @@ mod loom_tests {
 
     fn owner_answers_a_thief_while_popping(weak_store: bool, weak_load: bool) {
         loom::model(move || {
-            let mut d = PrivateDeque::<u32>::set(2);
-            let thief = d.pop().unwrap();
-            let owner = d.pop().unwrap();
+            let (owner, thief) = owner_and_thief();
             owner.req.weak_filled_store.set(weak_store);
             thief.req.weak_filled_load.set(weak_load);
             owner.push(1);
@@ -1112,9 +1122,7 @@ mod loom_tests {
     }
 
     fn mutual_requests(broken: bool) {
-        let mut builder = loom::model::Builder::new();
-        builder.max_branches = 10_000;
-        builder.check(move || {
+        check_spinning(move || {
             let mut d = PrivateDeque::<u32>::set(2);
             let b = d.pop().unwrap();
             let a = d.pop().unwrap();
@@ -1142,12 +1150,8 @@ mod loom_tests {
     /// The owner, which advertises work, is dropped (without polling) while a thief asks it:
     /// the thief is declined or finds the cell closed, and never waits forever.
     fn owner_dropped_while_a_thief_asks(broken: bool) {
-        let mut builder = loom::model::Builder::new();
-        builder.max_branches = 10_000;
-        builder.check(move || {
-            let mut d = PrivateDeque::<u32>::set(2);
-            let thief = d.pop().unwrap();
-            let owner = d.pop().unwrap();
+        check_spinning(move || {
+            let (owner, thief) = owner_and_thief();
             owner.req.broken_drop_keeps_requests.set(broken);
             owner.push(1);
             let h = thread::spawn(move || thief.steal_from(0));
@@ -1173,12 +1177,8 @@ mod loom_tests {
     /// poll, then pauses (blocks), while a thief asks: the thief is answered or refused, never
     /// left waiting, and the element is taken once. This is the task pool's `resume`/`pause`.
     fn unblock_while_a_thief_asks(broken: bool) {
-        let mut builder = loom::model::Builder::new();
-        builder.max_branches = 10_000;
-        builder.check(move || {
-            let mut d = PrivateDeque::<u32>::set(2);
-            let thief = d.pop().unwrap();
-            let owner = d.pop().unwrap();
+        check_spinning(move || {
+            let (owner, thief) = owner_and_thief();
             owner.req.broken_unblock_overwrites.set(broken);
             owner.push(1);
             let h = thread::spawn(move || {
@@ -1212,12 +1212,8 @@ mod loom_tests {
     /// work hint) while a thief asks: the thief takes its request back instead of waiting for
     /// the owner's next poll. This is a worker of the task pool starting a long task.
     fn thief_takes_back_its_request(broken: bool) {
-        let mut builder = loom::model::Builder::new();
-        builder.max_branches = 10_000;
-        builder.check(move || {
-            let mut d = PrivateDeque::<u32>::set(2);
-            let thief = d.pop().unwrap();
-            let owner = d.pop().unwrap();
+        check_spinning(move || {
+            let (owner, thief) = owner_and_thief();
             thief.req.broken_never_takes_back.set(broken);
             owner.push(1);
             let h = thread::spawn(move || thief.steal_from(0));
@@ -1249,9 +1245,7 @@ mod loom_tests {
     /// element; no element is lost or handed out twice.
     fn take_back_races_an_answer(broken: bool) {
         loom::model(move || {
-            let mut d = PrivateDeque::<u32>::set(2);
-            let thief = d.pop().unwrap();
-            let owner = d.pop().unwrap();
+            let (owner, thief) = owner_and_thief();
             owner.req.broken_serve_without_claim.set(broken);
             owner.push(1);
             let h = thread::spawn(move || {
