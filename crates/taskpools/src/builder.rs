@@ -213,6 +213,14 @@ impl<'rt> Builder<'rt> {
                 max: crate::MAX_THREADS,
             });
         }
+        // The phase loop is compiled once per state type, task type and pool (sixteen pools),
+        // not once per caller's `init` closure and iterator type: both are called through a
+        // vtable (once per worker, once per initial task), which nobody measures, and the
+        // builds of the tests and the workbench, which start many phases, take a fraction of
+        // the time.
+        let init: &(dyn Fn(usize) -> L + Sync) = &init;
+        let mut initial = initial.into_iter();
+        let initial: &mut dyn Iterator<Item = T> = &mut initial;
         struct Go<'rt, F, I, E> {
             runtime: Option<&'rt Runtime>,
             init: F,
