@@ -70,9 +70,11 @@ if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
   echo "== MPI: the distributed working phase"
   both=(-p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi)
   cargo clippy "${both[@]}" --all-targets -- -D warnings
-  cargo test --release "${both[@]}" --lib distributed
+  # The unit tests (all of them with the feature on, under a second) and the mpirun tests in
+  # one build, so that the two crates compile side by side; the doc tests then reuse the
+  # library.
+  cargo test --release "${both[@]}" --lib --test distributed
   cargo test --release "${both[@]}" --doc distributed
-  cargo test --release "${both[@]}" --test distributed
 else
   echo "note: MPI tests skipped: no MPI installed" \
     "(apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
