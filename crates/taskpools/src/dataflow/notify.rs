@@ -262,7 +262,7 @@ mod loom_models {
                 loom::thread::spawn(move || {
                     complete(
                         &pred,
-                        &[pred.clone()],
+                        std::slice::from_ref(&pred),
                         &succ,
                         &runs,
                         (failed, false, one_sentinel),
@@ -284,7 +284,7 @@ mod loom_models {
                 register(&pred, &succ, node)
             };
             if succ.deps.arm(found) {
-                run_succ(&[pred.clone()], &succ, failed, &runs);
+                run_succ(std::slice::from_ref(&pred), &succ, failed, &runs);
             }
             t.join().unwrap();
             assert_eq!(

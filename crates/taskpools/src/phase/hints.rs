@@ -57,7 +57,7 @@ impl<T: Send> PlaceHints<T> {
     }
 
     /// Whether any inbox holds a task, broken or not (the loom models' final check).
-    #[cfg(loom)]
+    #[cfg(all(loom, test))]
     pub(crate) fn has_incoming_for_test(&self) -> bool {
         self.inboxes.iter().any(Inbox::has_tasks)
     }

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use crossbeam_utils::CachePadded;
 
 use super::Coordinator;
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 use super::Remote;
 use crate::pool::{PutOutcome, TaskPool};
 use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
@@ -34,7 +34,7 @@ pub(crate) struct Inbox<T> {
     /// Mirror of `tasks.len()`, read without the lock.
     len: CachePadded<AtomicUsize>,
     /// Test of the loom test: deliver without the wake-up.
-    #[cfg(loom)]
+    #[cfg(all(loom, test))]
     pub(crate) broken_wake: bool,
 }
 
@@ -43,20 +43,20 @@ impl<T: Send> Inbox<T> {
         Inbox {
             tasks: Mutex::new(VecDeque::new()),
             len: CachePadded::new(AtomicUsize::new(0)),
-            #[cfg(loom)]
+            #[cfg(all(loom, test))]
             broken_wake: false,
         }
     }
 
     /// Hands `tasks` to the phase coordinated by `coord` (called outside its workers).
-    #[cfg_attr(not(any(feature = "mpi", loom)), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mpi", all(loom, test))), allow(dead_code))]
     pub(crate) fn deliver(&self, tasks: impl IntoIterator<Item = T>, coord: &Coordinator) {
         {
             let mut g = lock(&self.tasks);
             g.extend(tasks);
             self.len.store(g.len(), Ordering::SeqCst);
         }
-        #[cfg(loom)]
+        #[cfg(all(loom, test))]
         if self.broken_wake {
             return;
         }
@@ -134,7 +134,7 @@ impl<T: Send> Inbox<T> {
 
     /// No task in the phase: the inbox empty, then every one of `workers` idle (in this
     /// order; see the module docs).
-    #[cfg_attr(not(any(feature = "mpi", loom)), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "mpi", all(loom, test))), allow(dead_code))]
     pub(crate) fn quiescent(&self, coord: &Coordinator, workers: usize) -> bool {
         !self.has_tasks() && coord.idle_count() == workers
     }
@@ -142,10 +142,10 @@ impl<T: Send> Inbox<T> {
 
 /// A phase fed only through an inbox and ended from outside (the loom models' remote; the
 /// distributed phase adds steal requests on top).
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 pub(crate) struct InboxOnly<T>(pub(crate) Inbox<T>);
 
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 impl<T: Send> Remote<T> for InboxOnly<T> {
     const EXTERNAL_END: bool = true;
     fn between_tasks<P: TaskPool<T>>(

@@ -144,7 +144,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 
     /// The planted bug for the loom models: `DONE` published with `Relaxed`.
-    #[cfg(loom)]
+    #[cfg(all(loom, test))]
     pub(crate) fn with_relaxed_done(mut self) -> Self {
         self.broken_relaxed_done = true;
         self
