@@ -40,7 +40,7 @@ pub(crate) struct PlaceHints<T> {
     /// The place of each worker of the phase.
     of_worker: Box<[usize]>,
     /// Test of the loom test: idle workers ignore the inboxes.
-    #[cfg(loom)]
+    #[cfg(all(loom, test))]
     pub(crate) broken_idle: bool,
 }
 
@@ -51,7 +51,7 @@ impl<T: Send> PlaceHints<T> {
         PlaceHints {
             inboxes: (0..places).map(|_| Inbox::new()).collect(),
             of_worker: of_worker.into(),
-            #[cfg(loom)]
+            #[cfg(all(loom, test))]
             broken_idle: false,
         }
     }
@@ -93,7 +93,7 @@ impl<T: Send> Remote<T> for PlaceHints<T> {
     }
 
     fn has_incoming(&self) -> bool {
-        #[cfg(loom)]
+        #[cfg(all(loom, test))]
         if self.broken_idle {
             return false;
         }

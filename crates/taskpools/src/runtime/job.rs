@@ -120,7 +120,7 @@ pub(crate) struct StackJob<F, R> {
     result: UnsafeCell<MaybeUninit<Outcome<R>>>,
     /// Loom-only switch for a test of the tests: `DONE` stored with `Relaxed`, so the owner
     /// may read `result` before the executor's write is visible.
-    #[cfg(loom)]
+    #[cfg(all(loom, test))]
     broken_relaxed_done: bool,
 }
 
@@ -138,7 +138,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
             header: JobHeader::new(Self::run),
             func: UnsafeCell::new(ManuallyDrop::new(f)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
-            #[cfg(loom)]
+            #[cfg(all(loom, test))]
             broken_relaxed_done: false,
         }
     }
@@ -173,13 +173,13 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         let r = catch_unwind(AssertUnwindSafe(f));
         // SAFETY: the owner reads `result` only after `DONE`.
         this.result.with_mut(|p| unsafe { (*p).write(r) });
-        #[cfg(loom)]
+        #[cfg(all(loom, test))]
         let order = if this.broken_relaxed_done {
             Ordering::Relaxed
         } else {
             Ordering::Release
         };
-        #[cfg(not(loom))]
+        #[cfg(not(all(loom, test)))]
         let order = Ordering::Release;
         // Last access: after this store the owner may return and free the stack frame.
         this.header.state.store(DONE, order);
