@@ -111,3 +111,13 @@ pub(crate) fn yield_now() {
     #[cfg(not(loom))]
     std::thread::yield_now();
 }
+
+/// A hint inside a spin-wait: `std::hint::spin_loop` (a pause instruction), and under loom a
+/// yield, without which loom explores a spin's stale reads without end.
+#[inline]
+pub(crate) fn spin_loop() {
+    #[cfg(loom)]
+    loom::hint::spin_loop();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+}

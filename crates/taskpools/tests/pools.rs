@@ -332,3 +332,83 @@ fn an_idle_worker_sleeps_while_the_only_task_runs() {
         assert!(idle[0].sleeps >= 1, "{pool}: {:?}", r.workers);
     }
 }
+
+/// `private-deque` makes the wake-up a put owes at the end of the putting task (its thieves
+/// could not take the task earlier anyway): a worker that went to sleep while the only task
+/// ran is woken when that task ends, having put two children, and takes one of them.
+#[test]
+fn a_sleeper_is_woken_for_puts_made_before_the_task_ends() {
+    enum T {
+        Root,
+        Child,
+    }
+    impl Task for T {
+        fn run(self, ctx: &mut Ctx<'_, Self>) {
+            // Long enough for the other worker to fall asleep, and for it to wake and ask
+            // for a child while the owner runs the other one.
+            std::thread::sleep(Duration::from_millis(100));
+            if let T::Root = self {
+                ctx.put(T::Child);
+                ctx.put(T::Child);
+            }
+        }
+    }
+    for policy in [WakePolicy::OnEmpty, WakePolicy::EveryPut] {
+        let b = Builder::new()
+            .threads(2)
+            .pool(PoolKind::PrivateDeque)
+            .wake(policy);
+        // A worker that starts late may find the root queued and take it: allow a few tries.
+        let ok = (0..3).any(|_| {
+            let r = b.run([T::Root]).unwrap();
+            assert_eq!(r.tasks_run(), 3);
+            let slept_then_ran = r.workers.iter().any(|w| w.sleeps >= 1 && w.tasks_run >= 1);
+            r.workers.iter().all(|w| w.tasks_run >= 1) && slept_then_ran
+        });
+        assert!(
+            ok,
+            "{policy:?}: the sleeping worker was never woken for the children"
+        );
+    }
+}
+
+/// The same wake-up, owed by a task that does not end but waits, calling `Ctx::queued`, for
+/// its child to run elsewhere: `queued` makes it (and answers the thief).
+#[test]
+fn a_task_waiting_in_queued_gets_its_child_run_by_a_sleeper() {
+    enum T<'a> {
+        Root(&'a std::sync::atomic::AtomicBool),
+        Child(&'a std::sync::atomic::AtomicBool),
+    }
+    impl Task for T<'_> {
+        fn run(self, ctx: &mut Ctx<'_, Self>) {
+            match self {
+                T::Root(done) => {
+                    std::thread::sleep(Duration::from_millis(100));
+                    ctx.put(T::Child(done));
+                    let t0 = std::time::Instant::now();
+                    while !done.load(Ordering::Acquire) {
+                        ctx.queued();
+                        assert!(
+                            t0.elapsed() < Duration::from_secs(20),
+                            "the child never ran on the other worker"
+                        );
+                        std::thread::yield_now();
+                    }
+                }
+                T::Child(done) => done.store(true, Ordering::Release),
+            }
+        }
+    }
+    for policy in [WakePolicy::OnEmpty, WakePolicy::EveryPut] {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let r = Builder::new()
+            .threads(2)
+            .pool(PoolKind::PrivateDeque)
+            .wake(policy)
+            .run([T::Root(&done)])
+            .unwrap();
+        assert_eq!(r.tasks_run(), 2, "{policy:?}");
+        assert!(done.load(Ordering::Acquire));
+    }
+}

@@ -142,6 +142,9 @@ pub(crate) struct Coordinator {
     /// Test of the loom test: count a worker idle without looking at the inboxes first.
     #[cfg(loom)]
     pub(crate) broken_early_check: bool,
+    /// Test of the loom test: deferred puts ([`Coordinator::on_deferred_puts`]) wake nobody.
+    #[cfg(loom)]
+    pub(crate) broken_deferred_wake: bool,
 }
 
 impl Coordinator {
@@ -159,6 +162,8 @@ impl Coordinator {
             broken_recheck: false,
             #[cfg(loom)]
             broken_early_check: false,
+            #[cfg(loom)]
+            broken_deferred_wake: false,
         }
     }
 
@@ -166,6 +171,44 @@ impl Coordinator {
     #[inline]
     pub(crate) fn is_done(&self) -> bool {
         self.done.load(Ordering::Acquire)
+    }
+
+    /// [`is_done`](Self::is_done) without ordering, for the busy loop's check between tasks: a
+    /// worker that sees it only leaves the phase and reads nothing the finisher wrote (the
+    /// caller reads the abort's payload after joining the workers).
+    #[inline(always)]
+    pub(crate) fn is_done_relaxed(&self) -> bool {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// The phase's wake-up policy.
+    #[inline]
+    pub(crate) fn policy(&self) -> WakePolicy {
+        self.policy
+    }
+
+    /// After `puts` puts into a pool with
+    /// [`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER), made by one
+    /// task since its last flush, at least one of which made the worker's deque non-empty (or
+    /// the policy wakes on every put): what their [`on_shared_put`](Self::on_shared_put)
+    /// calls would have done, at once — one wake-up under [`WakePolicy::OnEmpty`], one per put
+    /// (at most one per worker) under [`WakePolicy::EveryPut`].
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn on_deferred_puts(&self, puts: u64) {
+        #[cfg(loom)]
+        if self.broken_deferred_wake {
+            return;
+        }
+        match self.policy {
+            WakePolicy::EveryPut => {
+                for _ in 0..puts.clamp(1, self.workers as u64) {
+                    self.wake_one();
+                }
+            }
+            WakePolicy::OnEmpty => self.wake_one(),
+            WakePolicy::Spin => {}
+        }
     }
 
     /// Called after a put into a shared queue.

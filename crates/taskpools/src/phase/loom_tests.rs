@@ -15,7 +15,8 @@ use super::inbox::{Inbox, InboxOnly};
 use super::{worker, NoRemote, WakePolicy};
 use crate::mem::MemKind;
 use crate::pool::{
-    ChaseLevPool, FcdqPool, PoolConfig, PrivatePublicPool, StealHalfPool, StealingPool, TaskPool,
+    ChaseLevPool, FcdqPool, PoolConfig, PrivateDequePool, PrivatePublicPool, StealHalfPool,
+    StealingPool, TaskPool,
 };
 use crate::queue::ArrayStack;
 use crate::task::{Ctx, Task};
@@ -129,6 +130,110 @@ fn loom_no_lost_wakeup_on_empty_steal_half() {
 #[should_panic]
 fn loom_finds_the_lost_wakeup_without_recheck_chase_lev() {
     model_with::<ChaseLevPool<T>>(WakePolicy::OnEmpty, true);
+}
+
+// `private-deque`, whose puts wait for their owner (`TaskPool::PUTS_WAIT_FOR_OWNER`): the
+// wake-up a put owes is made when the putting task calls `Ctx::queued` (where the owner also
+// answers thieves) or when it ends. A thief can get the child only through the owner, so the
+// task that waits for the other worker polls with `queued` while it waits.
+
+/// Worker 1 starts with the producer. With `wait`, the producer puts a child and waits, calling
+/// `queued`, until the other worker has run it: the wake-up owed to the put is made in
+/// `queued`. Without, the producer puts the child and then a waiter, and ends; the waiter (run
+/// next by the same worker, newest first) waits, calling `queued`, for the other worker to run
+/// the child: the wake-up is made at the end of the producer.
+enum D {
+    Producer { flag: Arc<AtomicBool>, wait: bool },
+    Waiter(Arc<AtomicBool>),
+    Child(Arc<AtomicBool>),
+}
+
+impl Task for D {
+    fn run(self, ctx: &mut Ctx<'_, Self>) {
+        let spin = |ctx: &mut Ctx<'_, Self>, flag: &AtomicBool| {
+            while !flag.load(Ordering::Acquire) {
+                ctx.queued();
+                thread::yield_now();
+            }
+        };
+        match self {
+            D::Producer { flag, wait } => {
+                ctx.put(D::Child(Arc::clone(&flag)));
+                if wait {
+                    spin(ctx, &flag);
+                } else {
+                    ctx.put(D::Waiter(flag));
+                }
+            }
+            D::Waiter(flag) => spin(ctx, &flag),
+            D::Child(flag) => flag.store(true, Ordering::Release),
+        }
+    }
+}
+
+fn deferred_model(policy: WakePolicy, wait: bool, broken_deferred_wake: bool) {
+    // Both workers wait by spinning (the waiting task, a thief for its answer), and loom counts
+    // every turn as a branch: the limit is raised, and a planted bug's endless wait is
+    // reported as "maximum number of branches".
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 10_000;
+    builder.check(move || {
+        let pool = Arc::new(<PrivateDequePool<D>>::new(&PoolConfig::new(2)));
+        let mut coord = Coordinator::new(2, policy);
+        coord.broken_deferred_wake = broken_deferred_wake;
+        let coord = Arc::new(coord);
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut l1 = pool.local(1);
+        pool.init(
+            &mut l1,
+            D::Producer {
+                flag: Arc::clone(&flag),
+                wait,
+            },
+        );
+        // Open worker 1's deque to requests (on its own thread, this one) before worker 0
+        // starts: until then a thief retries without yielding, which loom would explore
+        // without end.
+        pool.resume(&mut l1);
+        let l0 = pool.local(0);
+        let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
+        let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &NoRemote, &mut ()));
+        let s1 = worker(1, &*pool, l1, &coord, &NoRemote, &mut ());
+        let s0 = h.join().unwrap();
+        assert!(flag.load(Ordering::Acquire));
+        assert_eq!(s0.tasks_run + s1.tasks_run, if wait { 2 } else { 3 });
+        assert!(coord.is_done());
+    });
+}
+
+#[test]
+fn loom_private_deque_wakes_for_its_puts_in_queued() {
+    deferred_model(WakePolicy::OnEmpty, true, false);
+}
+
+#[test]
+fn loom_private_deque_wakes_for_its_puts_in_queued_every_put() {
+    deferred_model(WakePolicy::EveryPut, true, false);
+}
+
+#[test]
+fn loom_private_deque_wakes_for_its_puts_at_the_end_of_the_task() {
+    deferred_model(WakePolicy::OnEmpty, false, false);
+}
+
+/// Test of the test: if the owed wake-up is never made, the other worker may be asleep when
+/// the child appears and stays asleep while the producer waits.
+#[test]
+#[should_panic]
+fn loom_finds_the_lost_wakeup_of_a_deferred_put_in_queued() {
+    deferred_model(WakePolicy::OnEmpty, true, true);
+}
+
+/// Test of the test, as above, for the wake-up owed at the end of the task.
+#[test]
+#[should_panic]
+fn loom_finds_the_lost_wakeup_of_a_deferred_put_at_the_end_of_the_task() {
+    deferred_model(WakePolicy::OnEmpty, false, true);
 }
 
 /// A task that creates its children only at its very end, while the other worker is already

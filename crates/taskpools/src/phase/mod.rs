@@ -12,6 +12,7 @@ mod loom_tests;
 pub use crate::stats::{RunReport, WorkerStats};
 pub use idle::WakePolicy;
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 pub(crate) use idle::Coordinator;
@@ -53,22 +54,71 @@ struct Sink<'a, T: Send, P: TaskPool<T>, H: HintSink<T>> {
     hints: H,
     puts: u64,
     trace: Option<&'a TraceBuf>,
+    /// The phase's policy is [`WakePolicy::EveryPut`].
+    every_put: bool,
+    /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: a put since the last flush made the
+    /// worker's deque non-empty.
+    wake_due: Cell<bool>,
+    /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: `puts` at the last flush (puts already
+    /// recorded and woken for: flushed ones, and puts to other places, which do both at once).
+    flushed: Cell<u64>,
+}
+
+impl<T: Send, P: TaskPool<T>, H: HintSink<T>> Sink<'_, T, P, H> {
+    /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: records the pending puts in the trace
+    /// and wakes sleepers for them, as each put would have done.
+    #[cold]
+    #[inline(never)]
+    fn flush(&self) {
+        let puts = self.puts - self.flushed.replace(self.puts);
+        if let Some(tr) = self.trace {
+            for _ in 0..puts {
+                tr.put();
+            }
+        }
+        if self.wake_due.replace(false) || (self.every_put && puts > 0) {
+            self.coord.on_deferred_puts(puts);
+        }
+    }
+
+    /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: whether puts are owed a wake-up.
+    #[inline]
+    fn wake_owed(&self) -> bool {
+        self.wake_due.get() || (self.every_put && self.puts > self.flushed.get())
+    }
 }
 
 impl<T: Send, P: TaskPool<T>, H: HintSink<T>> PutSink<T> for Sink<'_, T, P, H> {
     #[inline]
     fn put(&mut self, task: T) {
         self.puts += 1;
-        if let Some(tr) = self.trace {
-            traced_put(tr);
+        // `pool.put` is called in one place only, or the compiler stops inlining it here.
+        if !P::PUTS_WAIT_FOR_OWNER {
+            if let Some(tr) = self.trace {
+                traced_put(tr);
+            }
         }
         if let PutOutcome::Shared { was_empty } = self.pool.put(self.local, task) {
-            self.coord.on_shared_put(was_empty);
+            if P::PUTS_WAIT_FOR_OWNER {
+                // No call here: the wake-up and the trace record wait for the end of the
+                // task (or its next `queued`), where the owner would answer a thief anyway.
+                // In a task's loop of puts even a call that is never made costs registers
+                // (docs of `TaskPool::PUTS_WAIT_FOR_OWNER`); so does a branch here.
+                self.wake_due.set(self.wake_due.get() | was_empty);
+            } else {
+                self.coord.on_shared_put(was_empty);
+            }
         }
     }
 
     #[inline]
     fn queued(&self) -> usize {
+        // The owner may answer a thief in `own_backlog`: the thief must be awake to ask.
+        if P::PUTS_WAIT_FOR_OWNER
+            && (self.wake_owed() || (self.trace.is_some() && self.puts > self.flushed.get()))
+        {
+            self.flush();
+        }
         self.pool.own_backlog(self.local)
     }
 
@@ -85,6 +135,10 @@ impl<T: Send, P: TaskPool<T>, H: HintSink<T>> PutSink<T> for Sink<'_, T, P, H> {
             Some(task) => self.put(task),
             None => {
                 self.puts += 1;
+                if P::PUTS_WAIT_FOR_OWNER {
+                    // Recorded and woken for at once, by the place's inbox.
+                    self.flushed.set(self.flushed.get() + 1);
+                }
                 if let Some(tr) = self.trace {
                     traced_put(tr);
                 }
@@ -265,43 +319,27 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
         crate::stats::take_steal(); // a steal before this phase is not its own
         tr.phase_begin();
     }
-    // Counted in locals (registers) and added to `stats` once per stretch of work: `stats`
-    // is passed by reference to `get`, so its fields live in memory.
-    let (mut ran, mut puts) = (0u64, 0u64);
+    let every_put = coord.policy() == WakePolicy::EveryPut;
     pool.resume(&mut local);
     loop {
-        while let Some(task) = pool.get(&mut local, &mut stats) {
-            if coord.is_done() {
-                // Only an abort ends the phase while a task exists (module docs of `idle`).
-                stats.tasks_run += ran;
-                stats.puts += puts;
-                return stats;
+        let busy = Busy {
+            me,
+            n,
+            pool,
+            coord,
+            remote,
+            trace,
+            every_put,
+        };
+        match busy.run(&mut local, state, &mut stats) {
+            // Only an abort ends the phase while a task exists (module docs of `idle`).
+            Stop::Aborted => return stats,
+            Stop::Wake(puts) => {
+                coord.on_deferred_puts(puts);
+                continue;
             }
-            ran += 1;
-            if let Some(tr) = trace {
-                traced_task(tr, me, stats.steal_attempts - stats.steals);
-            }
-            let span = TaskSpan(trace);
-            let mut sink = Sink {
-                pool,
-                local: &mut local,
-                coord,
-                hints: remote.hints(),
-                puts: 0,
-                trace,
-            };
-            task.run(&mut Ctx::new(&mut sink, state, me, n));
-            puts += sink.puts;
-            drop(span);
-            remote.between_tasks(me, pool, &mut local, &mut stats, coord);
-            if trace.is_some() {
-                // A steal made outside a task's own `get` (a distributed phase's worker
-                // answering another rank) belongs to no task.
-                crate::stats::take_steal();
-            }
+            Stop::Empty => {}
         }
-        stats.tasks_run += std::mem::take(&mut ran);
-        stats.puts += std::mem::take(&mut puts);
         pool.pause(&mut local);
         if let Some(tr) = trace {
             traced_idle(tr, stats.steal_attempts - stats.steals);
@@ -315,6 +353,107 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
             return stats;
         }
         remote.take_incoming(me, pool, &mut local, coord);
+    }
+}
+
+/// What a worker's busy loop reads but never changes.
+struct Busy<'a, P, R> {
+    me: usize,
+    n: usize,
+    pool: &'a P,
+    coord: &'a Coordinator,
+    remote: &'a R,
+    trace: Option<&'a TraceBuf>,
+    every_put: bool,
+}
+
+/// Why [`Busy::run`] returned.
+enum Stop {
+    /// The pool had no task for this worker.
+    Empty,
+    /// The phase was aborted.
+    Aborted,
+    /// A task's puts (this many) are owed a wake-up ([`TaskPool::PUTS_WAIT_FOR_OWNER`]).
+    Wake(u64),
+}
+
+impl<P, R> Busy<'_, P, R> {
+    /// Gets and runs tasks until the pool has none for this worker, the phase is aborted,
+    /// or (pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`], untraced) a task's puts are owed a
+    /// wake-up, which the caller then makes: the wake-up leaves the loop instead of being a
+    /// call in it, as it leaves the puts (the loop, with the task's body inlined into it,
+    /// keeps more of its values in registers when nothing on its common paths is a call).
+    #[inline(always)]
+    fn run<L, T: Task<L>>(
+        &self,
+        local: &mut P::Local,
+        state: &mut L,
+        stats: &mut WorkerStats,
+    ) -> Stop
+    where
+        P: TaskPool<T>,
+        R: Remote<T>,
+    {
+        let Busy {
+            me,
+            n,
+            pool,
+            coord,
+            remote,
+            trace,
+            every_put,
+        } = *self;
+        // Counted in locals (registers) and added to `stats` when the loop ends: `stats` is
+        // passed by reference to `get`, so its fields live in memory.
+        let (mut ran, mut puts) = (0u64, 0u64);
+        let stop = loop {
+            let Some(task) = pool.get(local, stats) else {
+                break Stop::Empty;
+            };
+            if coord.is_done_relaxed() {
+                break Stop::Aborted;
+            }
+            ran += 1;
+            if let Some(tr) = trace {
+                traced_task(tr, me, stats.steal_attempts - stats.steals);
+            }
+            let span = TaskSpan(trace);
+            let mut sink = Sink {
+                pool,
+                local,
+                coord,
+                hints: remote.hints(),
+                puts: 0,
+                trace,
+                every_put,
+                wake_due: Cell::new(false),
+                flushed: Cell::new(0),
+            };
+            task.run(&mut Ctx::new(&mut sink, state, me, n));
+            puts += sink.puts;
+            let mut wake = None;
+            if P::PUTS_WAIT_FOR_OWNER {
+                if trace.is_some() {
+                    // Inside the task's span, where the trace expects its puts.
+                    sink.flush();
+                } else if sink.wake_owed() {
+                    wake = Some(sink.puts - sink.flushed.get());
+                }
+            }
+            drop(span);
+            remote.between_tasks(me, pool, local, stats, coord);
+            if trace.is_some() {
+                // A steal made outside a task's own `get` (a distributed phase's worker
+                // answering another rank) belongs to no task.
+                crate::stats::take_steal();
+            }
+            if let Some(puts) = wake {
+                break Stop::Wake(puts);
+            }
+        };
+        stats.tasks_run += ran;
+        stats.puts += puts;
+        stop
     }
 }
 

@@ -105,6 +105,18 @@ pub trait TaskPool<T: Send>: Sync {
         let _ = self.put(local, task);
     }
 
+    /// Whether a task put into this pool can reach another worker only through its owner:
+    /// at the owner's next [`get`](TaskPool::get) or [`own_backlog`](TaskPool::own_backlog),
+    /// where it answers steal requests (`private-deque`). Waking a sleeper at the put then
+    /// gains nothing over waking it when the putting task ends, so the working phase makes
+    /// the wake-up that a [`PutOutcome::Shared`] asks for, and records the put in a schedule
+    /// trace, at the end of the task or at its next [`Ctx::queued`](crate::Ctx::queued),
+    /// whichever comes first. A put is then a move into the deque with no call: in a task
+    /// that puts in a loop, even a call that is never made costs registers (on N-Queens 13,
+    /// where a task is a few nanoseconds, the call took a sixth of the time). `false` by
+    /// default: the other pools' puts are visible to thieves at once.
+    const PUTS_WAIT_FOR_OWNER: bool = false;
+
     /// Inserts a task created by a running task.
     fn put(&self, local: &mut Self::Local, task: T) -> PutOutcome;
 

@@ -61,6 +61,10 @@ impl<T> PrivateDequeLocal<T> {
 impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
     type Local = PrivateDequeLocal<T>;
 
+    /// A thief gets a task only in the owner's answer to its request, given in `get` or
+    /// `own_backlog`.
+    const PUTS_WAIT_FOR_OWNER: bool = true;
+
     fn new(cfg: &PoolConfig) -> Self {
         let deques = PrivateDeque::set(cfg.workers);
         let table = Arc::clone(deques[0].table());
@@ -131,7 +135,13 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
             // `Retry`: another thief is being served there, or the victim is idle; move on.
             match d.steal_from(v) {
                 Steal::Success(t) => Some((t, 1)),
-                Steal::Empty | Steal::Retry => None,
+                Steal::Empty => None,
+                Steal::Retry => {
+                    // The worker may come straight back here (the victim's work hint is
+                    // still set): a spin, which says so.
+                    crate::sync::spin_loop();
+                    None
+                }
             }
         })
     }
