@@ -108,7 +108,12 @@ impl<'a, T, L> Ctx<'a, T, L> {
     ///
     /// On `private-deque`, thieves are served by the owner: at its `get`s and here. A thief
     /// that asks while the owner is inside a long plain call waits for the call to end, so
-    /// keep the calls short, or read `queued()` inside them too. The pools whose queues
+    /// keep the calls short, or read `queued()` inside them too. There, `queued()` also wakes
+    /// a sleeping worker for the puts the task has made since it began or since its last
+    /// `queued()` (a put does not; see
+    /// [`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER)), which costs
+    /// a `SeqCst` fence the first time after such puts. A task that waits for a child it put
+    /// to run on another worker must call `queued()` while it waits, or nobody can take it. The pools whose queues
     /// others cannot take from (`distributed-list`, `distributed-array`) never share what
     /// the cutoff leaves in calls; thieves of the other pools take queued tasks directly.
     ///

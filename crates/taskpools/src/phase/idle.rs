@@ -36,7 +36,12 @@
 //! from its check to its wait, the notification cannot fall between the two.
 //!
 //! Which puts signal is the [`WakePolicy`]. Tasks in private queues never need a signal: the
-//! owner is busy and will run them.
+//! owner is busy and will run them. A pool whose tasks other workers can take only through
+//! the owner ([`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER),
+//! `private-deque`) signals for a task's puts when the task ends or calls
+//! [`Ctx::queued`](crate::Ctx::queued), the owner's next chances to answer a thief; the
+//! fence then comes later than the put's store, in the same thread, and the argument is
+//! unchanged.
 
 use std::any::Any;
 use std::fmt;
@@ -60,9 +65,14 @@ use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex,
 pub enum WakePolicy {
     /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: the
     /// seed's C pools and its Java `dq2` signal in every put). Costs a `SeqCst` fence per
-    /// shared put.
+    /// shared put. On `private-deque`, whose puts wait for their owner
+    /// ([`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER)), the
+    /// wake-ups of a task's puts are made together when it ends or calls
+    /// [`Ctx::queued`](crate::Ctx::queued): one per put, at most one per worker.
     EveryPut,
-    /// Only a put that makes a shared queue non-empty wakes a sleeper (`java-dq9`).
+    /// Only a put that makes a shared queue non-empty wakes a sleeper (`java-dq9`); on
+    /// `private-deque`, when the putting task ends or calls
+    /// [`Ctx::queued`](crate::Ctx::queued).
     OnEmpty,
     /// Idle workers never sleep; they spin (with backoff and yielding) and puts never signal
     /// (`java-dq10`).

@@ -171,7 +171,7 @@ impl Task for D {
     }
 }
 
-fn deferred_model(policy: WakePolicy, wait: bool, broken_deferred_wake: bool) {
+fn deferred_model(policy: WakePolicy, wait: bool, bug: DeferredBug) {
     // Both workers wait by spinning (the waiting task, a thief for its answer), and loom counts
     // every turn as a branch: the limit is raised, and a planted bug's endless wait is
     // reported as "maximum number of branches".
@@ -180,7 +180,8 @@ fn deferred_model(policy: WakePolicy, wait: bool, broken_deferred_wake: bool) {
     builder.check(move || {
         let pool = Arc::new(<PrivateDequePool<D>>::new(&PoolConfig::new(2)));
         let mut coord = Coordinator::new(2, policy);
-        coord.broken_deferred_wake = broken_deferred_wake;
+        coord.broken_deferred_wake = bug == DeferredBug::NoWake;
+        coord.broken_recheck = bug == DeferredBug::NoRecheck;
         let coord = Arc::new(coord);
         let flag = Arc::new(AtomicBool::new(false));
         let mut l1 = pool.local(1);
@@ -206,34 +207,57 @@ fn deferred_model(policy: WakePolicy, wait: bool, broken_deferred_wake: bool) {
     });
 }
 
+/// The planted bugs of the deferred models.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DeferredBug {
+    None,
+    /// The owed wake-up is never made.
+    NoWake,
+    /// The sleeper skips its recheck after `sleepers += 1` (the wake-up's fence now comes
+    /// after the task, not after the put: the model must still see the race).
+    NoRecheck,
+}
+
 #[test]
 fn loom_private_deque_wakes_for_its_puts_in_queued() {
-    deferred_model(WakePolicy::OnEmpty, true, false);
+    deferred_model(WakePolicy::OnEmpty, true, DeferredBug::None);
 }
 
 #[test]
 fn loom_private_deque_wakes_for_its_puts_in_queued_every_put() {
-    deferred_model(WakePolicy::EveryPut, true, false);
+    deferred_model(WakePolicy::EveryPut, true, DeferredBug::None);
 }
 
 #[test]
 fn loom_private_deque_wakes_for_its_puts_at_the_end_of_the_task() {
-    deferred_model(WakePolicy::OnEmpty, false, false);
+    deferred_model(WakePolicy::OnEmpty, false, DeferredBug::None);
+}
+
+#[test]
+fn loom_private_deque_wakes_for_its_puts_at_the_end_of_the_task_every_put() {
+    deferred_model(WakePolicy::EveryPut, false, DeferredBug::None);
 }
 
 /// Test of the test: if the owed wake-up is never made, the other worker may be asleep when
 /// the child appears and stays asleep while the producer waits.
 #[test]
-#[should_panic]
+#[should_panic(expected = "maximum number of branches")]
 fn loom_finds_the_lost_wakeup_of_a_deferred_put_in_queued() {
-    deferred_model(WakePolicy::OnEmpty, true, true);
+    deferred_model(WakePolicy::OnEmpty, true, DeferredBug::NoWake);
 }
 
 /// Test of the test, as above, for the wake-up owed at the end of the task.
 #[test]
-#[should_panic]
+#[should_panic(expected = "maximum number of branches")]
 fn loom_finds_the_lost_wakeup_of_a_deferred_put_at_the_end_of_the_task() {
-    deferred_model(WakePolicy::OnEmpty, false, true);
+    deferred_model(WakePolicy::OnEmpty, false, DeferredBug::NoWake);
+}
+
+/// Test of the test: the sleeper's recheck is what makes a deferred wake-up safe too.
+#[test]
+#[should_panic(expected = "maximum number of branches")]
+fn loom_finds_a_deferred_wakeup_lost_without_the_recheck() {
+    deferred_model(WakePolicy::OnEmpty, false, DeferredBug::NoRecheck);
 }
 
 /// A task that creates its children only at its very end, while the other worker is already

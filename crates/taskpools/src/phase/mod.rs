@@ -54,13 +54,14 @@ struct Sink<'a, T: Send, P: TaskPool<T>, H: HintSink<T>> {
     hints: H,
     puts: u64,
     trace: Option<&'a TraceBuf>,
-    /// The phase's policy is [`WakePolicy::EveryPut`].
-    every_put: bool,
+    /// The phase's wake-up policy (read once per phase).
+    policy: WakePolicy,
     /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: a put since the last flush made the
     /// worker's deque non-empty.
     wake_due: Cell<bool>,
-    /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: `puts` at the last flush (puts already
-    /// recorded and woken for: flushed ones, and puts to other places, which do both at once).
+    /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: how many of `puts` are handled (recorded
+    /// and woken for): those flushed, and puts to other places, which an inbox handles at
+    /// once.
     flushed: Cell<u64>,
 }
 
@@ -76,15 +77,25 @@ impl<T: Send, P: TaskPool<T>, H: HintSink<T>> Sink<'_, T, P, H> {
                 tr.put();
             }
         }
-        if self.wake_due.replace(false) || (self.every_put && puts > 0) {
+        if self.wake_owed_for(puts) {
             self.coord.on_deferred_puts(puts);
         }
+        self.wake_due.set(false);
     }
 
     /// Pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: whether puts are owed a wake-up.
     #[inline]
     fn wake_owed(&self) -> bool {
-        self.wake_due.get() || (self.every_put && self.puts > self.flushed.get())
+        self.wake_owed_for(self.puts - self.flushed.get())
+    }
+
+    #[inline]
+    fn wake_owed_for(&self, pending: u64) -> bool {
+        match self.policy {
+            WakePolicy::OnEmpty => self.wake_due.get(),
+            WakePolicy::EveryPut => pending > 0,
+            WakePolicy::Spin => false,
+        }
     }
 }
 
@@ -319,7 +330,7 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
         crate::stats::take_steal(); // a steal before this phase is not its own
         tr.phase_begin();
     }
-    let every_put = coord.policy() == WakePolicy::EveryPut;
+    let policy = coord.policy();
     pool.resume(&mut local);
     loop {
         let busy = Busy {
@@ -329,7 +340,7 @@ fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
             coord,
             remote,
             trace,
-            every_put,
+            policy,
         };
         match busy.run(&mut local, state, &mut stats) {
             // Only an abort ends the phase while a task exists (module docs of `idle`).
@@ -364,7 +375,7 @@ struct Busy<'a, P, R> {
     coord: &'a Coordinator,
     remote: &'a R,
     trace: Option<&'a TraceBuf>,
-    every_put: bool,
+    policy: WakePolicy,
 }
 
 /// Why [`Busy::run`] returned.
@@ -401,7 +412,7 @@ impl<P, R> Busy<'_, P, R> {
             coord,
             remote,
             trace,
-            every_put,
+            policy,
         } = *self;
         // Counted in locals (registers) and added to `stats` when the loop ends: `stats` is
         // passed by reference to `get`, so its fields live in memory.
@@ -425,7 +436,7 @@ impl<P, R> Busy<'_, P, R> {
                 hints: remote.hints(),
                 puts: 0,
                 trace,
-                every_put,
+                policy,
                 wake_due: Cell::new(false),
                 flushed: Cell::new(0),
             };

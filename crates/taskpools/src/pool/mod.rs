@@ -107,14 +107,23 @@ pub trait TaskPool<T: Send>: Sync {
 
     /// Whether a task put into this pool can reach another worker only through its owner:
     /// at the owner's next [`get`](TaskPool::get) or [`own_backlog`](TaskPool::own_backlog),
-    /// where it answers steal requests (`private-deque`). Waking a sleeper at the put then
-    /// gains nothing over waking it when the putting task ends, so the working phase makes
-    /// the wake-up that a [`PutOutcome::Shared`] asks for, and records the put in a schedule
-    /// trace, at the end of the task or at its next [`Ctx::queued`](crate::Ctx::queued),
-    /// whichever comes first. A put is then a move into the deque with no call: in a task
-    /// that puts in a loop, even a call that is never made costs registers (on N-Queens 13,
-    /// where a task is a few nanoseconds, the call took a sixth of the time). `false` by
-    /// default: the other pools' puts are visible to thieves at once.
+    /// where it answers steal requests (`private-deque`). The working phase then makes the
+    /// wake-up that a put's [`PutOutcome::Shared`] asks for, and records the put in a
+    /// schedule trace, not in the put but when the putting task ends or next calls
+    /// [`Ctx::queued`](crate::Ctx::queued) (which calls `own_backlog`): the owner's next
+    /// chances to answer a thief. A put is then a move into the deque and no call; in a task
+    /// that puts in a loop, even a call that is never made costs registers.
+    ///
+    /// The contract: set it only if no other worker can take a put task before the owner's
+    /// next `get` or `own_backlog`. Otherwise a task that puts a child and waits for another
+    /// worker to run it, without calling `queued`, can leave that worker asleep. What it costs:
+    /// a sleeper woken at the end of a task asks for work after the owner has looked for
+    /// requests, so it is answered after the owner's next task, where a wake-up at the put
+    /// would have let it ask during the putting task; and a trace shows such puts at the time
+    /// of the task's end (or `queued`), not of the put, and none of the puts of a task that
+    /// panics after its last `queued` (a guard that recorded them cost the loop its registers
+    /// again). `false` by default: the other pools' puts are visible to
+    /// thieves at once.
     const PUTS_WAIT_FOR_OWNER: bool = false;
 
     /// Inserts a task created by a running task.

@@ -13,8 +13,10 @@
 //! Inside a working phase (the task pools' `run`), each task is a job too, nested in the
 //! worker's share: found in the pool ([`Source::Pool`]) or right after a steal
 //! ([`Source::PoolSteal`], naming the victim and the tasks moved); each `put` is a
-//! [`EventKind::Put`], and the time a worker spends without a task of the phase (spinning or
-//! asleep) is bracketed by [`EventKind::Idle`] and [`EventKind::Resume`].
+//! [`EventKind::Put`] (on `private-deque`, stamped when the putting task ends or calls
+//! `Ctx::queued`, where its puts become reachable to thieves), and the time a worker spends
+//! without a task of the phase (spinning or asleep) is bracketed by [`EventKind::Idle`] and
+//! [`EventKind::Resume`].
 //!
 //! Steal attempts that find nothing (another worker's deque or a phase's queue, another
 //! place's deque) are counted and recorded as one [`EventKind::Misses`] per search, so a
