@@ -112,7 +112,8 @@ impl<'a, T, L> Ctx<'a, T, L> {
     /// a sleeping worker for the puts the task has made since it began or since its last
     /// `queued()` (a put does not; see
     /// [`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER)), which costs
-    /// a `SeqCst` fence the first time after such puts. A task that waits for a child it put
+    /// one `SeqCst` fence per wake-up (up to one per worker under `every-put`, none under
+    /// `spin`) the first time after such puts. A task that waits for a child it put
     /// to run on another worker must call `queued()` while it waits, or nobody can take it. The pools whose queues
     /// others cannot take from (`distributed-list`, `distributed-array`) never share what
     /// the cutoff leaves in calls; thieves of the other pools take queued tasks directly.

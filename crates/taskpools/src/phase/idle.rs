@@ -68,7 +68,8 @@ pub enum WakePolicy {
     /// shared put. On `private-deque`, whose puts wait for their owner
     /// ([`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER)), the
     /// wake-ups of a task's puts are made together when it ends or calls
-    /// [`Ctx::queued`](crate::Ctx::queued): one per put, at most one per worker.
+    /// [`Ctx::queued`](crate::Ctx::queued): one per put since the last such point, at most
+    /// one per worker each time.
     EveryPut,
     /// Only a put that makes a shared queue non-empty wakes a sleeper (`java-dq9`); on
     /// `private-deque`, when the putting task ends or calls
