@@ -1,23 +1,39 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
-#   1. formatting and lints, 2. unit, integration, property and CLI tests, 3. loom models,
-#   4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
+#   1. formatting and lints, 2. unit, integration, property, CLI and doc tests, 3. loom
+#   models, 4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
 #   data-flow and places tests, a debug build, so debug assertions on too (they check the
 #   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests
 #   run again in a plain debug build instead), 5. valgrind memcheck on the release binaries of
-#   the deque, pool, ownership, fork-join, data-flow, places and trace tests, 4 and 5 each skipped with a
-#   printed note where the tool is missing, 6. the distributed phase's tests where Open MPI
-#   is installed. No step rebuilds in release what an earlier one built.
+#   the deque, pool, ownership, fork-join, data-flow, places and trace tests, 4 and 5 each
+#   skipped with a printed note where the tool is missing. Where Open MPI is installed, the
+#   distributed phase (cargo feature `mpi`) is linted too, and step 2 builds and tests both
+#   crates with the feature on, its mpirun tests included (one release build serves both:
+#   the feature only adds code). Step 2 builds with the `release-tests` profile (Cargo.toml),
+#   which step 5 reuses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+features=()
+if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
+  features=(--features taskpools/mpi,taskpools-bench/mpi)
+else
+  echo "note: MPI tests skipped: no MPI installed" \
+    "(apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
-cargo test --workspace --release
+if [ ${#features[@]} -gt 0 ]; then
+  echo "== the distributed working phase (cargo feature mpi): lints"
+  cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
+fi
+cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"}
 # loom explores every interleaving up to LOOM_MAX_PREEMPTIONS preemptions per execution;
-# a separate target dir keeps the --cfg loom build from invalidating the normal one.
+# a separate target dir keeps the --cfg loom build from invalidating the normal one. One
+# model at a time: on 2 cores, two at once took longer (81 s against 68 s).
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
-  CARGO_TARGET_DIR=target/loom cargo test --release -p taskpools --lib loom
+  CARGO_TARGET_DIR=target/loom cargo test --release -p taskpools --lib loom -- --test-threads=1
 
 # AddressSanitizer needs a nightly toolchain (-Zsanitizer); the stable toolchain is all the
 # rest of this script needs, so without nightly the run is skipped with a note.
@@ -44,7 +60,8 @@ if command -v valgrind >/dev/null 2>&1; then
   echo "== valgrind memcheck"
   # The binaries of step 2 (asking with `-p taskpools` alone would resolve the dependencies'
   # features differently and rebuild them), all eight or a clear failure.
-  bins=$(cargo test --workspace --release --no-run --quiet --message-format=json |
+  bins=$(cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"} --no-run --quiet \
+    --message-format=json |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
     grep -E '/(ownership|deques|deque_scenarios|pools|forkjoin|dataflow|places|trace)-[0-9a-f]+$' ||
     true)
@@ -61,21 +78,3 @@ else
   echo "note: valgrind run skipped: valgrind is not installed (apt-get install valgrind)"
 fi
 
-# The distributed working phase (cargo feature `mpi`) needs a system MPI: lints, the
-# termination and search logic, and runs under mpirun with up to 4 ranks. Both packages are
-# named in every command and the builds go to target/, beside the plain ones: the
-# dependencies that the feature does not touch are reused from step 2 (the feature adds
-# features to serde and syn, so the crates above those are built again, about 2 minutes).
-if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
-  echo "== MPI: the distributed working phase"
-  both=(-p taskpools -p taskpools-bench --features taskpools/mpi,taskpools-bench/mpi)
-  cargo clippy "${both[@]}" --all-targets -- -D warnings
-  # The unit tests (all of them with the feature on, under a second) and the mpirun tests in
-  # one build, so that the two crates compile side by side; the doc tests then reuse the
-  # library.
-  cargo test --release "${both[@]}" --lib --test distributed
-  cargo test --release "${both[@]}" --doc distributed
-else
-  echo "note: MPI tests skipped: no MPI installed" \
-    "(apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
-fi

@@ -99,7 +99,7 @@ impl Task for Late<'_> {
     fn run(self, ctx: &mut Ctx<'_, Self>) {
         self.ran.fetch_add(1, Ordering::Relaxed);
         if self.gen == 0 {
-            std::thread::sleep(Duration::from_millis(150));
+            std::thread::sleep(Duration::from_millis(50));
             for _ in 0..64 {
                 ctx.put(Late {
                     gen: 1,
@@ -130,7 +130,7 @@ fn termination_waits_for_children_created_late_by_a_long_task() {
             assert_eq!(ran.load(Ordering::Relaxed), 1 + 64 + 64, "{pool} {wake}");
             assert_eq!(r.tasks_run(), 129);
             if !matches!(pool, PoolKind::DistributedList | PoolKind::DistributedArray) {
-                // The other workers had nothing to do for 150 ms and were still there to help
+                // The other workers had nothing to do for 50 ms and were still there to help
                 // with the late children (a distributed pool may let them leave: nothing can
                 // ever reach them).
                 let helpers = r.workers.iter().filter(|w| w.tasks_run > 0).count();
