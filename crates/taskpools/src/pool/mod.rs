@@ -122,12 +122,27 @@ pub trait TaskPool<T: Send>: Sync {
     /// would have let it ask during the putting task; and a trace shows such puts at the time
     /// of the task's end (or `queued`), not of the put, and none of the puts of a task that
     /// panics after its last `queued` (a guard that recorded them cost the loop its registers
-    /// again). `false` by default: the other pools' puts are visible to
-    /// thieves at once.
+    /// again). On `private-deque` the work hint that lets thieves ask is also set there
+    /// (the working phase keeps the deque's elements in a plain stack meanwhile), so a thief
+    /// awake and looking asks only after the putting task ends or calls `queued`; it is
+    /// answered at the owner's next `get` either way. `false` by default: the other pools'
+    /// puts are visible to thieves at once.
     const PUTS_WAIT_FOR_OWNER: bool = false;
 
     /// Inserts a task created by a running task.
     fn put(&self, local: &mut Self::Local, task: T) -> PutOutcome;
+
+    /// The worker's private deque, for pools whose owner keeps its tasks in one
+    /// (`private-deque`): the working phase then borrows the deque's elements as a plain stack
+    /// between two looks for requests. `None` by default.
+    #[doc(hidden)]
+    #[inline]
+    fn owner_deque<'l>(
+        &self,
+        _local: &'l Self::Local,
+    ) -> Option<&'l crate::queue::private_deque::PrivateDeque<T>> {
+        None
+    }
 
     /// Takes a task for this worker, stealing if the pool does; see the module docs for when
     /// it may return `None`.

@@ -6,9 +6,12 @@
 //! its request cell at every `get` (one plain load when nobody asks), so a thief waits at
 //! most the rest of one task for its answer (a `put` does not look: on N-Queens 13 that check
 //! cost about 0.7 ns of the 4 a task cost over the sequential search). For the same reason
-//! its puts make no call at all: a put's wake-up of a sleeping worker, and its record in a
-//! schedule trace, are made when the putting task ends or calls `Ctx::queued`
-//! ([`TaskPool::PUTS_WAIT_FOR_OWNER`]).
+//! its puts make no call at all: a put's wake-up of a sleeping worker, its work hint and its
+//! record in a schedule trace are made when the putting task ends or calls `Ctx::queued`
+//! ([`TaskPool::PUTS_WAIT_FOR_OWNER`]). In a plain working phase the worker keeps its deque's
+//! elements in a plain stack of its own between two looks for requests
+//! ([`PrivateDeque::lend`](crate::queue::private_deque::PrivateDeque::lend)): a put is a push
+//! onto a vector in the worker's loop.
 //!
 //! A worker's deque takes requests only between [`TaskPool::resume`] and
 //! [`TaskPool::pause`]: the working phase resumes a worker on its own thread before its first
@@ -116,6 +119,11 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
         PutOutcome::Shared {
             was_empty: d.push(task),
         }
+    }
+
+    #[inline(always)]
+    fn owner_deque<'l>(&self, l: &'l Self::Local) -> Option<&'l PrivateDeque<T>> {
+        Some(l.deque())
     }
 
     #[inline]

@@ -128,6 +128,28 @@ impl<T> StealTable<T> {
     pub fn any_work(&self) -> bool {
         (0..self.slots.len()).any(|i| self.has_work(i))
     }
+
+    /// Deque `i`'s request cell, to watch for pending requests
+    /// ([`RequestCell::pending`]) without going through the deque.
+    ///
+    /// # Panics
+    /// If `i` is not a deque of this table.
+    pub fn request_cell(&self, i: usize) -> RequestCell<'_> {
+        RequestCell(&self.slots[i].request.0)
+    }
+}
+
+/// A deque's request cell, as [`StealTable::request_cell`] gives it.
+#[derive(Clone, Copy)]
+pub struct RequestCell<'a>(&'a AtomicUsize);
+
+impl RequestCell<'_> {
+    /// Whether a thief waits for the deque's answer, as [`PrivateDeque::pending`]: one plain
+    /// load.
+    #[inline(always)]
+    pub fn pending(self) -> bool {
+        self.0.load(Ordering::Relaxed) < CLOSED
+    }
 }
 
 /// One worker's end of the request protocol: its request cell (answered by [`poll`]), its
@@ -778,6 +800,135 @@ impl<T> PrivateDeque<T> {
     }
 }
 
+/// A deque's elements lent to its owner by [`PrivateDeque::lend`]: a plain stack in the
+/// owner's own variable, which pushes and pops without going through the deque. While lent,
+/// the deque itself is empty: the owner gives the stack back ([`PrivateDeque::give_back`])
+/// before it answers a request or asks the deque anything. Dropping a lent stack drops its
+/// elements.
+pub struct OwnerStack<T> {
+    /// Live elements are `items[head..]`, as in the deque.
+    items: Vec<T>,
+    head: usize,
+}
+
+impl<T> Default for OwnerStack<T> {
+    /// An empty stack.
+    fn default() -> Self {
+        OwnerStack {
+            items: Vec::new(),
+            head: 0,
+        }
+    }
+}
+
+impl<T> OwnerStack<T> {
+    /// Elements in the stack.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    /// Whether the stack is empty.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Pushes `v` as the newest element.
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        self.items.push(v);
+    }
+
+    /// Pops the newest element.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<T> {
+        if self.items.len() > self.head {
+            self.items.pop()
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> Drop for OwnerStack<T> {
+    fn drop(&mut self) {
+        let h = std::mem::take(&mut self.head);
+        // SAFETY: `items[..h]` were read out by the deque before it lent them (dead); drop
+        // only the live elements, and leave the vector empty for its own drop.
+        unsafe {
+            let live = self.items.len() - h;
+            let p = self.items.as_mut_ptr().add(h);
+            self.items.set_len(0);
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(p, live));
+        }
+    }
+}
+
+impl<T> PrivateDeque<T> {
+    /// Lends the deque's elements to its owner as a plain stack; the deque is empty until
+    /// [`give_back`](Self::give_back). The work hint stays as it was: the owner keeps it
+    /// meaning "the stack is not empty" ([`advertised`](Self::advertised),
+    /// [`set_hint`](Self::set_hint)).
+    #[inline]
+    pub fn lend(&self) -> OwnerStack<T> {
+        OwnerStack {
+            items: std::mem::take(self.items()),
+            head: self.head.replace(0),
+        }
+    }
+
+    /// Takes a lent stack back. Elements pushed into the deque meanwhile stay the newest.
+    #[inline]
+    pub fn give_back(&self, mut s: OwnerStack<T>) {
+        let mut items = std::mem::take(&mut s.items);
+        let head = std::mem::take(&mut s.head);
+        drop(s);
+        let mine = self.items();
+        if self.head.get() < mine.len() {
+            // Pushed while lent (not by the working phase): after the lent ones.
+            let h = self.head.get();
+            // SAFETY: `mine[h..]` are live; they move to the end of `items`, and `mine`'s
+            // length then excludes them (its dead prefix was read out already).
+            unsafe {
+                let live = mine.len() - h;
+                items.reserve(live);
+                std::ptr::copy_nonoverlapping(
+                    mine.as_ptr().add(h),
+                    items.as_mut_ptr().add(items.len()),
+                    live,
+                );
+                items.set_len(items.len() + live);
+                mine.set_len(0);
+            }
+        } else {
+            // SAFETY: no live elements; the dead prefix was read out already.
+            unsafe { mine.set_len(0) };
+        }
+        *mine = items;
+        self.head.set(head);
+    }
+
+    /// Whether a thief waits for an answer: one plain load.
+    #[inline(always)]
+    pub fn pending(&self) -> bool {
+        self.req.pending()
+    }
+
+    /// Whether the deque advertises work.
+    #[inline(always)]
+    pub fn advertised(&self) -> bool {
+        self.req.advertised()
+    }
+
+    /// Sets the work hint (for an owner whose stack is lent: on when it pushed onto an empty
+    /// stack, off when it popped the last element).
+    #[inline]
+    pub fn set_hint(&self, work: bool) {
+        self.req.advertise(work);
+    }
+}
+
 impl<T> Drop for PrivateDeque<T> {
     fn drop(&mut self) {
         let h = self.head.get();
@@ -795,6 +946,69 @@ impl<T> Drop for PrivateDeque<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lent_stack_holds_the_live_elements_and_comes_back_in_order() {
+        let d = PrivateDeque::<u32>::set(2);
+        for i in 0..4 {
+            d[0].push(i);
+        }
+        assert_eq!(d[0].pop_oldest(), Some(0));
+        let mut s = d[0].lend();
+        assert!(d[0].is_empty(), "the deque is empty while lent");
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.pop(), Some(3));
+        s.push(7);
+        // A push into the deque while the stack is lent stays the newest.
+        d[0].push(9);
+        d[0].give_back(s);
+        assert_eq!(d[0].len(), 4);
+        assert_eq!(d[0].pop_oldest(), Some(1));
+        let rest: Vec<u32> = std::iter::from_fn(|| d[0].pop()).collect();
+        assert_eq!(rest, [9, 7, 2]);
+        // Down to the dead prefix and no further.
+        let mut s = d[0].lend();
+        assert_eq!(s.pop(), None);
+        assert!(s.is_empty());
+        d[0].give_back(s);
+    }
+
+    #[test]
+    fn dropping_a_lent_stack_drops_its_live_elements_once() {
+        let token = std::rc::Rc::new(());
+        let d = PrivateDeque::set(1);
+        for _ in 0..5 {
+            d[0].push(std::rc::Rc::clone(&token));
+        }
+        // One given away (a dead prefix in the lent vector), one popped.
+        drop(d[0].pop_oldest());
+        let mut s = d[0].lend();
+        drop(s.pop());
+        assert_eq!(std::rc::Rc::strong_count(&token), 4);
+        drop(s);
+        assert_eq!(std::rc::Rc::strong_count(&token), 1);
+        drop(d);
+        assert_eq!(std::rc::Rc::strong_count(&token), 1);
+    }
+
+    #[test]
+    fn the_request_cell_sees_what_the_deque_sees() {
+        let d = PrivateDeque::<u32>::set(2);
+        d[0].unblock();
+        d[1].unblock();
+        let cell = d[0].table().request_cell(0);
+        assert!(!cell.pending() && !d[0].pending());
+        d[0].push(1);
+        // A thief's request, sent by hand: the cell and the deque both see it pending.
+        assert!(d[0].table().slots[0]
+            .request
+            .0
+            .compare_exchange(NO_REQUEST, 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok());
+        assert!(cell.pending() && d[0].pending());
+        d[0].poll();
+        assert!(!cell.pending());
+    }
 
     #[test]
     fn owner_is_lifo_and_gives_away_the_oldest() {
