@@ -551,6 +551,64 @@ fn working_phase_tasks_puts_and_steals_are_traced_on_every_pool() {
     assert!(any_steal > 0, "some pool's steals appear in its trace");
 }
 
+/// A task that reads `queued()` between its puts (answering thieves there, on
+/// `private-deque`, whose puts are recorded at the task's end or at `queued`): still one `Put`
+/// event per put and one start per task, on every pool with a queue per worker.
+#[test]
+fn puts_between_queued_calls_are_each_traced_once() {
+    use taskpools::{Builder, Ctx, PoolKind, Task};
+    struct Tree(u32);
+    impl Task<u64> for Tree {
+        fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+            *ctx.local() += 1;
+            if self.0 == 0 {
+                return;
+            }
+            for _ in 0..3 {
+                // Read between the puts (on `private-deque`: a flush of the puts so far, and
+                // a thief answered from the worker's stack).
+                let _ = ctx.queued();
+                ctx.put(Tree(self.0 - 1));
+                std::hint::black_box(spin(200));
+            }
+        }
+    }
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(1 << 21)
+        .build()
+        .unwrap();
+    for pool in [
+        PoolKind::PrivateDeque,
+        PoolKind::ChaseLev,
+        PoolKind::PrivatePublic,
+    ] {
+        for _ in 0..3 {
+            let _ = rt.take_trace().unwrap();
+            let b = Builder::new().runtime(&rt).threads(2).pool(pool);
+            let (report, nodes) = b.run_reduce(|_| 0u64, [Tree(8)], |a, b| a + b).unwrap();
+            assert_eq!(nodes, (3u64.pow(9) - 1) / 2, "{pool:?}");
+            let t = rt.take_trace().unwrap().expect("traced");
+            t.check().unwrap_or_else(|e| panic!("{pool:?}: {e}"));
+            assert_eq!(t.dropped, 0);
+            let puts = t.events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
+            assert_eq!(report.total().puts, nodes - 1, "{pool:?}: puts counted");
+            assert_eq!(puts, nodes - 1, "{pool:?}: one event per put");
+            let starts = t
+                .events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Start(Source::Pool | Source::PoolSteal { .. })
+                    )
+                })
+                .count() as u64;
+            assert_eq!(starts, nodes, "{pool:?}: one start per task");
+        }
+    }
+}
+
 /// A panicking task still closes its span: the trace stays well formed.
 #[test]
 fn a_panicking_phase_task_leaves_a_well_formed_trace() {

@@ -282,7 +282,10 @@ fn termination_model_on<P: TaskPool<Late> + Send + 'static>(policy: WakePolicy)
 where
     P::Local: 'static,
 {
-    loom::model(move || {
+    // A `private-deque` thief waits for its answer by spinning: the limit is raised.
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 10_000;
+    builder.check(move || {
         let pool = Arc::new(P::new(&PoolConfig {
             mem: MemKind::System,
             ..PoolConfig::new(2)
@@ -291,6 +294,9 @@ where
         let ran = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
         let mut l1 = pool.local(1);
         pool.init(&mut l1, Late(1, Arc::clone(&ran)));
+        // Open worker 1's queue to requests before worker 0 starts (as `deferred_model`);
+        // a no-op for the other pools.
+        pool.resume(&mut l1);
         let l0 = pool.local(0);
         let (p0, c0) = (Arc::clone(&pool), Arc::clone(&coord));
         let h = thread::spawn(move || worker(0, &*p0, l0, &c0, &NoRemote, &mut ()));
@@ -324,6 +330,13 @@ fn loom_no_early_termination_fcdq() {
 #[test]
 fn loom_no_early_termination_private_public() {
     termination_model_on::<PrivatePublicPool<Late, false>>(WakePolicy::OnEmpty);
+}
+
+/// The worker's deque lent to its loop (`Busy::run_stack`) is empty to everyone else: the
+/// work hint must keep the idle worker from ending the phase.
+#[test]
+fn loom_no_early_termination_private_deque() {
+    termination_model_on::<PrivateDequePool<Late>>(WakePolicy::OnEmpty);
 }
 
 #[test]

@@ -527,7 +527,7 @@ impl<P, R> Busy<'_, P, R> {
         // on `private-deque`: 0.64× the sequential search against 0.59× inlined, in a
         // scratch harness), inlined for the others (`private-public` out of line ran a sixth
         // slower in the workbench: the compiler stopped inlining its `put`).
-        if P::PUTS_WAIT_FOR_OWNER && R::PLAIN {
+        if P::OWNER_DEQUE && R::PLAIN {
             self.run_stack(local, state, stats)
         } else if P::PUTS_WAIT_FOR_OWNER {
             self.run_out_of_line(local, state, stats)

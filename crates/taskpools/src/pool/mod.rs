@@ -132,9 +132,17 @@ pub trait TaskPool<T: Send>: Sync {
     /// Inserts a task created by a running task.
     fn put(&self, local: &mut Self::Local, task: T) -> PutOutcome;
 
+    /// Whether [`owner_deque`](TaskPool::owner_deque) gives the worker's deque (only
+    /// `private-deque`): the working phase then runs its own loop over the deque's elements.
+    #[doc(hidden)]
+    const OWNER_DEQUE: bool = false;
+
     /// The worker's private deque, for pools whose owner keeps its tasks in one
-    /// (`private-deque`): the working phase then borrows the deque's elements as a plain stack
-    /// between two looks for requests. `None` by default.
+    /// (`private-deque`, with [`OWNER_DEQUE`](TaskPool::OWNER_DEQUE)): the working phase
+    /// then borrows the deque's elements as a plain stack between two looks for requests,
+    /// and puts tasks into it instead of calling `put`. The contract: `put` pushes onto this
+    /// deque, `get` pops from it before anything else, and thieves reach its elements only
+    /// through the owner's answers to their requests. `None` by default.
     #[doc(hidden)]
     #[inline]
     fn owner_deque<'l>(

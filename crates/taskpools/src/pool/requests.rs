@@ -52,6 +52,11 @@ impl<T> Drop for PrivateDequeLocal<T> {
             // Nobody polls it until a new owner takes it: answer what is pending, refuse the
             // rest.
             d.block();
+            if d.is_empty() {
+                // A working phase that ended by a panic dropped the stack it had borrowed,
+                // hint and all.
+                d.set_hint(false);
+            }
             *lock(&self.slot) = Some(d);
         }
     }
@@ -120,6 +125,8 @@ impl<T: Send> TaskPool<T> for PrivateDequePool<T> {
             was_empty: d.push(task),
         }
     }
+
+    const OWNER_DEQUE: bool = true;
 
     #[inline(always)]
     fn owner_deque<'l>(&self, l: &'l Self::Local) -> Option<&'l PrivateDeque<T>> {

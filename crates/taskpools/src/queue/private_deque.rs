@@ -881,18 +881,21 @@ impl<T> PrivateDeque<T> {
     /// Takes a lent stack back. Elements pushed into the deque meanwhile stay the newest.
     #[inline]
     pub fn give_back(&self, mut s: OwnerStack<T>) {
+        let pushed = self.len();
+        // Before the vector leaves `s`, whose drop knows its dead prefix (this may panic).
+        s.items.reserve(pushed);
         let mut items = std::mem::take(&mut s.items);
         let head = std::mem::take(&mut s.head);
         drop(s);
         let mine = self.items();
-        if self.head.get() < mine.len() {
+        if pushed > 0 {
             // Pushed while lent (not by the working phase): after the lent ones.
             let h = self.head.get();
-            // SAFETY: `mine[h..]` are live; they move to the end of `items`, and `mine`'s
-            // length then excludes them (its dead prefix was read out already).
+            // SAFETY: `mine[h..]` are live (`pushed` of them); they move to the end of
+            // `items`, which has room for them (reserved above), and `mine`'s length then
+            // excludes them (its dead prefix was read out already).
             unsafe {
-                let live = mine.len() - h;
-                items.reserve(live);
+                let live = pushed;
                 std::ptr::copy_nonoverlapping(
                     mine.as_ptr().add(h),
                     items.as_mut_ptr().add(items.len()),
