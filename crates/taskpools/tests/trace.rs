@@ -59,6 +59,19 @@ fn traces_are_well_formed_and_count_every_queued_job() {
 }
 
 /// Failed steal attempts recorded in `t`.
+/// The starts of working-phase tasks (from the pool or stolen from it).
+fn task_starts(t: &taskpools::runtime::trace::Trace) -> u64 {
+    t.events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Start(Source::Pool | Source::PoolSteal { .. })
+            )
+        })
+        .count() as u64
+}
+
 fn misses(t: &taskpools::runtime::trace::Trace) -> u64 {
     t.events
         .iter()
@@ -594,17 +607,7 @@ fn puts_between_queued_calls_are_each_traced_once() {
             let puts = t.events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
             assert_eq!(report.total().puts, nodes - 1, "{pool:?}: puts counted");
             assert_eq!(puts, nodes - 1, "{pool:?}: one event per put");
-            let starts = t
-                .events
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::Start(Source::Pool | Source::PoolSteal { .. })
-                    )
-                })
-                .count() as u64;
-            assert_eq!(starts, nodes, "{pool:?}: one start per task");
+            assert_eq!(task_starts(&t), nodes, "{pool:?}: one start per task");
         }
     }
 }
@@ -658,15 +661,5 @@ fn a_phase_after_a_take_inside_the_same_job_is_well_formed() {
         )
     });
     t.check().unwrap();
-    let started = t
-        .events
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.kind,
-                EventKind::Start(Source::Pool | Source::PoolSteal { .. })
-            )
-        })
-        .count() as u64;
-    assert_eq!(started, tasks);
+    assert_eq!(task_starts(&t), tasks);
 }
