@@ -156,6 +156,10 @@ pub(crate) struct Coordinator {
     /// Test of the loom test: deferred puts ([`Coordinator::on_deferred_puts`]) wake nobody.
     #[cfg(loom)]
     pub(crate) broken_deferred_wake: bool,
+    /// Test of the loom test: the stack loop's flush in `queued` leaves the deque's work hint
+    /// off (thieves never learn of the puts).
+    #[cfg(loom)]
+    pub(crate) broken_flush_hint: bool,
 }
 
 impl Coordinator {
@@ -175,6 +179,8 @@ impl Coordinator {
             broken_early_check: false,
             #[cfg(loom)]
             broken_deferred_wake: false,
+            #[cfg(loom)]
+            broken_flush_hint: false,
         }
     }
 

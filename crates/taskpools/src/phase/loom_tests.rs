@@ -181,6 +181,7 @@ fn deferred_model(policy: WakePolicy, wait: bool, bug: DeferredBug) {
         let pool = Arc::new(<PrivateDequePool<D>>::new(&PoolConfig::new(2)));
         let mut coord = Coordinator::new(2, policy);
         coord.broken_deferred_wake = bug == DeferredBug::NoWake;
+        coord.broken_flush_hint = bug == DeferredBug::NoFlushHint;
         coord.broken_recheck = bug == DeferredBug::NoRecheck;
         let coord = Arc::new(coord);
         let flag = Arc::new(AtomicBool::new(false));
@@ -216,6 +217,8 @@ enum DeferredBug {
     /// The sleeper skips its recheck after `sleepers += 1` (the wake-up's fence now comes
     /// after the task, not after the put: the model must still see the race).
     NoRecheck,
+    /// The flush in `queued` leaves the work hint off.
+    NoFlushHint,
 }
 
 #[test]
@@ -244,6 +247,14 @@ fn loom_private_deque_wakes_for_its_puts_at_the_end_of_the_task_every_put() {
 #[should_panic(expected = "maximum number of branches")]
 fn loom_finds_the_lost_wakeup_of_a_deferred_put_in_queued() {
     deferred_model(WakePolicy::OnEmpty, true, DeferredBug::NoWake);
+}
+
+/// Test of the test: the worker's stack loop must turn the work hint on when `queued` flushes
+/// the puts, or the thief never asks for the child the producer waits for.
+#[test]
+#[should_panic(expected = "maximum number of branches")]
+fn loom_finds_the_hint_left_off_by_a_flush_in_queued() {
+    deferred_model(WakePolicy::OnEmpty, true, DeferredBug::NoFlushHint);
 }
 
 /// Test of the test, as above, for the wake-up owed at the end of the task.

@@ -208,6 +208,8 @@ impl<T: Send, P: TaskPool<T>> StackSink<'_, T, P> {
             return;
         }
         let was_off = !self.hint.replace(true);
+        #[cfg(loom)]
+        let was_off = was_off && !self.coord.broken_flush_hint;
         if was_off {
             self.deque().set_hint(true);
         }
