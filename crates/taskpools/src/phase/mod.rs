@@ -190,72 +190,84 @@ impl<T: Send, P: TaskPool<T>> StackSink<'_, T, P> {
             .owner_deque(self.local)
             .expect("checked by the loop")
     }
+}
 
-    /// Sets the hint, records and wakes for the puts not yet flushed.
-    #[cold]
-    #[inline(never)]
-    fn flush(&self) {
-        // SAFETY: as in `answer` (a shared read).
-        let len = unsafe { (*self.stack).len() };
-        let pending = (len - self.base.replace(len)) as u64;
-        self.flushed.set(self.flushed.get() + pending);
-        if let Some(tr) = self.trace {
-            for _ in 0..pending {
-                tr.put();
-            }
-        }
-        if pending == 0 {
-            return;
-        }
-        let was_off = !self.hint.replace(true);
-        #[cfg(loom)]
-        let was_off = was_off && !self.coord.broken_flush_hint;
-        if was_off {
-            self.deque().set_hint(true);
-        }
-        match self.policy {
-            WakePolicy::OnEmpty if was_off => self.coord.on_deferred_puts(pending),
-            WakePolicy::EveryPut => self.coord.on_deferred_puts(pending),
-            _ => {}
+// The sink's rare paths, out of line and given values, not the sink: a call that saw the
+// sink's address would keep the lent stack in memory for the whole loop.
+
+/// Records `pending` flushed puts, sets the hint if it was off, and wakes as the policy says.
+#[cold]
+#[inline(never)]
+fn flush_puts<T>(
+    deque: &PrivateDeque<T>,
+    coord: &Coordinator,
+    trace: Option<&TraceBuf>,
+    policy: WakePolicy,
+    pending: u64,
+    was_off: bool,
+) {
+    if let Some(tr) = trace {
+        for _ in 0..pending {
+            tr.put();
         }
     }
-
-    /// Answers a pending request from the lent stack's oldest element.
-    #[cold]
-    #[inline(never)]
-    fn answer(&self) {
-        let d = self.deque();
-        // SAFETY: `stack` points to the loop's lent stack, which outlives this sink; this
-        // `&self` method is the only user of it now (the only `&mut` use is `put`, which
-        // needs `&mut self`, and no reference to the stack outlives a call of either).
-        let stack = unsafe { &mut *self.stack };
-        d.give_back(std::mem::take(stack));
-        d.poll();
-        *stack = d.lend();
-        // Called after a flush: no put is pending, whatever the thief took.
-        self.base.set(stack.len());
-        self.hint.set(d.advertised());
+    #[cfg(loom)]
+    let was_off = was_off && !coord.broken_flush_hint;
+    if was_off {
+        deque.set_hint(true);
     }
+    match policy {
+        WakePolicy::OnEmpty if was_off => coord.on_deferred_puts(pending),
+        WakePolicy::EveryPut => coord.on_deferred_puts(pending),
+        _ => {}
+    }
+}
+
+/// Answers a pending request from the lent stack's oldest element.
+#[cold]
+#[inline(never)]
+fn answer_request<T>(deque: &PrivateDeque<T>, stack: OwnerStack<T>) -> OwnerStack<T> {
+    deque.give_back(stack);
+    deque.poll();
+    deque.lend()
 }
 
 impl<T: Send, P: TaskPool<T>> PutSink<T> for StackSink<'_, T, P> {
     #[inline(always)]
     fn put(&mut self, task: T) {
-        // SAFETY: as in `answer`; `&mut self` excludes every other use.
+        // SAFETY: `stack` points to the loop's lent stack, which outlives this sink; `&mut
+        // self` excludes every other use, and no reference to the stack outlives a call of
+        // `put` or `queued`.
         unsafe { (*self.stack).push(task) };
     }
 
     #[inline]
     fn queued(&self) -> usize {
-        // SAFETY: as in `answer` (a shared read).
-        if unsafe { (*self.stack).len() } != self.base.get() {
-            self.flush();
+        // SAFETY: as in `put`: a `&self` method of this sink is the only user of the stack
+        // now (`put` needs `&mut self`).
+        let stack = unsafe { &mut *self.stack };
+        let len = stack.len();
+        let pending = len - self.base.replace(len);
+        if pending != 0 {
+            // A flush: the puts since the last one are recorded and woken for.
+            self.flushed.set(self.flushed.get() + pending as u64);
+            let was_off = !self.hint.replace(true);
+            flush_puts(
+                self.deque(),
+                self.coord,
+                self.trace,
+                self.policy,
+                pending as u64,
+                was_off,
+            );
         }
         if self.deque().pending() {
-            self.answer();
+            *stack = answer_request(self.deque(), std::mem::take(stack));
+            // After the flush: no put is pending, whatever the thief took.
+            self.base.set(stack.len());
+            self.hint.set(self.deque().advertised());
         }
-        // SAFETY: as in `answer` (a shared read).
-        unsafe { (*self.stack).len() }
+        stack.len()
     }
 
     fn put_at(&mut self, _me: usize, _place: usize, task: T) -> Result<(), PutAtError<T>> {

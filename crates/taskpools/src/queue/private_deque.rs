@@ -41,7 +41,9 @@
 //! [`unblock`]: PrivateDeque::unblock
 
 use std::cell::{Cell, UnsafeCell as OwnerUnsafeCell};
-use std::mem::size_of;
+use std::marker::PhantomData;
+use std::mem::{size_of, ManuallyDrop};
+use std::ptr::NonNull;
 
 use crossbeam_utils::CachePadded;
 
@@ -805,27 +807,64 @@ impl<T> PrivateDeque<T> {
 /// the deque itself is empty: the owner gives the stack back ([`PrivateDeque::give_back`])
 /// before it answers a request or asks the deque anything. Dropping a lent stack drops its
 /// elements.
+///
+/// The stack is the vector's parts (buffer, length, capacity) and the dead prefix's length,
+/// not a `Vec`: every call that is not inlined (growing, dropping) takes them by value, so the
+/// stack's address never leaves the function that holds it, and the compiler can keep its
+/// length and buffer in registers across the writes of pushed elements (which, through a
+/// `Vec` whose address a call has seen, it must assume could overwrite the length).
 pub struct OwnerStack<T> {
-    /// Live elements are `items[head..]`, as in the deque.
-    items: Vec<T>,
+    /// The vector's buffer: `ptr[..len]` initialized, of which `ptr[head..len]` are live
+    /// (`ptr[..head]` were read out by the deque before it lent them); `cap` elements.
+    ptr: NonNull<T>,
+    len: usize,
+    cap: usize,
     head: usize,
+    /// Owns `T`s (for the drop check).
+    _own: PhantomData<T>,
 }
 
 impl<T> Default for OwnerStack<T> {
     /// An empty stack.
     fn default() -> Self {
-        OwnerStack {
-            items: Vec::new(),
-            head: 0,
-        }
+        OwnerStack::from_vec(Vec::new(), 0)
     }
 }
 
 impl<T> OwnerStack<T> {
+    /// Takes `v` apart; `v[..head]` are dead (read out).
+    #[inline]
+    fn from_vec(v: Vec<T>, head: usize) -> Self {
+        debug_assert!(head <= v.len());
+        let mut v = ManuallyDrop::new(v);
+        OwnerStack {
+            // A vector's pointer is never null (dangling when it owns no memory).
+            ptr: NonNull::new(v.as_mut_ptr()).expect("a vector's pointer is not null"),
+            len: v.len(),
+            cap: v.capacity(),
+            head,
+            _own: PhantomData,
+        }
+    }
+
+    /// Puts the vector back together: `(vector, dead prefix)`. Whoever takes the vector
+    /// takes the duty to not drop its dead prefix.
+    #[inline]
+    fn into_vec(self) -> (Vec<T>, usize) {
+        let s = ManuallyDrop::new(self);
+        // SAFETY: the parts came from a vector (`from_vec`, `grown`) and were changed only as
+        // a vector's `push`/`pop` would change them; `s` is not dropped, so the buffer has
+        // one owner again.
+        (
+            unsafe { Vec::from_raw_parts(s.ptr.as_ptr(), s.len, s.cap) },
+            s.head,
+        )
+    }
+
     /// Elements in the stack.
     #[inline(always)]
     pub fn len(&self) -> usize {
-        self.items.len() - self.head
+        self.len - self.head
     }
 
     /// Whether the stack is empty.
@@ -837,31 +876,73 @@ impl<T> OwnerStack<T> {
     /// Pushes `v` as the newest element.
     #[inline(always)]
     pub fn push(&mut self, v: T) {
-        self.items.push(v);
+        if self.len == self.cap {
+            let grown = std::mem::take(self).grown(1);
+            // (The empty stack that `take` left needs no drop.)
+            std::mem::forget(std::mem::replace(self, grown));
+        }
+        // SAFETY: `len < cap` (just checked or made so): the slot is in the buffer and not
+        // initialized; it becomes the newest live element.
+        unsafe { self.ptr.as_ptr().add(self.len).write(v) };
+        self.len += 1;
     }
 
     /// Pops the newest element.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
-        if self.items.len() > self.head {
-            self.items.pop()
+        if self.len > self.head {
+            self.len -= 1;
+            // SAFETY: `ptr[len]` was the newest live element (`head <= len`); the length
+            // now excludes it, so it is read out once.
+            Some(unsafe { self.ptr.as_ptr().add(self.len).read() })
         } else {
             None
         }
     }
+
+    /// The stack with room for `extra` more elements, taken and returned by value (see
+    /// the type's documentation): its live elements move to a new vector (the dead prefix
+    /// is left behind), at least twice as large.
+    #[cold]
+    #[inline(never)]
+    fn grown(self, extra: usize) -> Self {
+        let live = self.len();
+        let need = live.checked_add(extra).expect("capacity overflow");
+        // If this panics (capacity overflow, or allocation failure), `self` still owns
+        // everything and drops as usual.
+        let mut v = Vec::with_capacity(need.max(self.cap.saturating_mul(2)));
+        let (mut old, head) = self.into_vec();
+        // SAFETY: `old[head..]` are the live elements; they move (a bitwise copy, the source
+        // then forgotten below) into `v`, which has room for `need >= live` and does not
+        // overlap `old`. `old`'s length goes to 0, so dropping it frees its buffer and no
+        // element (the dead prefix was read out; the live ones now belong to `v`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(old.as_ptr().add(head), v.as_mut_ptr(), live);
+            v.set_len(live);
+            old.set_len(0);
+        }
+        drop(old);
+        OwnerStack::from_vec(v, 0)
+    }
 }
 
 impl<T> Drop for OwnerStack<T> {
+    #[inline]
     fn drop(&mut self) {
-        let h = std::mem::take(&mut self.head);
-        // SAFETY: `items[..h]` were read out by the deque before it lent them (dead); drop
-        // only the live elements, and leave the vector empty for its own drop.
-        unsafe {
-            let live = self.items.len() - h;
-            let p = self.items.as_mut_ptr().add(h);
-            self.items.set_len(0);
-            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(p, live));
+        /// Out of line, with the parts by value (see the type's documentation).
+        #[inline(never)]
+        fn drop_parts<T>(s: OwnerStack<T>) {
+            let (mut v, h) = s.into_vec();
+            // SAFETY: `v[..h]` were read out by the deque before it lent them (dead); drop
+            // only the live elements, and leave the vector empty for its own drop.
+            unsafe {
+                let live = v.len() - h;
+                let p = v.as_mut_ptr().add(h);
+                v.set_len(0);
+                std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(p, live));
+            }
         }
+        drop_parts(std::mem::take(self));
     }
 }
 
@@ -872,27 +953,24 @@ impl<T> PrivateDeque<T> {
     /// [`set_hint`](Self::set_hint)).
     #[inline]
     pub fn lend(&self) -> OwnerStack<T> {
-        OwnerStack {
-            items: std::mem::take(self.items()),
-            head: self.head.replace(0),
-        }
+        OwnerStack::from_vec(std::mem::take(self.items()), self.head.replace(0))
     }
 
     /// Takes a lent stack back. Elements pushed into the deque meanwhile stay the newest.
     #[inline]
     pub fn give_back(&self, mut s: OwnerStack<T>) {
         let pushed = self.len();
-        // Before the vector leaves `s`, whose drop knows its dead prefix (this may panic).
-        s.items.reserve(pushed);
-        let mut items = std::mem::take(&mut s.items);
-        let head = std::mem::take(&mut s.head);
-        drop(s);
+        if s.cap - s.len < pushed {
+            // Still inside `s`, whose drop knows its dead prefix (this may panic).
+            s = s.grown(pushed);
+        }
+        let (mut items, head) = s.into_vec();
         let mine = self.items();
         if pushed > 0 {
             // Pushed while lent (not by the working phase): after the lent ones.
             let h = self.head.get();
             // SAFETY: `mine[h..]` are live (`pushed` of them); they move to the end of
-            // `items`, which has room for them (reserved above), and `mine`'s length then
+            // `items`, which has room for them (grown above), and `mine`'s length then
             // excludes them (its dead prefix was read out already).
             unsafe {
                 let live = pushed;
@@ -992,6 +1070,61 @@ mod tests {
         assert_eq!(std::rc::Rc::strong_count(&token), 1);
         drop(d);
         assert_eq!(std::rc::Rc::strong_count(&token), 1);
+    }
+
+    #[test]
+    fn a_lent_stack_grows_past_its_capacity_and_keeps_every_element_once() {
+        let token = std::rc::Rc::new(());
+        let d = PrivateDeque::set(1);
+        for i in 0..4u32 {
+            d[0].push((i, std::rc::Rc::clone(&token)));
+        }
+        // A dead prefix of two, then far more pushes than the 64 the vector starts with.
+        drop(d[0].pop_oldest());
+        drop(d[0].pop_oldest());
+        let mut s = d[0].lend();
+        for i in 4..1000u32 {
+            s.push((i, std::rc::Rc::clone(&token)));
+        }
+        assert_eq!(s.len(), 998);
+        assert_eq!(std::rc::Rc::strong_count(&token), 999);
+        for i in (500..1000u32).rev() {
+            assert_eq!(s.pop().map(|(i, _)| i), Some(i));
+        }
+        // Pushes into the deque while lent, more than the stack has room for: the vector
+        // grows when it comes back.
+        let spare = s.cap - s.len;
+        for i in 0..spare as u32 + 10 {
+            d[0].push((5000 + i, std::rc::Rc::clone(&token)));
+        }
+        d[0].give_back(s);
+        assert_eq!(d[0].len(), 498 + spare + 10);
+        assert_eq!(d[0].pop_oldest().map(|(i, _)| i), Some(2));
+        assert_eq!(d[0].pop().map(|(i, _)| i), Some(5000 + spare as u32 + 9));
+        drop(d);
+        assert_eq!(std::rc::Rc::strong_count(&token), 1);
+    }
+
+    #[test]
+    fn a_lent_stack_of_zero_sized_elements_counts_them() {
+        let d = PrivateDeque::<()>::set(1);
+        d[0].push(());
+        d[0].push(());
+        assert_eq!(d[0].pop_oldest(), Some(()));
+        let mut s = d[0].lend();
+        for _ in 0..100 {
+            s.push(());
+        }
+        assert_eq!(s.len(), 101);
+        assert_eq!(s.pop(), Some(()));
+        d[0].give_back(s);
+        assert_eq!(d[0].len(), 100);
+        let mut s = d[0].lend();
+        while s.pop().is_some() {}
+        assert!(s.is_empty());
+        drop(s);
+        // An empty default stack drops nothing.
+        drop(OwnerStack::<String>::default());
     }
 
     #[test]
