@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::pinning::{chili_pool, forte_pool, pinner, rayon_pools};
+use super::pinning::{chili_pool, forte_pool, pinner, rayon_pools, Forte};
 use super::summarize;
 use crate::report::Progress;
 
@@ -555,8 +555,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let pin_to = pinner(p.pin);
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
-    let fortes: Vec<&'static forte::ThreadPool> =
-        p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
+    let fortes: Vec<Forte> = p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool) and
     // returns its result with the seconds it took. The clock runs on the worker, from the
     // moment the kernel starts there: entering the runtime (which wakes a sleeping worker, some
@@ -597,10 +596,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let $cx = &mut scope;
                     timed(|| $body)
                 }
-                Rt::Forte => fortes[$ti].with_worker(|w| {
-                    use k_forte as $m;
-                    let $cx = w;
-                    timed(|| $body)
+                Rt::Forte => fortes[$ti].run(|pool| {
+                    pool.with_worker(|w| {
+                        use k_forte as $m;
+                        let $cx = w;
+                        timed(|| $body)
+                    })
                 }),
             }
         };

@@ -94,13 +94,22 @@ pub fn with_new_threads_pinned<T>(
     make: impl FnOnce() -> T,
     is_worker: impl Fn(usize, &str) -> bool,
 ) -> T {
+    pinned_new_threads(pin, make, is_worker).0
+}
+
+/// [`with_new_threads_pinned`], also returning the new threads (id, name).
+fn pinned_new_threads<T>(
+    pin: bool,
+    make: impl FnOnce() -> T,
+    is_worker: impl Fn(usize, &str) -> bool,
+) -> (T, Vec<(i32, String)>) {
     let before = threads_now();
     let made = make();
+    let new: Vec<_> = threads_now()
+        .into_iter()
+        .filter(|t| !before.iter().any(|b| b.0 == t.0))
+        .collect();
     if pin {
-        let new: Vec<_> = threads_now()
-            .into_iter()
-            .filter(|t| !before.iter().any(|b| b.0 == t.0))
-            .collect();
         let mut core = 1;
         for (k, (tid, name)) in new.iter().enumerate() {
             if is_worker(k, name) {
@@ -109,7 +118,7 @@ pub fn with_new_threads_pinned<T>(
             }
         }
     }
-    made
+    (made, new)
 }
 
 /// A chili pool for `t` threads: the caller plus `t − 1` workers, which chili starts before its
@@ -130,17 +139,93 @@ pub fn chili_pool(t: usize, pin: bool) -> chili::ThreadPool {
 /// A forte pool for `t` threads: `t − 1` managed workers (named `worker N`; the heartbeat
 /// thread is `heartbeat`) that the caller joins through `with_worker`; with `pin`, they run on
 /// cores 1, 2, …. Forte's pools must be `'static`, so this one is leaked. It is not shrunk at
-/// the end either: forte 1.0.0-alpha.4 deadlocks when a pool shrinks to zero while its
-/// heartbeat thread sleeps (it joins that thread while holding the lock the thread needs); its
-/// idle workers sleep.
-pub fn forte_pool(t: usize, pin: bool) -> &'static forte::ThreadPool {
+/// the end either: forte 1.0.0-alpha.4 deadlocks when a pool shrinks while its heartbeat
+/// thread sleeps (it joins that thread while holding the lock the thread needs); its idle
+/// workers sleep.
+///
+/// Its heartbeat thread does not: it wakes every 100 µs for as long as the pool has workers,
+/// also while other runtimes are being timed, and on this 2-core machine that took about 3 %
+/// off the other rows' 2-thread speedups (N-Queens 13, a scratch harness). So between forte's
+/// runs ([`Forte::run`]) the heartbeat thread is put to rest with the `SCHED_IDLE` policy: it
+/// then runs only on an otherwise idle core, and does not preempt the runs being timed.
+pub fn forte_pool(t: usize, pin: bool) -> Forte {
     let pool: &'static forte::ThreadPool = Box::leak(Box::new(forte::ThreadPool::new()));
-    with_new_threads_pinned(
+    let (_, new) = pinned_new_threads(
         pin,
         || pool.resize_to(t - 1),
         |_, name| name.starts_with("worker"),
     );
-    pool
+    let heartbeat = new
+        .iter()
+        .find(|(_, name)| name == "heartbeat")
+        .map(|&(tid, _)| tid)
+        // Only if it can be woken again (as an unprivileged user, raising a thread's priority
+        // takes an `RLIMIT_NICE` of at least 20): try once, and leave it at rest.
+        .filter(|&tid| {
+            let ok = rest(tid, true) && rest(tid, false) && rest(tid, true);
+            if !ok {
+                rest(tid, false);
+                static ONCE: std::sync::Once = std::sync::Once::new();
+                ONCE.call_once(|| {
+                    eprintln!(
+                        "note: forte's heartbeat thread stays awake between forte's runs (no \
+                         permission to restore its scheduling policy): it costs the other \
+                         runtimes' rows a few percent at 2 or more threads"
+                    )
+                });
+            }
+            ok
+        });
+    Forte { pool, heartbeat }
+}
+
+/// A forte pool whose heartbeat thread rests between runs (see [`forte_pool`]).
+pub struct Forte {
+    pool: &'static forte::ThreadPool,
+    /// The heartbeat thread's id, if it rests between runs.
+    heartbeat: Option<i32>,
+}
+
+impl Forte {
+    /// Runs `f` on the pool with its heartbeat thread awake.
+    pub fn run<R>(&self, f: impl FnOnce(&'static forte::ThreadPool) -> R) -> R {
+        /// Puts the heartbeat back to rest when the run ends (also by a panic).
+        struct Rest(Option<i32>);
+        impl Drop for Rest {
+            fn drop(&mut self) {
+                if let Some(tid) = self.0 {
+                    rest(tid, true);
+                }
+            }
+        }
+        let _rest = Rest(self.heartbeat);
+        if let Some(tid) = self.heartbeat {
+            rest(tid, false);
+        }
+        f(self.pool)
+    }
+}
+
+/// Sets thread `tid`'s scheduling policy to `SCHED_IDLE` (`rest`) or back to the default
+/// `SCHED_OTHER`; returns whether that worked (Linux; elsewhere, false).
+fn rest(tid: i32, rest: bool) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let policy = if rest {
+            libc::SCHED_IDLE
+        } else {
+            libc::SCHED_OTHER
+        };
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `param` is a valid `sched_param` that the call only reads; a `tid` that no
+        // longer exists makes the call fail (ESRCH), nothing else.
+        unsafe { libc::sched_setscheduler(tid, policy, &param) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (tid, rest);
+        false
+    }
 }
 
 /// One rayon pool per thread count, worker `i` pinned to core `i mod cores` when `pin`.

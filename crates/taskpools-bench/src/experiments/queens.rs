@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::{Builder, Ctx, PoolKind, Task};
 
-use super::pinning::{chili_pool, forte_pool, our_runtimes, pinner, rayon_pools};
+use super::pinning::{chili_pool, forte_pool, our_runtimes, pinner, rayon_pools, Forte};
 use super::summarize;
 use crate::report::Progress;
 
@@ -351,8 +351,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let ours = our_runtimes(&p.threads, p.pin)?;
     let rayons = rayon_pools(&p.threads, p.pin)?;
     let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
-    let fortes: Vec<&'static forte::ThreadPool> =
-        p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
+    let fortes: Vec<Forte> = p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
 
     let variants: Vec<Variant> = (0..p.pools.len())
         .map(Variant::Pool)
@@ -442,15 +441,19 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 (s, None, secs)
             }),
             Variant::ScopeForte => on_core(&pin_to, || {
-                fortes[ti].with_worker(|_| {
-                    let (s, secs) = timed(|| scope_forte(root));
-                    (s, None, secs)
+                fortes[ti].run(|pool| {
+                    pool.with_worker(|_| {
+                        let (s, secs) = timed(|| scope_forte(root));
+                        (s, None, secs)
+                    })
                 })
             }),
             Variant::JoinForte => on_core(&pin_to, || {
-                fortes[ti].with_worker(|w| {
-                    let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
-                    (s, None, secs)
+                fortes[ti].run(|pool| {
+                    pool.with_worker(|w| {
+                        let (s, secs) = timed(|| join_forte_m::count(root, root.free(), w));
+                        (s, None, secs)
+                    })
                 })
             }),
         })
