@@ -144,8 +144,9 @@ pub fn chili_pool(t: usize, pin: bool) -> chili::ThreadPool {
 /// workers sleep.
 ///
 /// Its heartbeat thread does not: it wakes every 100 µs for as long as the pool has workers,
-/// also while other runtimes are being timed, and on this 2-core machine that took about 3 %
-/// off the other rows' 2-thread speedups (N-Queens 13, a scratch harness). So between forte's
+/// also while other runtimes are being timed. On a 2-core machine that took a tenth off the
+/// other rows' 2-thread speedups (`taskpools queens`, `private-deque`: 1.38× the sequential
+/// search with the heartbeat awake, 1.55× at rest; medians of 5 invocations). So between forte's
 /// runs ([`Forte::run`]) the heartbeat thread is put to rest with the `SCHED_IDLE` policy: it
 /// then runs only on an otherwise idle core, and does not preempt the runs being timed.
 pub fn forte_pool(t: usize, pin: bool) -> Forte {
