@@ -156,28 +156,82 @@ pub fn forte_pool(t: usize, pin: bool) -> Forte {
         || pool.resize_to(t - 1),
         |_, name| name.starts_with("worker"),
     );
-    let heartbeat = new
+    // Forte names the thread `heartbeat`, from inside it; if it has not run yet, it is the
+    // one new thread that is not a worker (the barrier of `resize_to` waits for the workers).
+    let others: Vec<i32> = new
+        .iter()
+        .filter(|(_, name)| !name.starts_with("worker"))
+        .map(|&(tid, _)| tid)
+        .collect();
+    let found = new
         .iter()
         .find(|(_, name)| name == "heartbeat")
         .map(|&(tid, _)| tid)
-        // Only if it can be woken again (as an unprivileged user, raising a thread's priority
-        // takes an `RLIMIT_NICE` of at least 20): try once, and leave it at rest.
-        .filter(|&tid| {
-            let ok = rest(tid, true) && rest(tid, false) && rest(tid, true);
-            if !ok {
-                rest(tid, false);
-                static ONCE: std::sync::Once = std::sync::Once::new();
-                ONCE.call_once(|| {
-                    eprintln!(
-                        "note: forte's heartbeat thread stays awake between forte's runs (no \
-                         permission to restore its scheduling policy): it costs the other \
-                         runtimes' rows a few percent at 2 or more threads"
-                    )
-                });
-            }
-            ok
+        .or(match others[..] {
+            [tid] => Some(tid),
+            _ => None,
         });
-    Forte { pool, heartbeat }
+    let heartbeat = match found {
+        Some(tid) if can_rest() => {
+            rest(tid, true);
+            Some(tid)
+        }
+        Some(_) => {
+            note_once(
+                "forte's heartbeat thread stays awake between forte's runs (this process may not \
+                 restore a thread's scheduling policy from SCHED_IDLE: that takes CAP_SYS_NICE or \
+                 an RLIMIT_NICE of 20): it costs the other runtimes' rows up to a tenth of \
+                 their speedup at 2 or more threads",
+            );
+            None
+        }
+        None if t > 1 && cfg!(target_os = "linux") => {
+            note_once(
+                "forte's heartbeat thread was not found: it stays awake between forte's runs, \
+                 and costs the other runtimes' rows up to a tenth of their speedup at 2 or more \
+                 threads",
+            );
+            None
+        }
+        None => None,
+    };
+    Forte {
+        pool,
+        heartbeat,
+        runs: std::sync::atomic::AtomicUsize::new(0),
+    }
+}
+
+/// Prints `msg` as a note on stderr, once per process and message.
+fn note_once(msg: &'static str) {
+    static SEEN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.contains(&msg) {
+        seen.push(msg);
+        eprintln!("note: {msg}");
+    }
+}
+
+/// Whether this process may put a thread to rest and wake it again: tried once, on a thread
+/// of its own (as an unprivileged user, leaving `SCHED_IDLE` takes an `RLIMIT_NICE` of 20).
+fn can_rest() -> bool {
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            std::thread::spawn(|| {
+                // SAFETY: `gettid` has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                rest(tid, true) && rest(tid, false)
+            })
+            .join()
+            .unwrap_or(false)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    })
 }
 
 /// A forte pool whose heartbeat thread rests between runs (see [`forte_pool`]).
@@ -185,24 +239,34 @@ pub struct Forte {
     pool: &'static forte::ThreadPool,
     /// The heartbeat thread's id, if it rests between runs.
     heartbeat: Option<i32>,
+    /// Runs going on (the heartbeat rests when none is).
+    runs: std::sync::atomic::AtomicUsize,
 }
 
 impl Forte {
     /// Runs `f` on the pool with its heartbeat thread awake.
     pub fn run<R>(&self, f: impl FnOnce(&'static forte::ThreadPool) -> R) -> R {
-        /// Puts the heartbeat back to rest when the run ends (also by a panic).
-        struct Rest(Option<i32>);
-        impl Drop for Rest {
+        use std::sync::atomic::Ordering::SeqCst;
+        /// Puts the heartbeat back to rest when the last run ends (also by a panic).
+        struct Rest<'a>(&'a Forte);
+        impl Drop for Rest<'_> {
             fn drop(&mut self) {
-                if let Some(tid) = self.0 {
-                    rest(tid, true);
+                if let Some(tid) = self.0.heartbeat {
+                    if self.0.runs.fetch_sub(1, SeqCst) == 1 {
+                        rest(tid, true);
+                    }
                 }
             }
         }
-        let _rest = Rest(self.heartbeat);
         if let Some(tid) = self.heartbeat {
-            rest(tid, false);
+            if self.runs.fetch_add(1, SeqCst) == 0 && !rest(tid, false) {
+                note_once(
+                    "forte's heartbeat thread could not be woken for a forte run: \
+                     forte's figures in this run are too low",
+                );
+            }
         }
+        let _rest = Rest(self);
         f(self.pool)
     }
 }
@@ -218,8 +282,9 @@ fn rest(tid: i32, rest: bool) -> bool {
             libc::SCHED_OTHER
         };
         let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: `param` is a valid `sched_param` that the call only reads; a `tid` that no
-        // longer exists makes the call fail (ESRCH), nothing else.
+        // SAFETY: `param` is a valid `sched_param` that the call only reads. `tid` is a thread
+        // of this process that is never joined (forte's pools are leaked and never shrunk),
+        // or the probe's own thread while it runs, so the id names that thread.
         unsafe { libc::sched_setscheduler(tid, policy, &param) == 0 }
     }
     #[cfg(not(target_os = "linux"))]

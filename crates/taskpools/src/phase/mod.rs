@@ -658,7 +658,7 @@ impl<P, R> Busy<'_, P, R> {
                 _task: std::marker::PhantomData,
             };
             task.run(&mut Ctx::new(&mut sink, state, me, n));
-            // SAFETY: as in `StackSink::answer`; the sink is not used after this.
+            // SAFETY: as in `StackSink::put`; the sink is not used after this.
             let pending = (unsafe { (*sink.stack).len() } - sink.base.get()) as u64;
             puts += pending + sink.flushed.get();
             hint = sink.hint.get();

@@ -809,10 +809,11 @@ impl<T> PrivateDeque<T> {
 /// elements.
 ///
 /// The stack is the vector's parts (buffer, length, capacity) and the dead prefix's length,
-/// not a `Vec`: every call that is not inlined (growing, dropping) takes them by value, so the
-/// stack's address never leaves the function that holds it, and the compiler can keep its
-/// length and buffer in registers across the writes of pushed elements (which, through a
-/// `Vec` whose address a call has seen, it must assume could overwrite the length).
+/// not a `Vec`: its own calls that are not inlined (growing, dropping) take them by value, so
+/// where its user's calls do not see its address either (the working phase's loop, when the
+/// task's `run` is inlined), the compiler can keep its length and buffer in registers across
+/// the writes of pushed elements (which, through a `Vec` whose address a call has seen, it
+/// must assume could overwrite the length).
 pub struct OwnerStack<T> {
     /// The vector's buffer: `ptr[..len]` initialized, of which `ptr[head..len]` are live
     /// (`ptr[..head]` were read out by the deque before it lent them); `cap` elements.
@@ -823,6 +824,13 @@ pub struct OwnerStack<T> {
     /// Owns `T`s (for the drop check).
     _own: PhantomData<T>,
 }
+
+// SAFETY: the stack owns its buffer and its elements as a `Vec<T>` does (the raw pointer is
+// only how it holds the buffer), so it may move to another thread when `T` may, and be shared
+// when `T` may: `&OwnerStack` gives no access to the elements at all.
+unsafe impl<T: Send> Send for OwnerStack<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for OwnerStack<T> {}
 
 impl<T> Default for OwnerStack<T> {
     /// An empty stack.
@@ -874,6 +882,9 @@ impl<T> OwnerStack<T> {
     }
 
     /// Pushes `v` as the newest element.
+    ///
+    /// If growing panics (a capacity overflow), the stack's elements are dropped and it is
+    /// left empty (where a `Vec` would keep them): a panic ends a working phase anyway.
     #[inline(always)]
     pub fn push(&mut self, v: T) {
         if self.len == self.cap {
@@ -927,7 +938,7 @@ impl<T> OwnerStack<T> {
 }
 
 impl<T> Drop for OwnerStack<T> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         /// Out of line, with the parts by value (see the type's documentation).
         #[inline(never)]

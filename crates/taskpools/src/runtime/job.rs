@@ -159,7 +159,9 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     /// A reference for a deque. The job must stay in place until it is done or taken back.
     #[inline(always)]
     pub(crate) fn as_job_ref(&self) -> JobRef {
-        JobRef(&self.header)
+        // From a pointer to the whole job (not to its header field): `run` reads the job
+        // through it.
+        JobRef((self as *const Self).cast())
     }
 
     unsafe fn run(h: *const JobHeader) {
@@ -340,7 +342,9 @@ impl<F: FnOnce() -> R + Send, R: Send> LockJob<F, R> {
     }
 
     pub(crate) fn as_job_ref(&self) -> JobRef {
-        JobRef(&self.header)
+        // From a pointer to the whole job (not to its header field): `run` reads the job
+        // through it.
+        JobRef((self as *const Self).cast())
     }
 
     unsafe fn run(h: *const JobHeader) {
