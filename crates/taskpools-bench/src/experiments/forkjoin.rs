@@ -65,7 +65,7 @@ pub struct Record {
     /// `ceiling`: `threads` copies of the sequential kernel run at once on plain threads, whose
     /// `speedup_vs_seq` (= threads × Tseq / T) is the speedup the machine allowed in this run;
     /// or `calls` (1 thread, when 1 is among the thread counts): the kernel whose joins only
-    /// call each half as a function that is not inlined, a floor under any join's cost.
+    /// call each half as a function that is not inlined, a reference for a join's cost.
     pub runtime: String,
     /// Worker threads (1 for sequential).
     pub threads: usize,
@@ -157,7 +157,8 @@ impl Join for Seq {
 }
 
 /// Runs each half as an ordinary call that the compiler may not inline, and nothing else:
-/// the `calls` row, a floor under any `join` whose halves are closures it calls. Against the
+/// the `calls` row, a reference for a `join` whose halves are closures it calls (a join whose
+/// halves the compiler inlines, as our serial elision's can be, may cost less). Against the
 /// sequential code it prices what is lost when the halves cannot be merged into the caller
 /// (the sequential fib's second call becomes a loop, for instance).
 struct Calls;

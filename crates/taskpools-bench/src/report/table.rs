@@ -322,7 +322,7 @@ pub fn forkjoin_table(records: &[crate::experiments::forkjoin::Record]) -> Strin
          the median of the differences of back-to-back runs (meaningful for the fine-grained kernels fib and tree-sum, noise\n\
          elsewhere); join/rayon = ns/join / rayon's ns/join, where rayon's joins cost >= Tseq / 10; time/rayon = T / T(rayon), same threads;\n\
          ceiling = that many copies of the sequential kernel at once on plain threads: its vs seq is the speedup the machine allowed;\n\
-         calls = joins that only call each half as a function that is not inlined: a floor under any join's cost;\n\
+         calls = joins that only call each half as a function that is not inlined: a reference for a join's cost;\n\
          chili and forte (heartbeat scheduling) run the same kernels with their join's context passed down, as their docs show;\n\
          join/chili and time/chili as join/rayon and time/rayon, where chili's joins cost >= Tseq / 50\n",
         first.reps
