@@ -63,6 +63,7 @@ pub mod distributed;
 mod error;
 pub mod forkjoin;
 pub mod mem;
+mod panics;
 pub mod phase;
 pub mod places;
 pub mod pool;

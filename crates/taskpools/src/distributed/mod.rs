@@ -103,6 +103,7 @@ use mpi::traits::CommunicatorCollectives;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::panics::panic_text;
 use crate::phase::inbox::Inbox;
 use crate::phase::{run_shares, Coordinator, Remote};
 use crate::pool::{PutOutcome, Search, TaskPool};
@@ -326,17 +327,6 @@ fn all_gather_bytes<C: Communicator>(comm: &C, bytes: &[u8]) -> Vec<Vec<u8>> {
     (0..n)
         .map(|i| buf[displs[i] as usize..(displs[i] + lens[i]) as usize].to_vec())
         .collect()
-}
-
-/// The message of a panic payload.
-pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a payload that is not a string".to_string()
-    }
 }
 
 fn mpi_error(message: String) -> Error {

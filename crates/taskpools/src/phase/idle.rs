@@ -291,7 +291,7 @@ impl Coordinator {
     pub(crate) fn panic_message(&self) -> Option<String> {
         lock(&self.panic)
             .as_ref()
-            .map(|p| crate::distributed::panic_text(&**p))
+            .map(|p| crate::panics::panic_text(&**p))
     }
 
     /// Wakes every sleeping worker because tasks from outside arrived (the same fence pair as
