@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The scaling matrix, for a machine with many cores (a lent 16-core machine, say):
+#
+#   scripts/scale.sh [--threads LIST] [--budget SECONDS] [--out DIR] [--bin PATH] [--only LIST]
+#
+# Runs every front end at 1, 2, 4, 8, 16 threads and all cores (the counts above the machine's
+# cores are left out), pinned, from a prebuilt release binary (`cargo build --release -p
+# taskpools-bench`; --bin names another), within the budget (default 480 s: a machine lent for
+# 15 minutes, start-up included). It prints the machine's topology first, then writes one JSON
+# file per experiment into DIR as each finishes (a run cut short keeps what it finished), the
+# schedule summaries of the largest thread count (per-worker tasks, steals and idle time), and
+# at the end the speedup-vs-threads charts and tables (`taskpools scaling DIR`).
+#
+# Steps run in order; each gets at most its share of what is left of the budget (by weight),
+# and a step that does not finish in its share is stopped and named in DIR/skipped.txt. The
+# sizes make a 16-thread run of our runtime last at least about 50 ms.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+threads=""
+budget=480
+out=scale-out
+bin=target/release/taskpools
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=${2:?--threads needs a list such as 1,2,4}; shift 2 ;;
+    --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    --out) out=${2:?--out needs a folder}; shift 2 ;;
+    --bin) bin=${2:?--bin needs a path}; shift 2 ;;
+    --only) only=${2:?--only needs step names}; shift 2 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "scale.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$budget" in
+  '' | *[!0-9]*) echo "scale.sh: --budget must be whole seconds, got '$budget'" >&2; exit 2 ;;
+esac
+if [ "$budget" -lt 10 ]; then
+  echo "scale.sh: --budget $budget is too short to run anything (at least 10 s)" >&2
+  exit 2
+fi
+if [ ! -x "$bin" ]; then
+  echo "scale.sh: no binary at $bin: build it with 'cargo build --release -p taskpools-bench'" \
+    "(or name one with --bin)" >&2
+  exit 2
+fi
+cores=$(nproc)
+if [ -z "$threads" ]; then
+  threads=$(for t in 1 2 4 8 16 "$cores"; do [ "$t" -le "$cores" ] && echo "$t"; done |
+    sort -n | uniq | paste -sd, -)
+fi
+if ! [[ "$threads" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
+  echo "scale.sh: --threads must be a comma-separated list of counts, got '$threads'" >&2
+  exit 2
+fi
+top=$(tr , '\n' <<<"$threads" | sort -n | tail -1)
+mkdir -p "$out"
+if ! touch "$out/.writable" 2>/dev/null; then
+  echo "scale.sh: cannot write into $out" >&2
+  exit 2
+fi
+rm -f "$out/.writable" "$out/skipped.txt"
+start=$(date +%s)
+log="$out/scale.log"
+: >"$log"
+say() { echo "$@" | tee -a "$log"; }
+# Seconds since a `date +%s%N` stamp, to a tenth.
+elapsed() {
+  local ds=$((($(date +%s%N) - $1) / 100000000))
+  echo "$((ds / 10)).$((ds % 10))"
+}
+
+# --- the machine --------------------------------------------------------------------------------
+{
+  echo "== machine ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+  echo "cores this process may use: $cores"
+  if command -v lscpu >/dev/null 2>&1; then
+    lscpu | grep -E '^(Model name|Architecture|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node|L1d|L2|L3)' || true
+  fi
+  echo "caches of cpu0:"
+  for c in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [ -r "$c/level" ] || continue
+    echo "  L$(cat "$c/level") $(cat "$c/type") $(cat "$c/size" 2>/dev/null) shared with cpus $(cat "$c/shared_cpu_list" 2>/dev/null)"
+  done
+  for n in /sys/devices/system/node/node[0-9]*; do
+    [ -r "$n/cpulist" ] && echo "NUMA $(basename "$n"): cpus $(cat "$n/cpulist")"
+  done
+  echo "threads: $threads (largest $top); budget ${budget} s; binary $bin"
+} | tee "$out/topology.txt" | tee -a "$log"
+
+# --- the steps ----------------------------------------------------------------------------------
+# name | weight | command (THREADS, TOP and OUT are filled in). Our runtime is pinned in every
+# experiment (their default, or --pin true).
+places_specs() {
+  # One place per core on the first N cores, for each thread count N of at least 2.
+  for t in ${threads//,/ }; do
+    [ "$t" -ge 2 ] || continue
+    spec=$(seq 0 $((t - 1)) | sed 's/.*/{&}/' | paste -sd, -)
+    echo "$t $spec"
+  done
+}
+steps=(
+  "forkjoin-fib|6|forkjoin --threads THREADS --reps 3 --kernels fib --fib 36 --json OUT/forkjoin-fib.json"
+  "forkjoin-tree-sum|4|forkjoin --threads THREADS --reps 3 --kernels tree-sum --tree-depth 24 --json OUT/forkjoin-tree-sum.json"
+  "forkjoin-quicksort|5|forkjoin --threads THREADS --reps 3 --kernels quicksort --sort-len 8388608 --json OUT/forkjoin-quicksort.json"
+  "forkjoin-mergesort|5|forkjoin --threads THREADS --reps 3 --kernels mergesort --sort-len 8388608 --json OUT/forkjoin-mergesort.json"
+  "forkjoin-matmul|4|forkjoin --threads THREADS --reps 3 --kernels matmul --matrix 1024 --json OUT/forkjoin-matmul.json"
+  "queens|6|queens --n 14 --threads THREADS --reps 3 --json OUT/queens.json"
+  "synthetic-f1|5|synthetic --k 27 --f 1 --threads THREADS --reps 3 --pin true --pool sq1,rq,dq1,dq2,dq5,dq7,dq8,sdq1,dcwq,fcdq,acr13,manber --json OUT/synthetic-f1.json"
+  "synthetic-f40|5|synthetic --k 22 --f 40 --threads THREADS --reps 3 --pin true --pool sq1,rq,dq1,dq2,dq5,dq7,dq8,sdq1,dcwq,fcdq,acr13,manber --json OUT/synthetic-f40.json"
+  "dataflow|5|dataflow --tasks 200000 --threads THREADS --reps 3 --json OUT/dataflow.json"
+  "suite|8|suite --threads THREADS --reps 3 --json OUT/suite.json"
+)
+while read -r t spec; do
+  steps+=("places-$t|1|places --places $spec --reps 3 --no-policies --json OUT/places-$t.json")
+done < <(places_specs)
+# The schedules of the largest thread count: per-worker tasks, steals and idle time.
+steps+=(
+  "dispersion-fib|1|forkjoin --threads TOP --reps 1 --kernels fib --fib 30 --pool all --trace OUT/trace-fib.json --json OUT/dispersion-fib.json"
+  "dispersion-quicksort|1|forkjoin --threads TOP --reps 1 --kernels quicksort --sort-len 4194304 --pool all --trace OUT/trace-quicksort.json --json OUT/dispersion-quicksort.json"
+  "dispersion-queens|1|queens --n 12 --threads TOP --reps 1 --trace OUT/trace-queens.json --json OUT/dispersion-queens.json"
+  "dispersion-dataflow|1|dataflow --tasks 20000 --graphs chains,random --threads TOP --reps 1 --trace OUT/trace-dataflow.json --json OUT/dispersion-dataflow.json"
+)
+# Experiments that exist only in newer binaries join when the binary has them.
+if "$bin" iter --help >/dev/null 2>&1; then
+  steps+=("iter|6|iter --threads THREADS --reps 3 --json OUT/iter.json")
+fi
+if "$bin" radiosity --help >/dev/null 2>&1; then
+  steps+=("radiosity|6|radiosity --threads THREADS --reps 3 --json OUT/radiosity.json")
+fi
+
+selected() {
+  [ -z "$only" ] && return 0
+  local n
+  for n in ${only//,/ }; do
+    [[ "$1" == "$n" || "$1" == "$n"-* ]] && return 0
+  done
+  return 1
+}
+
+weight_left=0
+for s in "${steps[@]}"; do
+  IFS='|' read -r name w _ <<<"$s"
+  selected "$name" && weight_left=$((weight_left + w))
+done
+[ "$weight_left" -gt 0 ] || { echo "scale.sh: --only '$only' selects no step" >&2; exit 2; }
+
+for s in "${steps[@]}"; do
+  IFS='|' read -r name w cmd <<<"$s"
+  selected "$name" || continue
+  now=$(date +%s)
+  left=$((budget - (now - start) - 5))
+  if [ "$left" -le 2 ]; then
+    say "== $name: skipped, the budget is spent"
+    echo "$name (budget spent)" >>"$out/skipped.txt"
+    weight_left=$((weight_left - w))
+    continue
+  fi
+  # Its share of what is left, but never less than a third of what is left for the last ones
+  # (a step that ends early leaves its time to the next).
+  share=$((left * w / weight_left))
+  weight_left=$((weight_left - w))
+  cmd=${cmd//THREADS/$threads}
+  cmd=${cmd//TOP/$top}
+  cmd=${cmd//OUT/$out}
+  say "== $name (at most ${share} s): taskpools $cmd"
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2086 # the command is split into its words on purpose
+  if timeout --signal=INT --kill-after=5 "$share" "$bin" $cmd >"$out/$name.txt" 2>&1; then
+    say "   done in $(elapsed "$t0") s"
+  else
+    rc=$?
+    say "   stopped (exit $rc) after $(elapsed "$t0") s; its output: $out/$name.txt"
+    echo "$name (exit $rc after its share of ${share} s)" >>"$out/skipped.txt"
+    tail -3 "$out/$name.txt" | tee -a "$log"
+  fi
+  case "$name" in
+    dispersion-*)
+      tr="$out/trace-${name#dispersion-}.json"
+      if [ -s "$tr" ]; then
+        "$bin" trace "$tr" >"$out/$name-summary.txt" 2>&1 || true
+      fi
+      ;;
+  esac
+done
+
+# --- charts and tables --------------------------------------------------------------------------
+if "$bin" scaling --help >/dev/null 2>&1; then
+  "$bin" scaling "$out" | tee -a "$log" || say "scaling charts failed (see above)"
+else
+  say "note: this binary has no 'scaling' subcommand; the JSON files are in $out"
+fi
+say "== finished in $(($(date +%s) - start)) s; results in $out"
