@@ -1,7 +1,7 @@
-//! The Chase–Lev work-stealing deque (Chase & Lev, SPAA 2005; seed 002 §3.2.1 "DCWQ"), with
-//! the memory orderings of Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient
-//! Work-Stealing for Weak Memory Models" (PPoPP 2013), and the growable circular array of the
-//! original paper (the seed's version has a fixed size).
+//! The Chase–Lev work-stealing deque (Chase & Lev, SPAA 2005; Papakonstantinou, PARTEE (2015),
+//! §3.2.1 "DCWQ"), with the memory orderings of Lê, Pop, Cohen and Zappa Nardelli, "Correct
+//! and Efficient Work-Stealing for Weak Memory Models" (PPoPP 2013), and the growable circular
+//! array of the original paper (PARTEE's version has a fixed size).
 //!
 //! One owner ([`Worker`]) pushes and pops at the bottom; any number of thieves ([`Stealer`])
 //! take from the top. Indices grow without bound (`isize`, wrapping is unreachable in

@@ -175,7 +175,7 @@ impl<T> Worker<T> {
     }
 
     /// Pushes at the bottom without growing: gives the value back if the buffer is full
-    /// (the seed's fixed-size `pushBottom`).
+    /// (PARTEE's fixed-size `pushBottom`).
     #[inline]
     pub fn try_push(&self, value: T) -> Result<(), T> {
         let b = self.inner.bottom.load(Ordering::Relaxed);

@@ -6,9 +6,10 @@
 //! victim's *request cell* (a CAS from "no request"), then waits on its own *answer cell*.
 //! The owner looks at its request cell at every [`PrivateDeque::poll`] (one plain load when
 //! nobody asks) and, when asked, hands its oldest element to the thief through the thief's
-//! answer cell, or declines when it has none. This is the seed's private/public split (seed 004
-//! §3.3, pools dq7/dq8) taken to the limit: the "public queue" is the one answer cell per
-//! request, filled on demand, so the owner pays for sharing only when someone is hungry.
+//! answer cell, or declines when it has none. This is the private/public split of Korch &
+//! Rauber, "A Comparison of Task Pools for Dynamic Load Balancing of Irregular Algorithms"
+//! (2002), §3.3, pools dq7/dq8, taken to the limit: the "public queue" is the one answer cell
+//! per request, filled on demand, so the owner pays for sharing only when someone is hungry.
 //!
 //! Rules that keep the protocol live:
 //! - A thief keeps polling its own request cell while it waits for an answer, so two thieves
