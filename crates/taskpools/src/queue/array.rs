@@ -1,6 +1,6 @@
-//! A LIFO queue as an array (the seed's `sq2`, `dq3`, `dq7` queues). The seed's arrays have a
-//! fixed size; this one doubles when full (seed §4.2: a pool must not limit the algorithm).
-//! `steal` takes from the working end, like the seed's `dq7`.
+//! A LIFO queue as an array (the `sq2`, `dq3`, `dq7` queues of Korch & Rauber (2002)). Their
+//! arrays have a fixed size; this one doubles when full (Korch & Rauber §4.2: a pool must not
+//! limit the algorithm). `steal` takes from the working end, like their `dq7`.
 
 use super::SeqQueue;
 use crate::mem::MemKind;
@@ -10,7 +10,7 @@ pub struct ArrayStack<T> {
     items: Vec<T>,
 }
 
-/// Initial capacity, allocated when the queue is created (seed: "during initialization").
+/// Initial capacity, allocated when the queue is created (Korch & Rauber: "during initialization").
 const INITIAL: usize = 256;
 
 impl<T: Send> SeqQueue<T> for ArrayStack<T> {

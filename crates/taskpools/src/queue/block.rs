@@ -1,5 +1,6 @@
 //! A fixed-size array of tasks that is moved between queues as a whole: the unit of transfer of
-//! the private/public pool (`dq8`) and the combined pool (`sdq1`); the seed uses blocks of four.
+//! the private/public pool (`dq8`) and the combined pool (`sdq1`); Korch & Rauber (2002) use
+//! blocks of four.
 
 use std::mem::MaybeUninit;
 
@@ -79,9 +80,9 @@ use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 /// A locked queue of blocks (the public queues of `dq8`, the central queue of `sdq1`).
 ///
 /// The owner adds and takes back blocks at the back (most recent first); thieves take from
-/// the front (the oldest blocks, whose tasks tend to root the largest subtrees). The seed
-/// links the blocks into a list; a ring of block pointers gives the same O(1) moves at both
-/// ends with one allocation per growth instead of a link per block.
+/// the front (the oldest blocks, whose tasks tend to root the largest subtrees). Korch &
+/// Rauber link the blocks into a list; a ring of block pointers gives the same O(1) moves at
+/// both ends with one allocation per growth instead of a link per block.
 pub struct BlockQueue<T> {
     blocks: Mutex<VecDeque<Box<Block<T>>>>,
     len: AtomicUsize,

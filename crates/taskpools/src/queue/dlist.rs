@@ -1,5 +1,5 @@
 //! A LIFO queue as a doubly linked list, so that a thief can take from the end opposite to
-//! the owner's (the seed's `dq5`: the oldest task, likely the root of a large subtree).
+//! the owner's (Korch & Rauber's `dq5`: the oldest task, likely the root of a large subtree).
 
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};

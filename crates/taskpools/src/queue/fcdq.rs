@@ -1,9 +1,9 @@
-//! FCDQ, the "Fast Concurrent Double-Ended Queue" of seed 002 §3.2.2 (PARTEE), faithful to
-//! the thesis so that its Table 3.1 comparison can be repeated: a fixed-capacity circular
-//! array whose slots carry sequence numbers (after Fastflow's / Vyukov's bounded queue), an
-//! owner-only `head`, a CAS-advanced `tail`, and a `total_entries` counter that every dequeue
-//! first *reserves* with add-unless-zero (Figure 3.13), so that a front and a back dequeue
-//! racing for the last element cannot both take it.
+//! FCDQ, the "Fast Concurrent Double-Ended Queue" of Papakonstantinou, PARTEE (2015), §3.2.2,
+//! faithful to the thesis so that its Table 3.1 comparison can be repeated: a fixed-capacity
+//! circular array whose slots carry sequence numbers (after Fastflow's / Vyukov's bounded
+//! queue), an owner-only `head`, a CAS-advanced `tail`, and a `total_entries` counter that
+//! every dequeue first *reserves* with add-unless-zero (Figure 3.13), so that a front and a
+//! back dequeue racing for the last element cannot both take it.
 //!
 //! * `enqueue` (owner only, Figure 3.9) is **blocking**: if the slot at `head` is still held
 //!   by a back-dequeuer that has advanced `tail` but not yet released the slot, it waits.
@@ -343,7 +343,7 @@ mod loom_tests {
         b
     }
 
-    /// "Both dequeues, one element" (seed §3.2.2.4): exactly one of them gets it.
+    /// "Both dequeues, one element" (PARTEE §3.2.2.4): exactly one of them gets it.
     #[test]
     fn loom_both_dequeues_race_on_one_element() {
         loom::model(|| {

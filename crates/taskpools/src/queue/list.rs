@@ -1,5 +1,5 @@
-//! A LIFO queue as a singly linked list (the seed's `sq1`, `dq1`, `dq2` queues).
-//! `steal` takes from the working end, like the seed's `dq2`.
+//! A LIFO queue as a singly linked list (the `sq1`, `dq1`, `dq2` queues of Korch & Rauber
+//! (2002)). `steal` takes from the working end, like their `dq2`.
 
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};

@@ -1,7 +1,7 @@
-//! Lock-based deque baselines for the deque comparison (seed 002 Table 3.1): a `VecDeque`
-//! behind a `std::sync::Mutex` and behind a [`SpinLock`]. The owner pushes and pops at the
-//! back, thieves take from the front. With a capacity limit, a push to a full deque fails like
-//! the seed's fixed-size deques.
+//! Lock-based deque baselines for the deque comparison (Papakonstantinou, PARTEE (2015),
+//! Table 3.1): a `VecDeque` behind a `std::sync::Mutex` and behind a [`SpinLock`]. The owner
+//! pushes and pops at the back, thieves take from the front. With a capacity limit, a push to
+//! a full deque fails like PARTEE's fixed-size deques.
 
 use std::collections::VecDeque;
 

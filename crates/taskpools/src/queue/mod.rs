@@ -1,14 +1,15 @@
-//! Queues that the task pools are built from (seed 004 §4.2).
+//! Queues that the task pools are built from (Korch & Rauber, "A Comparison of Task Pools for
+//! Dynamic Load Balancing of Irregular Algorithms" (2002), §4.2).
 //!
 //! The sequential containers ([`ListStack`], [`DList`], [`ArrayStack`]) are not thread-safe on
 //! their own: a pool either keeps one private to a worker or guards it with a lock
 //! ([`Locked`]). [`TwoLockQueue`] is the central FIFO with separate head and tail locks;
 //! [`Block`] is the fixed-size array that the private/public and combined pools move whole.
 //!
-//! The work-stealing deques of seed 002 §3.2: [`chase_lev`] (lock-free, growable) and [`Fcdq`]
-//! (fixed capacity, sequence numbers), with the lock-based baselines [`MutexDeque`] and
-//! [`SpinDeque`]; and [`private_deque`], private deques that thieves reach only through steal
-//! requests (the fork-join runtime's default).
+//! The work-stealing deques of Papakonstantinou, PARTEE (2015), §3.2: [`chase_lev`] (lock-free,
+//! growable) and [`Fcdq`] (fixed capacity, sequence numbers), with the lock-based baselines
+//! [`MutexDeque`] and [`SpinDeque`]; and [`private_deque`], private deques that thieves reach
+//! only through steal requests (the fork-join runtime's default).
 //!
 //! List nodes come from the run's memory manager ([`crate::mem`]); the caller passes its
 //! worker's cache to every operation that allocates or frees a node.

@@ -1,6 +1,6 @@
-//! A test-and-test-and-set spin lock (seed 004 §4.3), used by the seed's "Spin Lock" deque
-//! baseline (seed 002 Table 3.1). Waiters spin on a plain load with exponential backoff and
-//! try the atomic swap only when the lock looks free.
+//! A test-and-test-and-set spin lock (Korch & Rauber (2002), §4.3), used by the "Spin Lock"
+//! deque baseline of Papakonstantinou, PARTEE (2015), Table 3.1. Waiters spin on a plain load
+//! with exponential backoff and try the atomic swap only when the lock looks free.
 
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};

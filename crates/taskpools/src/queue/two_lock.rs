@@ -1,4 +1,4 @@
-//! The two-lock FIFO queue of Michael and Scott (1996), the seed's `sq4`: one lock for the
+//! The two-lock FIFO queue of Michael and Scott (1996), Korch & Rauber's `sq4`: one lock for the
 //! head, one for the tail, so one enqueue and one dequeue can proceed at the same time.
 //!
 //! Invariant: the list always holds a dummy node at the head; the values live in the nodes
