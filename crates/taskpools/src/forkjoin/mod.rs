@@ -109,6 +109,7 @@
 
 #[cfg(all(test, loom))]
 mod loom_models;
+mod on_runtime;
 mod scope;
 
 pub use crate::runtime::{
@@ -282,16 +283,6 @@ fn finish_public_join<F: FnOnce() -> R + Send, R: Send>(
         }
     }
 }
-
-/// How many jobs a worker keeps queued before `join` runs its halves as plain calls: a join
-/// made while at least this many jobs wait in the worker's frame stack, and no thief is
-/// asking, runs `a` and then `b` on this worker (the join's serial elision) without queueing
-/// anything. Jobs are queued by the outermost joins that find fewer waiting (those with the
-/// most work under them), a thief always takes the oldest, and a join that finds a thief
-/// asking queues its `b` and answers, so the queue refills from where the owner is whenever
-/// thieves drain it. In a recursion of depth `D` only about `D^K / K!` joins queue anything;
-/// the others cost two loads and a compare.
-pub(crate) const EXPOSED: u32 = 3;
 
 /// `join` on a frame stack: the fork is three stores and a poll, the join's check is one load.
 #[inline(always)]

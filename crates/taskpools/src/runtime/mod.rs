@@ -75,7 +75,7 @@ use crate::sync::{lock, Arc, Ordering};
 use job::{JobRef, LockJob, StackJob};
 pub(crate) use registry::Registry;
 pub(crate) use registry::Stealers;
-use worker::{LocalDeque, PrivateFrames, WorkerThread, CURRENT};
+use worker::{LocalDeque, PrivateFrames, WorkerThread, CURRENT, EXPOSED};
 
 /// The work-stealing pool that a runtime's workers share for fork-join jobs: which deque each worker owns and
 /// how thieves take from it. Chosen when the runtime is built, so that one fork-join program
@@ -291,7 +291,7 @@ impl Runtime {
                                 spawn_owners.next().expect("one per worker"),
                                 req,
                                 if b.serial_elision {
-                                    crate::forkjoin::EXPOSED
+                                    EXPOSED
                                 } else {
                                     u32::MAX
                                 },
@@ -489,34 +489,6 @@ impl Runtime {
         spawn_in(&self.registry, f);
     }
 
-    /// `join` on this runtime.
-    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        self.install(|| crate::forkjoin::join(a, b))
-    }
-
-    /// `scope` on this runtime.
-    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&crate::forkjoin::Scope<'scope>) -> R + Send,
-        R: Send,
-    {
-        self.install(|| crate::forkjoin::scope(op))
-    }
-
-    /// [`scope_fifo`](crate::forkjoin::scope_fifo) on this runtime.
-    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&crate::forkjoin::Scope<'scope>) -> R + Send,
-        R: Send,
-    {
-        self.install(|| crate::forkjoin::scope_fifo(op))
-    }
 }
 
 impl Drop for Runtime {

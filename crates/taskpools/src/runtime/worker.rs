@@ -32,7 +32,7 @@ pub(crate) struct PrivateFrames {
     /// half (the public half counts as one of them, even after a thief took it: tracking that
     /// would cost a load on every join).
     pub(crate) exposed: Cell<u32>,
-    /// `forkjoin::EXPOSED`, or `u32::MAX` when the runtime was built with
+    /// [`EXPOSED`], or `u32::MAX` when the runtime was built with
     /// `serial_elision(false)`.
     pub(crate) base_exposed: u32,
     /// Joins of this worker that put their second half in `spawns` and are still running
@@ -142,6 +142,16 @@ impl PrivateFrames {
         self.req.poll(|| self.give_oldest());
     }
 }
+
+/// How many jobs a worker keeps queued before `join` runs its halves as plain calls: a join
+/// made while at least this many jobs wait in the worker's frame stack, and no thief is
+/// asking, runs `a` and then `b` on this worker (the join's serial elision) without queueing
+/// anything. Jobs are queued by the outermost joins that find fewer waiting (those with the
+/// most work under them), a thief always takes the oldest, and a join that finds a thief
+/// asking queues its `b` and answers, so the queue refills from where the owner is whenever
+/// thieves drain it. In a recursion of depth `D` only about `D^K / K!` joins queue anything;
+/// the others cost two loads and a compare.
+pub(crate) const EXPOSED: u32 = 3;
 
 /// How deeply a worker nests waits that run stolen jobs. Beyond this, a waiting worker runs
 /// only jobs from its own deque (which a sequential run would have run on the same stack), so
