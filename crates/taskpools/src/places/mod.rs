@@ -60,12 +60,15 @@
 //!
 //! [`Scope::spawn_at`]: crate::forkjoin::Scope::spawn_at
 
+pub(crate) mod cores;
+mod current;
 mod spec;
 pub mod topology;
 
 use std::time::Duration;
 
-pub use crate::runtime::current_place;
+pub use current::current_place;
+pub(crate) use current::set_current_place;
 pub use spec::Places;
 pub use topology::{Cpu, Level, Topology};
 

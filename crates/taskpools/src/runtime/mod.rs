@@ -62,6 +62,7 @@ pub(crate) mod worker;
 
 pub use builder::RuntimeBuilder;
 pub use counters::WorkerCounters;
+pub use crate::places::current_place;
 pub use liveness::{yield_now, Yield, STALL_REPORT};
 
 use std::cell::Cell;
@@ -69,6 +70,8 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
 
+use crate::places::cores::process_cores;
+use crate::places::set_current_place;
 use crate::queue::chase_lev;
 use crate::queue::private_deque::StealRequests;
 use crate::sync::{lock, Arc, Ordering};
@@ -372,7 +375,9 @@ impl Runtime {
                     source: Cell::new(trace::Source::Own),
                 };
                 CURRENT.with(|c| c.set(&w));
+                set_current_place(w.has_places.then_some(crate::places::PlaceId(w.place)));
                 w.main_loop();
+                set_current_place(None);
                 CURRENT.with(|c| c.set(std::ptr::null()));
             });
             match h {
@@ -573,17 +578,6 @@ pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(|w| w.index)
 }
 
-/// The place of the worker running this code, or `None` on a thread that is not a worker or
-/// on a runtime without places.
-pub fn current_place() -> Option<crate::places::PlaceId> {
-    WorkerThread::current().and_then(|w| {
-        w.registry
-            .places
-            .as_ref()
-            .map(|_| crate::places::PlaceId(w.place))
-    })
-}
-
 /// Runs `f` without waiting for it on the current worker's runtime, or, on a thread that is
 /// not a worker, on the global runtime; see [`Runtime::spawn`] (a panic in `f` is caught and
 /// reported on stderr). The global runtime is never dropped: a job still queued there when
@@ -679,24 +673,6 @@ mod env_tests {
             );
         }
     }
-}
-
-/// The cores this process may run on, as listed the first time a runtime is built. Listed
-/// once: the list comes from the calling thread's affinity mask, and a program that later
-/// pins its own thread to one core (to time a sequential run there, say) must not make every
-/// runtime it builds afterwards pin all its workers to that core.
-fn process_cores() -> Option<&'static [core_affinity::CoreId]> {
-    static CORES: std::sync::OnceLock<Option<Vec<core_affinity::CoreId>>> =
-        std::sync::OnceLock::new();
-    CORES
-        .get_or_init(|| core_affinity::get_core_ids().filter(|c| !c.is_empty()))
-        .as_deref()
-}
-
-/// The ids of the cores this process may run on (listed once, see [`process_cores`]); empty
-/// where they cannot be listed.
-pub(crate) fn process_core_ids() -> Vec<usize> {
-    process_cores().map_or(Vec::new(), |c| c.iter().map(|c| c.id).collect())
 }
 
 /// The core each of `n` workers is pinned to: worker `i` to core `i mod cores` when `pin` is
