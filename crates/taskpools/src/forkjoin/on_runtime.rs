@@ -1,5 +1,5 @@
 //! Fork-join operations offered on a [`Runtime`]: `rt.join`, `rt.scope` and `rt.scope_fifo`
-//! run the front end's [`join`](super::join), [`scope`](super::scope) and
+//! run the front end's [`join`](super::join), [`scope`](fn@super::scope) and
 //! [`scope_fifo`](super::scope_fifo) on that runtime's workers. They live here, with the front
 //! end, so that the runtime knows no front end.
 
