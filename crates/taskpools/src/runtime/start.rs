@@ -70,11 +70,7 @@ impl Runtime {
                             LocalDeque::Private(PrivateFrames::new(
                                 spawn_owners.next().expect("one per worker"),
                                 req,
-                                if b.serial_elision {
-                                    EXPOSED
-                                } else {
-                                    u32::MAX
-                                },
+                                if b.serial_elision { EXPOSED } else { u32::MAX },
                             ))
                         })
                         .collect(),
