@@ -18,8 +18,8 @@ pub enum Pool {
     /// private deques", PPoPP 2013). See [`crate::queue::private_deque`].
     PrivateDeque,
     /// One Chase–Lev deque per worker (`chase-lev`, alias `dcwq`): thieves take the oldest job
-    /// directly; the owner's pop pays a store-load fence (seed 002 §3.2). The same deque as
-    /// [`PoolKind::ChaseLev`](crate::PoolKind::ChaseLev).
+    /// directly; the owner's pop pays a store-load fence (Papakonstantinou, PARTEE (2015),
+    /// §3.2). The same deque as [`PoolKind::ChaseLev`](crate::PoolKind::ChaseLev).
     ChaseLev,
 }
 
@@ -49,7 +49,8 @@ impl Pool {
         }
     }
 
-    /// The paper-style alias (`acr13`: Acar, Charguéraud & Rainey 2013; `dcwq`: seed 002).
+    /// The paper-style alias (`acr13`: Acar, Charguéraud & Rainey 2013; `dcwq`:
+    /// Papakonstantinou, PARTEE (2015)).
     pub fn alias(self) -> &'static str {
         match self {
             Pool::PrivateDeque => "acr13",
