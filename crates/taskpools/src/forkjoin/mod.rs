@@ -1,7 +1,7 @@
-//! Nested fork-join on the runtime's workers (seed 002 §3.1–3.3, the Cilk model): `join`,
-//! `scope` with spawns that borrow from the enclosing stack, and `Runtime::install`. The
-//! workers, their deques and their sleep/wake belong to [`crate::runtime`]; this module is the
-//! front end that forks onto them.
+//! Nested fork-join on the runtime's workers (Papakonstantinou, PARTEE (2015), §3.1–3.3, the
+//! Cilk model): `join`, `scope` with spawns that borrow from the enclosing stack, and
+//! `Runtime::install`. The workers, their deques and their sleep/wake belong to
+//! [`crate::runtime`]; this module is the front end that forks onto them.
 //!
 //! Each worker owns a deque of the pool chosen when the runtime is built ([`Pool`]): by default
 //! a private deque that thieves reach only through steal requests
@@ -11,7 +11,7 @@
 //! fence). `join(a, b)` on a worker pushes a reference to `b` (which lives on the caller's
 //! stack: no allocation), runs `a`, and then pops: if it gets `b` back it runs it inline; if a
 //! thief took `b`, it keeps running other work — its own deque first, then stolen jobs — until
-//! `b` is done (seed §3.3: a worker waiting at a sync does not idle). Those waits nest when a
+//! `b` is done (PARTEE §3.3: a worker waiting at a sync does not idle). Those waits nest when a
 //! stolen job waits in turn; beyond 32 nested waits a worker runs only its own jobs while it
 //! waits, so stealing cannot grow its stack without bound. Panics in either half are caught
 //! and resumed in the caller once neither half can still be running (a half may borrow the
@@ -109,6 +109,7 @@
 
 #[cfg(all(test, loom))]
 mod loom_models;
+mod on_runtime;
 mod scope;
 
 pub use crate::runtime::{
@@ -282,16 +283,6 @@ fn finish_public_join<F: FnOnce() -> R + Send, R: Send>(
         }
     }
 }
-
-/// How many jobs a worker keeps queued before `join` runs its halves as plain calls: a join
-/// made while at least this many jobs wait in the worker's frame stack, and no thief is
-/// asking, runs `a` and then `b` on this worker (the join's serial elision) without queueing
-/// anything. Jobs are queued by the outermost joins that find fewer waiting (those with the
-/// most work under them), a thief always takes the oldest, and a join that finds a thief
-/// asking queues its `b` and answers, so the queue refills from where the owner is whenever
-/// thieves drain it. In a recursion of depth `D` only about `D^K / K!` joins queue anything;
-/// the others cost two loads and a compare.
-pub(crate) const EXPOSED: u32 = 3;
 
 /// `join` on a frame stack: the fork is three stores and a poll, the join's check is one load.
 #[inline(always)]

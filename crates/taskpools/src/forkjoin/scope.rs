@@ -1,6 +1,6 @@
 //! `scope` and `Scope::spawn`: jobs that may borrow from the enclosing stack, counted by the
 //! scope, which waits for all of them before it returns (the implicit sync at the end of a Cilk
-//! task, seed 002 §3.3).
+//! task, Papakonstantinou, PARTEE (2015), §3.3).
 //!
 //! Design note. `pending` counts spawned jobs not yet finished. A spawn increments it before the
 //! job is queued; the job's last access to the scope is the Release decrement in `job_done`,

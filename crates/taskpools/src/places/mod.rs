@@ -1,11 +1,11 @@
-//! Locality-aware places (LASSI, seeds 000/001: Weibel, "An Advanced Scheduler for
-//! Intervals"). A runtime built with [`Places`] groups its workers into places: each place has
-//! a fixed set of workers, pinned to the place's cores, and one **shared deque** that its
-//! workers take work from. A spawn may carry a locality hint ([`Scope::spawn_at`], the
+//! Locality-aware places (Weibel, "An Advanced Scheduler for Intervals", LASSI 2010). A
+//! runtime built with [`Places`] groups its workers into places: each place has a fixed set of
+//! workers, pinned to the place's cores, and one **shared deque** that its workers take work
+//! from. A spawn may carry a locality hint ([`Scope::spawn_at`], the
 //! data-flow [`Scope::spawn_at`](crate::dataflow::Scope::spawn_at)): the task goes to that
 //! place's deque. A spawn without a hint stays on the spawning worker's own deque, as without
 //! places ([`Unhinted::Local`], the default), or goes to the places in turn
-//! ([`Unhinted::RoundRobin`], the talk's rule). A worker whose place has no
+//! ([`Unhinted::RoundRobin`], Weibel's rule). A worker whose place has no
 //! work steals from a **victim place chosen at random**, oldest task first; so a hinted task
 //! may still run elsewhere, and exactly once.
 //!
@@ -51,7 +51,7 @@
 //!   `loom_a_place_push_wakes_a_sleeping_worker` checks it, with a planted twin.
 //! - **No lost or duplicated task**: a place deque is a `VecDeque` under a mutex; a task is
 //!   removed under the lock by exactly one taker, who runs it.
-//! - **The talk's future work** ([`PlacePolicy`]): thieves may leave hinted tasks alone for a
+//! - **Weibel's future work** ([`PlacePolicy`]): thieves may leave hinted tasks alone for a
 //!   while (a delay and a backlog threshold), idle workers park sooner when their steal
 //!   attempts keep failing, and a thief may take half of a victim place's backlog at once.
 //!   None of them can strand a task: a declined steal leaves the task in its deque, which
@@ -60,12 +60,15 @@
 //!
 //! [`Scope::spawn_at`]: crate::forkjoin::Scope::spawn_at
 
+pub(crate) mod cores;
+mod current;
 mod spec;
 pub mod topology;
 
 use std::time::Duration;
 
-pub use crate::runtime::current_place;
+pub use current::current_place;
+pub(crate) use current::set_current_place;
 pub use spec::Places;
 pub use topology::{Cpu, Level, Topology};
 
@@ -83,8 +86,9 @@ impl std::fmt::Display for PlaceId {
 /// Where a spawn without a locality hint goes on a runtime with places.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Unhinted {
-    /// To the places in turn (per spawning worker), as in the talk: the load is spread, and
-    /// nothing is assumed about the data. Every such spawn takes a place deque's lock.
+    /// To the places in turn (per spawning worker), as in Weibel's scheduler: the load is
+    /// spread, and nothing is assumed about the data. Every such spawn takes a place deque's
+    /// lock.
     RoundRobin,
     /// Onto the spawning worker's own deque, as on a runtime without places (the default: no
     /// locking, the spawn stays near the data its parent touched, and locality-ignorant
@@ -93,10 +97,10 @@ pub enum Unhinted {
     Local,
 }
 
-/// How workers of different places treat each other's work: the talk's future work, built.
-/// The default is the talk's design (steal anything, one task at a time, park after a fixed
+/// How workers of different places treat each other's work: Weibel's future work, built.
+/// The default is Weibel's design (steal anything, one task at a time, park after a fixed
 /// number of empty rounds), except that unhinted spawns stay local ([`Unhinted::Local`]);
-/// the talk's round-robin measured 5–13 % slower on locality-ignorant programs here.
+/// Weibel's round-robin measured 5–13 % slower on locality-ignorant programs here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlacePolicy {
     /// Spawns without a hint (default [`Unhinted::Local`]).

@@ -80,7 +80,7 @@ impl Topology {
     /// sysfs on Linux; where that fails (or on other systems), every CPU the process may use
     /// is its own core in one package, node and cache.
     pub fn detect() -> Topology {
-        let allowed = crate::runtime::process_core_ids();
+        let allowed = super::cores::process_core_ids();
         let mut t = Topology::from_sysfs("/sys").unwrap_or_else(|_| Topology::flat(&allowed));
         if !allowed.is_empty() {
             t.cpus.retain(|c| allowed.contains(&c.id));

@@ -156,7 +156,7 @@ impl RuntimeBuilder {
         self
     }
 
-    /// How places treat unhinted spawns and each other's work (default: the talk's design;
+    /// How places treat unhinted spawns and each other's work (default: Weibel's design;
     /// see [`PlacePolicy`](crate::places::PlacePolicy)). Ignored without places.
     pub fn place_policy(mut self, policy: crate::places::PlacePolicy) -> Self {
         self.place_policy = policy;

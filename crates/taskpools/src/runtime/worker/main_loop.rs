@@ -1,0 +1,184 @@
+//! The worker's loops: its main loop (find work, run it, park when there is none, drain at
+//! shutdown) and the wait that runs other jobs until a condition holds (`wait_until`).
+
+use super::{WorkerThread, MAX_STEALING_WAITS, MIN_SPIN_ROUNDS, SPIN_ROUNDS, STARVING_ROUNDS};
+use crate::sync::{lock, Ordering};
+
+impl WorkerThread {
+    /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
+    ///
+    /// Every caller waits for a job that other threads can reach (a stolen join half on the
+    /// caller's stack, an injected install, a scope's spawns), so this must not unwind before
+    /// `done()`: jobs catch their own panics, and a panic from the runtime's own code here
+    /// aborts the process instead of freeing a frame that another thread still uses.
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        struct AbortOnUnwind;
+        impl Drop for AbortOnUnwind {
+            fn drop(&mut self) {
+                super::eprintln_best_effort(
+                    "taskpools: a fork-join wait unwound while other threads could still use \
+                     the job it waits for; aborting",
+                );
+                std::process::abort();
+            }
+        }
+        let guard = AbortOnUnwind;
+        let mut idle = 0u32;
+        while !done() {
+            if self.run_one_or_starve(idle >= STARVING_ROUNDS) {
+                idle = 0;
+            } else {
+                idle += 1;
+                if idle < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        std::mem::forget(guard);
+    }
+
+    /// One step of a wait: answers a pending steal request, then runs one job if there is one
+    /// (a job addressed to this worker first, at any depth: a broadcast waits for it; then its
+    /// own deque; then, below `MAX_STEALING_WAITS` nested waits, stolen work; then
+    /// work injected into this runtime). Injected work is taken at any depth: it may be what
+    /// another runtime's worker, itself waiting on us, needs to finish (installs that cross
+    /// back and forth between one-thread runtimes), and it grows the stack no more than a pop.
+    /// Returns whether it ran a job.
+    pub(crate) fn run_one(&self) -> bool {
+        self.run_one_or_starve(false)
+    }
+
+    /// [`run_one`](Self::run_one). A deep wait takes from the places' deques only the tasks
+    /// this worker pushed at its depth or deeper (its own subtree's): a place's deque holds
+    /// other workers' tasks too, and taking those at any depth let nested waits pile up
+    /// unrelated subtrees until the stack overflowed. A `starving` deep wait (one that found
+    /// nothing for a long while) takes any place work, so that a wait for a task another
+    /// worker pushed into a place deque cannot last forever when every worker is deep.
+    pub(crate) fn run_one_or_starve(&self, starving: bool) -> bool {
+        self.poll();
+        let depth = self.waits.get();
+        let job = if depth < MAX_STEALING_WAITS {
+            self.find_work()
+        } else {
+            self.take_mail()
+                .or_else(|| self.pop_own())
+                .or_else(|| self.take_injected())
+                .or_else(|| self.take_own_placed(depth))
+                .or_else(|| {
+                    if starving {
+                        self.pop_place().or_else(|| self.steal_places())
+                    } else {
+                        None
+                    }
+                })
+        };
+        match job {
+            Some(j) => {
+                if self.has_places {
+                    self.idle_since.set(None);
+                }
+                self.waits.set(depth + 1);
+                // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
+                // panics, so the depth is restored.
+                unsafe { self.run_job(j) };
+                self.waits.set(depth);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Under the adaptive place policy: a worker that parks after a run of failed steal
+    /// rounds halves its rounds before the next park (failures dominate); one that finds work
+    /// after idling doubles them back (up to [`SPIN_ROUNDS`]).
+    #[inline]
+    fn adapt_spin(&self, found: bool) {
+        if !self
+            .registry
+            .places
+            .as_ref()
+            .is_some_and(|p| p.policy.adaptive)
+        {
+            return;
+        }
+        let b = self.spin_budget.get();
+        self.spin_budget.set(if found {
+            (b * 2).min(SPIN_ROUNDS)
+        } else {
+            (b / 2).max(MIN_SPIN_ROUNDS)
+        });
+    }
+
+    pub(crate) fn main_loop(&self) {
+        let mut idle = 0u32;
+        while !self.registry.shutdown.load(Ordering::Acquire) {
+            self.poll();
+            match self.find_work() {
+                // SAFETY: as in `wait_until`.
+                Some(j) => unsafe {
+                    if idle > 0 {
+                        self.adapt_spin(true);
+                    }
+                    idle = 0;
+                    self.run_job(j)
+                },
+                None if idle < self.spin_budget.get() => {
+                    idle += 1;
+                    std::thread::yield_now();
+                }
+                None => {
+                    idle = 0;
+                    self.adapt_spin(false);
+                    self.block_requests();
+                    if let Some(t) = &self.trace {
+                        t.reserve_for_sleep();
+                    }
+                    let slept = self.registry.sleep_until_work(self.index, || {
+                        self.registry.counters[self.index].sleep();
+                        if let Some(t) = &self.trace {
+                            t.sleep();
+                        }
+                    });
+                    // The idle time keeps counting through a sleep: a worker woken for
+                    // another place's hinted task may take it once the delay has passed
+                    // (nothing else might wake it again while that place is busy).
+                    if slept {
+                        if let Some(t) = &self.trace {
+                            t.wake();
+                        }
+                    }
+                    self.unblock_requests();
+                }
+            }
+        }
+        // Shutdown: run what is still injected (fire-and-forget `spawn`s; nothing else can be
+        // there, since installs and scopes borrow the runtime that is being dropped). A job
+        // that spawns more while this runs is seen here too, by this worker's next look. Such
+        // a job may also have started a broadcast (a working phase) just before the shutdown
+        // (`broadcast::claim` refuses one after it): while one holds the runtime, this worker
+        // stays to run its share, which the broadcaster waits for.
+        loop {
+            // Own spawns too: a stolen spawn run here may have spawned into its scope, whose
+            // owner waits for it.
+            while let Some(j) = self
+                .take_mail()
+                .or_else(|| self.take_injected())
+                .or_else(|| self.pop_own())
+                .or_else(|| self.take_any_place())
+            {
+                // SAFETY: as in `wait_until`.
+                unsafe { self.run_job(j) };
+            }
+            if !*lock(&self.registry.broadcast_busy) {
+                break;
+            }
+            // A share ends by taking steal requests again; this loop does not answer them,
+            // so decline them (and answer one that is pending) before waiting.
+            self.block_requests();
+            std::thread::yield_now();
+        }
+        self.block_requests();
+    }
+}
