@@ -2,16 +2,17 @@
 //! views of the data that a task receives through them.
 //!
 //! A [`Region`] is data handed to a scope (`&mut [T]`, borrowed for the scope's lifetime).
-//! Parts of it — the whole, a range ([`Part`]), a sub-matrix ([`Sub`], the seed's *stride*
-//! argument) — are declared with a mode: [`read`](Part::read) (the seed's `in`),
+//! Parts of it — the whole, a range ([`Part`]), a sub-matrix ([`Sub`], PARTEE's *stride*
+//! argument) — are declared with a mode: [`read`](Part::read) (PARTEE's `in`),
 //! [`out`](Part::out) or [`inout`](Part::inout). A task receives `&[T]` / [`TileRef`] for what it
 //! reads and `&mut [T]` / [`TileMut`] for what it writes, and nothing else of the region.
 //! Declarations are neither `Send` nor `Sync`, so they cannot be captured by a task's
 //! closure: a task reaches data only through the accesses it declared.
 
 use std::marker::PhantomData;
-use std::ops::{Index, IndexMut, Range};
+use std::ops::Range;
 
+use super::tile::{TileMut, TileRef};
 use super::Footprint;
 
 /// Data handed to a data-flow scope: made by [`Scope::region`](super::Scope::region). Declare
@@ -66,7 +67,7 @@ impl<'s, T> Region<'s, T> {
             .map(move |s| self.part(s..(s + size).min(self.len)))
     }
 
-    /// Declares a read of the whole region (the seed's `in`).
+    /// Declares a read of the whole region (PARTEE's `in`).
     pub fn read(&self) -> Read<'s, T> {
         self.all().read()
     }
@@ -175,7 +176,7 @@ impl<'s, T> Part<'s, T> {
         }
     }
 
-    /// Declares a read (the seed's `in`): the task gets `&[T]`.
+    /// Declares a read (PARTEE's `in`): the task gets `&[T]`.
     pub fn read(self) -> Read<'s, T> {
         Read {
             fp: self.footprint(false),
@@ -200,7 +201,7 @@ impl<'s, T> Part<'s, T> {
     }
 }
 
-/// A region seen as a row-major matrix: cut it into tiles or sub-matrices (the seed's
+/// A region seen as a row-major matrix: cut it into tiles or sub-matrices (PARTEE's
 /// *stride* arguments), each tracked by its own rows only.
 pub struct Matrix<'s, T> {
     pub(super) frame: *const (),
@@ -512,277 +513,3 @@ tuple_accesses!(A B C D E);
 tuple_accesses!(A B C D E F);
 tuple_accesses!(A B C D E F G);
 tuple_accesses!(A B C D E F G H);
-
-/// A read-only view of a sub-matrix: `rows` × `cols` elements whose rows start `ld` apart.
-pub struct TileRef<'t, T> {
-    ptr: *const T,
-    rows: usize,
-    cols: usize,
-    ld: usize,
-    marker: PhantomData<&'t [T]>,
-}
-
-impl<T> Clone for TileRef<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for TileRef<'_, T> {}
-// SAFETY: a shared view of `T`s, like `&[T]`.
-unsafe impl<T: Sync> Send for TileRef<'_, T> {}
-// SAFETY: as above.
-unsafe impl<T: Sync> Sync for TileRef<'_, T> {}
-
-/// A mutable view of a sub-matrix: `rows` × `cols` elements whose rows start `ld` apart.
-/// Also usable without data-flow scopes: [`TileMut::from_slice`] and the `split_*` methods
-/// cut a matrix into disjoint tiles for `join` or `forkjoin::scope` (the borrow checker then
-/// proves what the dependence analysis would check).
-pub struct TileMut<'t, T> {
-    ptr: *mut T,
-    rows: usize,
-    cols: usize,
-    ld: usize,
-    marker: PhantomData<&'t mut [T]>,
-}
-
-// SAFETY: an exclusive view of `T`s, like `&mut [T]`.
-unsafe impl<T: Send> Send for TileMut<'_, T> {}
-// SAFETY: shared access to it gives only `&T`.
-unsafe impl<T: Sync> Sync for TileMut<'_, T> {}
-
-macro_rules! tile_common {
-    ($ty:ident) => {
-        impl<'t, T> $ty<'t, T> {
-            /// Rows of the tile.
-            pub fn rows(&self) -> usize {
-                self.rows
-            }
-
-            /// Columns of the tile.
-            pub fn cols(&self) -> usize {
-                self.cols
-            }
-
-            /// Elements between the starts of two rows.
-            pub fn ld(&self) -> usize {
-                self.ld
-            }
-
-            /// Row `i` of the tile.
-            pub fn row(&self, i: usize) -> &[T] {
-                assert!(i < self.rows, "row {i} of a tile of {} rows", self.rows);
-                // SAFETY: row `i` is `cols` elements inside the viewed matrix.
-                unsafe { std::slice::from_raw_parts(self.ptr.add(i * self.ld), self.cols) }
-            }
-
-            /// Pointer to element (0, 0) (for FFI kernels: rows `ld` apart).
-            pub fn as_ptr(&self) -> *const T {
-                self.ptr
-            }
-
-            /// Rows `[0, r)` and `[r, rows)`, disjoint. Panics if `r > rows`.
-            pub fn split_at_row(self, r: usize) -> ($ty<'t, T>, $ty<'t, T>) {
-                assert!(
-                    r <= self.rows,
-                    "split at row {r} of a tile of {} rows",
-                    self.rows
-                );
-                let top = $ty { rows: r, ..self };
-                let bottom = $ty {
-                    ptr: self.ptr.wrapping_add(r * self.ld),
-                    rows: self.rows - r,
-                    ..self
-                };
-                (top, bottom)
-            }
-
-            /// Columns `[0, c)` and `[c, cols)`, disjoint. Panics if `c > cols`.
-            pub fn split_at_col(self, c: usize) -> ($ty<'t, T>, $ty<'t, T>) {
-                assert!(
-                    c <= self.cols,
-                    "split at column {c} of a tile of {} columns",
-                    self.cols
-                );
-                let left = $ty { cols: c, ..self };
-                let right = $ty {
-                    ptr: self.ptr.wrapping_add(c),
-                    cols: self.cols - c,
-                    ..self
-                };
-                (left, right)
-            }
-
-            /// The four quadrants (top-left, top-right, bottom-left, bottom-right) split at
-            /// row `r` and column `c`.
-            pub fn quadrants(self, r: usize, c: usize) -> [$ty<'t, T>; 4] {
-                let (top, bottom) = self.split_at_row(r);
-                let (a, b) = top.split_at_col(c);
-                let (cc, d) = bottom.split_at_col(c);
-                [a, b, cc, d]
-            }
-        }
-
-        impl<T> Index<(usize, usize)> for $ty<'_, T> {
-            type Output = T;
-            fn index(&self, (i, j): (usize, usize)) -> &T {
-                &self.row(i)[j]
-            }
-        }
-    };
-}
-tile_common!(TileRef);
-tile_common!(TileMut);
-
-impl<'t, T> TileRef<'t, T> {
-    /// A view of all of `data` as `rows` × `cols` (row-major, leading dimension `cols`).
-    /// Panics if `data` is shorter.
-    pub fn from_slice(data: &'t [T], rows: usize, cols: usize) -> TileRef<'t, T> {
-        assert!(
-            rows.checked_mul(cols).is_some_and(|n| n <= data.len()),
-            "a {rows}×{cols} tile does not fit {} elements",
-            data.len()
-        );
-        TileRef {
-            ptr: data.as_ptr(),
-            rows,
-            cols,
-            ld: cols,
-            marker: PhantomData,
-        }
-    }
-
-    /// A view of `rows` × `cols` elements at `ptr` whose rows start `ld` elements apart
-    /// (for matrices that come through FFI).
-    ///
-    /// # Safety
-    /// `ptr` is non-null and aligned for `T` (even for an empty tile), and for `'t` every
-    /// element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is initialised, inside one
-    /// allocation, and not written by anyone; `ld >= cols` when `rows > 1`.
-    pub unsafe fn from_raw_parts(ptr: *const T, rows: usize, cols: usize, ld: usize) -> Self {
-        TileRef {
-            ptr,
-            rows,
-            cols,
-            ld,
-            marker: PhantomData,
-        }
-    }
-
-    /// Row `i`, borrowed for the view's whole lifetime.
-    pub fn row_ref(self, i: usize) -> &'t [T] {
-        assert!(i < self.rows, "row {i} of a tile of {} rows", self.rows);
-        // SAFETY: as for `row`; the view is a shared borrow for `'t`.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(i * self.ld), self.cols) }
-    }
-}
-
-impl<'t, T> TileMut<'t, T> {
-    /// A view of all of `data` as `rows` × `cols` (row-major, leading dimension `cols`).
-    /// Panics if `data` is shorter.
-    pub fn from_slice(data: &'t mut [T], rows: usize, cols: usize) -> TileMut<'t, T> {
-        assert!(
-            rows.checked_mul(cols).is_some_and(|n| n <= data.len()),
-            "a {rows}×{cols} tile does not fit {} elements",
-            data.len()
-        );
-        TileMut {
-            ptr: data.as_mut_ptr(),
-            rows,
-            cols,
-            ld: cols,
-            marker: PhantomData,
-        }
-    }
-
-    /// An exclusive view of `rows` × `cols` elements at `ptr` whose rows start `ld` elements
-    /// apart (for matrices that come through FFI).
-    ///
-    /// # Safety
-    /// `ptr` is non-null and aligned for `T` (even for an empty tile), and for `'t` every
-    /// element `ptr.add(i * ld + j)` with `i < rows`, `j < cols` is initialised, inside one
-    /// allocation, and accessed by no one else; `ld >= cols` when `rows > 1`.
-    pub unsafe fn from_raw_parts(ptr: *mut T, rows: usize, cols: usize, ld: usize) -> Self {
-        TileMut {
-            ptr,
-            rows,
-            cols,
-            ld,
-            marker: PhantomData,
-        }
-    }
-
-    /// The view, read-only, for its whole lifetime.
-    pub fn into_ref(self) -> TileRef<'t, T> {
-        TileRef {
-            ptr: self.ptr,
-            rows: self.rows,
-            cols: self.cols,
-            ld: self.ld,
-            marker: PhantomData,
-        }
-    }
-
-    /// Row `i`, mutable.
-    pub fn row_mut(&mut self, i: usize) -> &mut [T] {
-        assert!(i < self.rows, "row {i} of a tile of {} rows", self.rows);
-        // SAFETY: row `i` is `cols` elements inside the viewed matrix, and this view is
-        // exclusive (borrowed mutably here).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i * self.ld), self.cols) }
-    }
-
-    /// Pointer to element (0, 0) (for FFI kernels: rows `ld` apart).
-    pub fn as_mut_ptr(&mut self) -> *mut T {
-        self.ptr
-    }
-
-    /// A shorter-lived mutable view of the same tile.
-    pub fn reborrow(&mut self) -> TileMut<'_, T> {
-        TileMut {
-            ptr: self.ptr,
-            rows: self.rows,
-            cols: self.cols,
-            ld: self.ld,
-            marker: PhantomData,
-        }
-    }
-
-    /// A read-only view of the same tile.
-    pub fn as_ref(&self) -> TileRef<'_, T> {
-        TileRef {
-            ptr: self.ptr,
-            rows: self.rows,
-            cols: self.cols,
-            ld: self.ld,
-            marker: PhantomData,
-        }
-    }
-
-    /// All tiles of `bs` × `bs`, row by row (smaller at the right and bottom edges).
-    /// Panics if `bs` is zero.
-    pub fn into_tiles(self, bs: usize) -> Vec<Vec<TileMut<'t, T>>> {
-        assert!(bs > 0, "tiles of size 0");
-        let mut out = Vec::new();
-        let mut rest = self;
-        while rest.rows > 0 {
-            let r = bs.min(rest.rows);
-            let (band, below) = rest.split_at_row(r);
-            let mut row = Vec::new();
-            let mut band = band;
-            while band.cols > 0 {
-                let c = bs.min(band.cols);
-                let (t, right) = band.split_at_col(c);
-                row.push(t);
-                band = right;
-            }
-            out.push(row);
-            rest = below;
-        }
-        out
-    }
-}
-
-impl<T> IndexMut<(usize, usize)> for TileMut<'_, T> {
-    fn index_mut(&mut self, (i, j): (usize, usize)) -> &mut T {
-        &mut self.row_mut(i)[j]
-    }
-}

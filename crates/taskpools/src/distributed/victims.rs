@@ -1,5 +1,6 @@
-//! Which rank a rank without work asks next: Manber's search strategies (seed 003 §2) lifted
-//! from segments in shared memory to ranks. Pure logic, no MPI.
+//! Which rank a rank without work asks next: Manber's search strategies (Kotz & Ellis,
+//! "Evaluation of Concurrent Pools" (1989), §2) lifted from segments in shared memory to
+//! ranks. Pure logic, no MPI.
 //!
 //! - **linear**: around the ring of ranks, starting after the rank that last gave work;
 //! - **random**: a uniformly random other rank each time;
@@ -9,9 +10,9 @@
 //!   asked first. A round is one pass over every other rank. The round counters travel with
 //!   the replies: a "no work" reply says which round the victim is in when it is searching
 //!   too, and a searcher that learns it is behind adopts the newer round and restarts from
-//!   its own leaf (the seed's case 3). What is not lifted: the shared per-node marks that let
-//!   a searcher skip a subtree another searcher found empty this round — ranks share no
-//!   memory, so each searcher asks every rank once per round.
+//!   its own leaf (case 3 of Kotz & Ellis's tree search). What is not lifted: the shared
+//!   per-node marks that let a searcher skip a subtree another searcher found empty this
+//!   round — ranks share no memory, so each searcher asks every rank once per round.
 //!
 //! A round without work makes the caller back off (see the agent).
 

@@ -1,0 +1,93 @@
+//! A declared access as the dependence analysis sees it: rows of elements of one region,
+//! their bytes (the rectangle the look-up tables key on) and whether two of them overlap.
+
+use super::lut::Rect;
+
+/// One declared access, as the analysis sees it: rows of `len` elements, `ld` apart, starting
+/// at element `start` of region `region` of the scope `frame`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Footprint {
+    pub(super) frame: *const (),
+    pub(super) region: u32,
+    pub(super) start: usize,
+    pub(super) len: usize,
+    pub(super) ld: usize,
+    pub(super) rows: usize,
+    pub(super) write: bool,
+}
+
+impl Footprint {
+    /// The footprint's bytes in a region of `elem`-byte elements (`bytes` in all), as a
+    /// rectangle; `None` if it is empty. Zero-sized elements: the region's one byte.
+    ///
+    /// # Panics
+    /// If it reaches past the region, or its byte offsets do not fit in `usize` (a bug in the
+    /// access's constructor).
+    pub(super) fn bytes(&self, elem: usize, bytes: usize) -> Option<Rect> {
+        if self.len == 0 || self.rows == 0 {
+            return None;
+        }
+        if elem == 0 {
+            return Some(Rect {
+                lo: 0,
+                len: 1,
+                rows: 1,
+                stride: 0,
+            });
+        }
+        let stride = if self.rows == 1 { 0 } else { self.ld };
+        // Every product and sum checked: a wrapped bound would let an access pass as inside.
+        let rect = (|| {
+            let rect = Rect {
+                lo: self.start.checked_mul(elem)?,
+                len: self.len.checked_mul(elem)?,
+                rows: self.rows,
+                stride: stride.checked_mul(elem)?,
+            };
+            let end = (rect.rows - 1)
+                .checked_mul(rect.stride)?
+                .checked_add(rect.lo)?
+                .checked_add(rect.len)?;
+            (end <= bytes).then_some(rect)
+        })();
+        assert!(
+            rect.is_some(),
+            "taskpools::dataflow: an access outside its region, or whose byte offsets \
+             overflow (a bug in the access's constructor)"
+        );
+        rect
+    }
+
+    /// Element ranges `[lo, hi)` of the footprint's non-empty rows.
+    pub(super) fn row_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let n = if self.len == 0 { 0 } else { self.rows };
+        (0..n).map(move |r| {
+            let lo = self.start + r * self.ld;
+            (lo, lo + self.len)
+        })
+    }
+
+    /// Whether the two footprints (of the same region) share an element.
+    pub(super) fn overlaps(&self, o: &Footprint) -> bool {
+        if self.len == 0 || o.len == 0 || self.rows == 0 || o.rows == 0 {
+            return false;
+        }
+        if self.rows == 1 && o.rows == 1 {
+            return self.start < o.start + o.len && o.start < self.start + self.len;
+        }
+        // Same layout: rectangles in (row, column) space when no row wraps past `ld`.
+        if self.ld == o.ld && self.ld > 0 {
+            let (r1, c1) = (self.start / self.ld, self.start % self.ld);
+            let (r2, c2) = (o.start / o.ld, o.start % o.ld);
+            if c1 + self.len <= self.ld && c2 + o.len <= o.ld {
+                return r1 < r2 + o.rows
+                    && r2 < r1 + self.rows
+                    && c1 < c2 + o.len
+                    && c2 < c1 + self.len;
+            }
+        }
+        self.row_ranges()
+            .any(|(a, b)| o.row_ranges().any(|(c, d)| a < d && c < b))
+    }
+}

@@ -1,0 +1,217 @@
+//! A frame: the bookkeeping of a running task (or root scope) for its children — its look-up
+//! tables, its two regions, the count of completed children and the first panic — made lazily
+//! at the first use of the task's scope (see the design note in the module docs).
+
+use std::any::Any;
+use std::cell::{OnceCell, UnsafeCell};
+
+use super::lut::{RectMode, Trie};
+use super::task::TaskDesc;
+use super::{Config, Footprint};
+use crate::mem::region::Region as Arena;
+use crate::runtime::trace::{EventKind, TraceBuf};
+use crate::runtime::worker::WorkerThread;
+use crate::runtime::Registry;
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
+
+/// State shared by all frames of one root scope.
+pub(super) struct Shared {
+    pub(super) config: Config,
+    pub(super) cancelled: AtomicUsize,
+}
+
+/// A data region registered with a frame.
+pub(super) struct RegionInfo {
+    pub(super) elem: usize,
+    pub(super) bytes: usize,
+    pub(super) trie: Trie<TaskDesc>,
+    /// Rectangle mode (exact tables), while it lasts (see [`RectMode`]).
+    pub(super) rects: Option<RectMode<TaskDesc>>,
+}
+
+/// What only the frame's own thread touches.
+pub(super) struct FrameLocal {
+    /// The children's descriptors, closures and notify-list nodes: read and written by the
+    /// threads that run and complete the children too.
+    pub(super) arena: Arena,
+    /// The look-up tables' leaves, entries and reader lists: this thread's alone. Kept apart
+    /// from `arena` so that no cache line holds both table state, which the spawns read, and
+    /// a descriptor, which other threads write as they complete it.
+    pub(super) table_arena: Arena,
+    pub(super) regions: Vec<RegionInfo>,
+    pub(super) scratch: Vec<Footprint>,
+    /// Children spawned so far (the frame's own count; `Frame::completed` counts their
+    /// completions).
+    pub(super) spawned: usize,
+    /// A value of `Frame::completed` read earlier: `spawned - seen` bounds the outstanding
+    /// children from above without reading the line the children write.
+    pub(super) seen: usize,
+}
+
+/// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
+#[repr(align(64))]
+pub(super) struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// A running task's (or root scope's) bookkeeping for its children (see the design note).
+#[repr(C)]
+pub(super) struct Frame {
+    /// Children completed so far: the one field the children's threads write, alone on its
+    /// cache line. The spawning thread counts its spawns in its local state and reads this
+    /// line only to wait and, now and then, to throttle, so a child's completion and the
+    /// next spawn do not pass the line back and forth.
+    pub(super) completed: Line<AtomicUsize>,
+    /// The scope's runtime (kept alive by the root's worker, which holds an `Arc` of it for
+    /// longer than any frame of the scope lives).
+    pub(super) registry: *const Registry,
+    pub(super) shared: *const Shared,
+    /// Whether `panic` holds a panic (spares a lock per task in the common case).
+    panicked: AtomicBool,
+    /// The first panic of a child (or of a child's descendants).
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    local: UnsafeCell<FrameLocal>,
+    /// The schedule trace's id of the task (or root scope) this frame belongs to (0: not
+    /// traced).
+    pub(super) trace_id: u64,
+}
+
+impl Frame {
+    fn new(registry: *const Registry, shared: *const Shared, trace_id: u64) -> Frame {
+        Frame {
+            registry,
+            shared,
+            trace_id,
+            completed: Line(AtomicUsize::new(0)),
+            panicked: AtomicBool::new(false),
+            panic: Mutex::new(None),
+            local: UnsafeCell::new(FrameLocal {
+                arena: Arena::new(),
+                table_arena: Arena::new(),
+                regions: Vec::new(),
+                scratch: Vec::new(),
+                spawned: 0,
+                seen: 0,
+            }),
+        }
+    }
+
+    pub(super) fn shared(&self) -> &Shared {
+        // SAFETY: the root scope's `Shared` outlives every frame of the scope (the root waits
+        // for all its children, which wait for theirs).
+        unsafe { &*self.shared }
+    }
+
+    /// # Safety
+    /// Only the frame's own thread, and not while another reference from this call is alive.
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn local(&self) -> &mut FrameLocal {
+        // SAFETY: per the contract.
+        unsafe { &mut *self.local.get() }
+    }
+
+    pub(super) fn registry(&self) -> &Registry {
+        // SAFETY: see the field.
+        unsafe { &*self.registry }
+    }
+
+    pub(super) fn keep_panic(&self, p: Box<dyn Any + Send>) {
+        let mut slot = lock(&self.panic);
+        if slot.is_none() {
+            *slot = Some(p);
+        }
+        self.panicked.store(true, Ordering::Relaxed);
+    }
+
+    /// The first panic kept, once every child has completed (their `completed` increments,
+    /// which the caller has seen with Acquire, come after their `keep_panic`).
+    pub(super) fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
+        if self.panicked.load(Ordering::Relaxed) {
+            lock(&self.panic).take()
+        } else {
+            None
+        }
+    }
+
+    /// Records that this frame's task begins to wait for its children (when it has any
+    /// left: the critical path leaves the wait out of the task's own work).
+    #[cold]
+    pub(super) fn note_wait(&self, t: &TraceBuf) {
+        // SAFETY: called by the frame's thread (its task or scope, about to wait).
+        if self.trace_id != 0 && self.completed.load(Ordering::Relaxed) != unsafe { self.spawned() }
+        {
+            t.note(EventKind::Wait {
+                task: self.trace_id,
+            });
+        }
+    }
+
+    /// Waits (running other work) until every child so far has completed.
+    pub(super) fn wait_children(&self, w: &WorkerThread) {
+        // SAFETY: a frame's waits run on its own thread (its task's end, `sync`, the root).
+        let spawned = unsafe { self.spawned() };
+        w.wait_until(|| self.completed.load(Ordering::Acquire) == spawned);
+    }
+
+    /// The children spawned so far.
+    ///
+    /// # Safety
+    /// Only the frame's own thread (the one that spawns), as for [`local`](Self::local).
+    unsafe fn spawned(&self) -> usize {
+        // SAFETY: per the contract, the only thread that writes the local state; a read
+        // through the raw pointer creates no reference that could overlap another.
+        unsafe { (*self.local.get()).spawned }
+    }
+}
+
+/// What a scope refers to: its frame, made at the scope's first use. Most data-flow tasks
+/// are leaves that never use their scope, and so never make, wait on or drop a frame.
+pub(super) struct LazyFrame {
+    registry: *const Registry,
+    shared: *const Shared,
+    trace_id: u64,
+    /// Stays where it is once made (the `LazyFrame` does not move while its scope is in
+    /// use): the children's descriptors point at it.
+    pub(super) frame: OnceCell<Frame>,
+}
+
+impl LazyFrame {
+    pub(super) fn new(
+        registry: *const Registry,
+        shared: *const Shared,
+        trace_id: u64,
+    ) -> LazyFrame {
+        LazyFrame {
+            registry,
+            shared,
+            trace_id,
+            frame: OnceCell::new(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn get(&self) -> &Frame {
+        self.frame
+            .get_or_init(|| Frame::new(self.registry, self.shared, self.trace_id))
+    }
+
+    /// The frame's end, if the scope made one: records the wait in the trace, waits for the
+    /// children (running other work meanwhile) and returns the first panic among them.
+    pub(super) fn finish(
+        &self,
+        w: &WorkerThread,
+        tr: Option<&TraceBuf>,
+    ) -> Option<Box<dyn Any + Send>> {
+        let frame = self.frame.get()?;
+        if let Some(t) = tr {
+            frame.note_wait(t);
+        }
+        frame.wait_children(w);
+        frame.take_panic()
+    }
+}

@@ -1,0 +1,437 @@
+//! Unit and randomized tests of the look-up tables: block mode, exact mode and rectangle
+//! mode against the edges their rules call for.
+
+use super::*;
+
+/// A rectangle access in the tests: `(lo, len, rows, stride, write)`.
+type RectAccess = (usize, usize, usize, usize, bool);
+
+/// Edges found for a sequence of (lo, hi, write) accesses, task `i` = access `i`.
+fn edges(accesses: &[(usize, usize, bool)], exact: bool, block: usize) -> Vec<Vec<usize>> {
+    let mut region = Region::new();
+    let mut t: Trie<u8> = Trie::new(1024, block);
+    let ids: Vec<u8> = vec![0; accesses.len()];
+    let base = ids.as_ptr();
+    accesses
+        .iter()
+        .enumerate()
+        .map(|(i, &(lo, hi, w))| {
+            let mut found = Vec::new();
+            // SAFETY (test): pointers into `ids`, used as identities only.
+            t.access(
+                lo..hi,
+                w,
+                (exact, block),
+                unsafe { base.add(i) },
+                &mut region,
+                &mut |p| found.push(unsafe { p.offset_from(base) } as usize),
+            );
+            found.sort_unstable();
+            found.dedup();
+            found
+        })
+        .collect()
+}
+
+#[test]
+fn block_mode_orders_conflicts_and_has_false_dependences() {
+    // write [0,8), read [0,8), read [4,12), write [0,4), write [100,104)
+    let a = [
+        (0, 8, true),
+        (0, 8, false),
+        (4, 12, false),
+        (0, 4, true),
+        (100, 104, true),
+    ];
+    let e = edges(&a, false, 64);
+    assert_eq!(e[0], Vec::<usize>::new());
+    assert_eq!(e[1], [0]); // read after write
+    assert_eq!(e[2], [0]); // read after write; no edge to the other reader
+    assert_eq!(e[3], [1, 2]); // write after the readers
+    assert_eq!(e[4], Vec::<usize>::new()); // another block
+                                           // [100,104) and [64,68) share a 64-byte block: a false dependence.
+    let e = edges(&[(64, 68, true), (100, 104, true)], false, 64);
+    assert_eq!(e[1], [0]);
+}
+
+#[test]
+fn exact_mode_has_no_false_dependences() {
+    let e = edges(
+        &[(64, 68, true), (100, 104, true), (66, 101, false)],
+        true,
+        64,
+    );
+    assert_eq!(e[1], Vec::<usize>::new());
+    assert_eq!(e[2], [0, 1]);
+    // A covering write drops what it covers: the next reader waits for the write only.
+    let e = edges(
+        &[(0, 3, true), (5, 9, false), (0, 10, true), (1, 2, false)],
+        true,
+        4,
+    );
+    assert_eq!(e[2], [0, 1]);
+    assert_eq!(e[3], [2]);
+    // A partial write keeps the older entry: the next reader waits for both.
+    let e = edges(&[(0, 8, true), (0, 4, true), (2, 6, false)], true, 64);
+    assert_eq!(e[1], [0]);
+    assert_eq!(e[2], [0, 1]);
+}
+
+#[test]
+fn exact_mode_groups_the_readers_of_a_range() {
+    // write [0,8); three reads of [0,8); a read of [2,4); a write of [0,8); a read.
+    let e = edges(
+        &[
+            (0, 8, true),
+            (0, 8, false),
+            (0, 8, false),
+            (0, 8, false),
+            (2, 4, false),
+            (0, 8, true),
+            (0, 8, false),
+        ],
+        true,
+        64,
+    );
+    for (r, found) in e.iter().enumerate().take(5).skip(1) {
+        assert_eq!(found, &[0], "reader {r}");
+    }
+    assert_eq!(e[5], [1, 2, 3, 4]); // after every reader, not the first writer
+    assert_eq!(e[6], [5]);
+    // A write overlapping a read group in part waits for its readers, and the group
+    // stays for later writes.
+    let e = edges(
+        &[(0, 8, false), (0, 8, false), (4, 12, true), (0, 2, true)],
+        true,
+        64,
+    );
+    assert_eq!(e[2], [0, 1]);
+    assert_eq!(e[3], [0, 1]);
+}
+
+/// A write takes over the entry of its exact range: the readers before it are its
+/// predecessors, and later accesses see the write alone (not its predecessors).
+#[test]
+fn exact_mode_a_write_takes_over_its_range() {
+    // 0 writes [8,16); 1 reads it; 2 reads and then writes it (one task, two accesses);
+    // 3 reads it; 4 writes it; 5 reads [0,12), overlapping it.
+    let mut region = Region::new();
+    let mut t: Trie<u8> = Trie::new(64, 64);
+    let ids = [0u8; 6];
+    let base = ids.as_ptr();
+    let accesses: [&[(usize, usize, bool)]; 6] = [
+        &[(8, 16, true)],
+        &[(8, 16, false)],
+        &[(8, 16, false), (8, 16, true)],
+        &[(8, 16, false)],
+        &[(8, 16, true)],
+        &[(0, 12, false)],
+    ];
+    let mut found = vec![Vec::new(); 6];
+    for (i, fps) in accesses.iter().enumerate() {
+        for &(lo, hi, w) in *fps {
+            // SAFETY (test): pointers into `ids`, used as identities only.
+            let me = unsafe { base.add(i) };
+            t.access(lo..hi, w, (true, 64), me, &mut region, &mut |p| {
+                // SAFETY (test): as above.
+                found[i].push(unsafe { p.offset_from(base) } as usize)
+            });
+        }
+        found[i].sort_unstable();
+        found[i].dedup();
+    }
+    assert_eq!(found[1], [0]);
+    assert_eq!(found[2], [0, 1]); // its read waits for 0, its write for reader 1
+    assert_eq!(found[3], [2]); // the range's writer is now 2
+    assert_eq!(found[4], [3]); // the reader since
+    assert_eq!(found[5], [4]); // only the last write
+}
+
+/// Closes a "task i waits for task j" relation transitively (Warshall).
+fn close(dep: &mut [Vec<bool>]) {
+    for k in 0..dep.len() {
+        let via = dep[k].clone();
+        for row in dep.iter_mut() {
+            if row[k] {
+                for (d, &v) in row.iter_mut().zip(&via) {
+                    *d |= v;
+                }
+            }
+        }
+    }
+}
+
+/// Runs tasks of rectangle accesses `(lo, len, rows, stride, write)` through one table;
+/// returns each task's predecessors (sorted, deduplicated) and whether the table was still
+/// in rectangle mode at the end.
+fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<Vec<usize>>, bool) {
+    let mut region = Region::new();
+    // As the data-flow spawn path drives them: rectangle mode while it takes the
+    // accesses, then the trie.
+    let mut trie: Trie<u8> = Trie::new(256, block);
+    let mut rects: Option<RectMode<u8>> = exact.then(|| RectMode::new(256));
+    let ids = vec![0u8; tasks.len()];
+    let base = ids.as_ptr();
+    let found = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, fps)| {
+            let mut found = Vec::new();
+            for &(lo, len, rows, stride, w) in fps {
+                let rect = Rect {
+                    lo,
+                    len,
+                    rows,
+                    stride: if rows == 1 { 0 } else { stride },
+                };
+                // SAFETY (test): pointers into `ids`, used as identities only.
+                let me = unsafe { base.add(i) };
+                let mut edge = |p: *const u8| {
+                    // SAFETY (test): as above.
+                    found.push(unsafe { p.offset_from(base) } as usize)
+                };
+                if let Some(rm) = &mut rects {
+                    if rm.access(rect, w, block, me, &mut region, &mut edge) {
+                        continue;
+                    }
+                }
+                if let Some(rm) = rects.take() {
+                    rm.leave(&mut trie, block, &mut region);
+                }
+                for r in 0..rows {
+                    let (lo, hi) = rect.row(r);
+                    trie.access(lo..hi, w, (exact, block), me, &mut region, &mut edge);
+                }
+            }
+            found.sort_unstable();
+            found.dedup();
+            found
+        })
+        .collect();
+    (found, rects.is_some())
+}
+
+/// Tiles of a 16-byte-wide matrix (4 × 4 tiles of 4 × 4 bytes): the same tile is ordered
+/// by the usual rule, other tiles are independent, and all of it in rectangle mode.
+#[test]
+fn rectangle_mode_orders_tiles_at_one_state_each() {
+    let tile = |i: usize, j: usize, w: bool| (i * 64 + j * 4, 4, 4, 16, w);
+    let tasks = vec![
+        vec![tile(0, 0, true)],                                       // 0
+        vec![tile(0, 0, false), tile(1, 0, true)],                    // 1: after 0
+        vec![tile(0, 0, false), tile(1, 1, true)],                    // 2: after 0
+        vec![tile(1, 0, false), tile(1, 1, false), tile(2, 2, true)], // 3: after 1, 2
+        vec![tile(0, 0, true)],                                       // 4: after readers 1, 2
+        vec![tile(3, 3, true)],                                       // 5: nothing
+    ];
+    for block in [4, 8, 64] {
+        let (e, rect_mode) = rect_edges(&tasks, (true, block));
+        assert!(rect_mode, "block {block}");
+        assert_eq!(e[0], Vec::<usize>::new());
+        assert_eq!(e[1], [0]);
+        assert_eq!(e[2], [0]);
+        assert_eq!(e[3], [1, 2]);
+        assert_eq!(e[4], [1, 2]);
+        assert_eq!(e[5], Vec::<usize>::new());
+        // The per-row trie finds the same edges.
+        let (rows, _) = rect_edges(
+            &tasks
+                .iter()
+                .map(|t| {
+                    t.iter()
+                        .flat_map(|&(lo, len, rows, stride, w)| {
+                            (0..rows).map(move |r| (lo + r * stride, len, 1, 0, w))
+                        })
+                        .collect()
+                })
+                .collect::<Vec<_>>(),
+            (true, block),
+        );
+        assert_eq!(e, rows, "block {block}");
+    }
+}
+
+/// An access that meets a rectangle in part ends rectangle mode, and what the
+/// rectangles recorded still orders it: it waits for the writers and readers of every
+/// tile it overlaps.
+#[test]
+fn a_partial_overlap_leaves_rectangle_mode_with_the_state_kept() {
+    let tile = |i: usize, j: usize, w: bool| (i * 64 + j * 4, 4, 4, 16, w);
+    let tasks = vec![
+        vec![tile(0, 0, true)],             // 0
+        vec![tile(0, 1, true)],             // 1
+        vec![tile(0, 0, false)],            // 2: after 0
+        vec![(2 * 16 + 2, 4, 3, 16, true)], // 3: rows 2-4, bytes 2-5: tiles (0,0), (0,1), (1,0), (1,1)
+        vec![tile(0, 1, false)],            // 4: after 3 (not 1: 3 took over part of its bytes)
+        vec![tile(1, 1, true)],             // 5: after 3
+    ];
+    let (e, rect_mode) = rect_edges(&tasks, (true, 8));
+    assert!(!rect_mode);
+    assert_eq!(e[3], [1, 2]); // the readers of (0,0) since 0, and the writer of (0,1)
+    assert_eq!(e[4], [1, 3]); // rows 0-1 of the tile were last written by 1
+    assert_eq!(e[5], [3]);
+    // A rectangle whose rows overlap each other goes row by row too.
+    let (_, rect_mode) = rect_edges(&[vec![(0, 8, 2, 4, true)]], (true, 8));
+    assert!(!rect_mode);
+}
+
+/// A xorshift generator from `seed` (not 0): each call a number below `n`.
+fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut x = seed;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    }
+}
+
+/// Random tasks of one to three rectangle accesses over a 16 × 16-byte matrix, most of
+/// them tiles of a 4 × 4 grid (so that rectangle mode lasts a while), some arbitrary:
+/// every conflicting pair is ordered, and in exact mode every edge is a true conflict.
+#[test]
+fn random_rectangles_leave_no_conflict_unordered() {
+    let mut rnd = xorshift(0x0dd_ba11_cafe_f00d);
+    let (mut left_rect_mode, mut stayed) = (0, 0);
+    for _ in 0..20_000 {
+        let exact = rnd(4) != 0;
+        let block = [2usize, 4, 8, 64][rnd(4)];
+        let n = 2 + rnd(10);
+        let tasks: Vec<Vec<RectAccess>> = (0..n)
+            .map(|_| {
+                (0..1 + rnd(3))
+                    .map(|_| {
+                        let w = rnd(2) == 0;
+                        if rnd(8) != 0 {
+                            let (i, j) = (rnd(4), rnd(4));
+                            (i * 64 + j * 4, 4, 4, 16, w)
+                        } else {
+                            let (r, c) = (rnd(16), rnd(16));
+                            let rows = 1 + rnd(16 - r);
+                            let len = 1 + rnd(16 - c);
+                            (r * 16 + c, len, rows, 16, w)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        // The bytes an access covers (all below 256), as a bit set: the oracle compares
+        // sets, not every pair of bytes.
+        let bytes_of = |&(lo, len, rows, stride, _): &RectAccess| {
+            let mut set = [0u64; 4];
+            for x in (0..rows).flat_map(move |r| lo + r * stride..lo + r * stride + len) {
+                set[x / 64] |= 1 << (x % 64);
+            }
+            set
+        };
+        let conflict = |a: &Vec<RectAccess>, b: &Vec<RectAccess>| {
+            a.iter().any(|fa| {
+                b.iter().any(|fb| {
+                    let (x, y) = (bytes_of(fa), bytes_of(fb));
+                    (fa.4 || fb.4) && (0..4).any(|k| x[k] & y[k] != 0)
+                })
+            })
+        };
+        let (edges, rect_mode) = rect_edges(&tasks, (exact, block));
+        if exact && !rect_mode {
+            left_rect_mode += 1;
+        }
+        if exact && rect_mode {
+            stayed += 1;
+        }
+        let mut dep = vec![vec![false; n]; n];
+        for (i, e) in edges.iter().enumerate() {
+            for &j in e {
+                assert!(j < i, "an edge from task {i} to task {j}");
+                if exact {
+                    assert!(
+                        conflict(&tasks[i], &tasks[j]),
+                        "block {block}: a false dependence {i} -> {j}: {tasks:?}"
+                    );
+                }
+                dep[i][j] = true;
+            }
+        }
+        close(&mut dep);
+        for i in 0..n {
+            for j in 0..i {
+                assert!(
+                    !conflict(&tasks[i], &tasks[j]) || dep[i][j],
+                    "exact {exact}, block {block}: task {i} is not ordered after task {j}: \
+                     {tasks:?}"
+                );
+            }
+        }
+    }
+    // Both ways were taken: sequences that stayed in rectangle mode and ones that left.
+    assert!(
+        left_rect_mode > 1000 && stayed > 1000,
+        "{left_rect_mode} {stayed}"
+    );
+}
+
+/// Random sequences of tasks with one to three accesses each: every two tasks whose
+/// accesses conflict are ordered by the edges, directly or through others, in both modes;
+/// no edge points at the task itself or at a later one.
+#[test]
+fn random_accesses_leave_no_conflict_unordered() {
+    let mut rnd = xorshift(0x1234_5678_9abc_def1);
+    for _ in 0..40_000 {
+        let exact = rnd(2) == 0;
+        let block = [4usize, 8, 64][rnd(3)];
+        let n = 2 + rnd(8);
+        // 17 to 24 bytes: with blocks of 4 or 8, often a partial last block.
+        let size = 17 + rnd(8);
+        let tasks: Vec<Vec<(usize, usize, bool)>> = (0..n)
+            .map(|_| {
+                (0..1 + rnd(3))
+                    .map(|_| {
+                        let lo = rnd(size);
+                        (lo, lo + 1 + rnd(size - lo), rnd(2) == 0)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut region = Region::new();
+        let mut t: Trie<u8> = Trie::new(size, block);
+        let ids = vec![0u8; n];
+        let base = ids.as_ptr();
+        let mut dep = vec![vec![false; n]; n];
+        for (i, fps) in tasks.iter().enumerate() {
+            for &(lo, hi, w) in fps {
+                // SAFETY (test): pointers into `ids`, used as identities only.
+                let me = unsafe { base.add(i) };
+                t.access(lo..hi, w, (exact, block), me, &mut region, &mut |p| {
+                    // SAFETY (test): as above.
+                    let j = unsafe { p.offset_from(base) } as usize;
+                    assert!(j < i, "an edge from task {i} to task {j}");
+                    // Exact mode: every edge is a true conflict of this access.
+                    assert!(
+                        !exact
+                            || tasks[j]
+                                .iter()
+                                .any(|&(c, d, w2)| lo < d && c < hi && (w || w2)),
+                        "block {block}: a false dependence of task {i} on task {j}: \
+                         {tasks:?}"
+                    );
+                    dep[i][j] = true;
+                });
+            }
+        }
+        close(&mut dep);
+        for i in 0..n {
+            for j in 0..i {
+                let conflict = tasks[i].iter().any(|&(a, b, w)| {
+                    tasks[j]
+                        .iter()
+                        .any(|&(c, d, w2)| a < d && c < b && (w || w2))
+                });
+                assert!(
+                    !conflict || dep[i][j],
+                    "exact {exact}, block {block}: task {i} is not ordered after task {j}: \
+                     {tasks:?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Spawning a data-flow task: its descriptor is written, its footprints checked and looked up
+//! in the parent's tables, an edge pushed on each earlier sibling it must wait for, and it is
+//! queued (or run at once, past the throttle) when its counter reaches zero.
+
+use std::cell::Cell;
+use std::ptr;
+
+use super::frame::RegionInfo;
+use super::notify::{DepCounter, NotifyList, NotifyNode, Push};
+use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
+use super::{Accesses, Footprint, Scope};
+use crate::mem::region::Region as Arena;
+use crate::runtime::job::JobHeader;
+use crate::runtime::trace::{EventKind, Source, TraceBuf};
+use crate::runtime::worker::WorkerThread;
+use crate::sync::{AtomicBool, Ordering};
+
+/// Outstanding children per worker thread past which a spawn first runs a job itself (the
+/// figure libgomp uses for its tasks).
+const THROTTLE_PER_THREAD: usize = 64;
+
+impl<'s, 'e> Scope<'s, 'e> {
+    /// Spawns a task that runs `f` with the data of `accesses` once every earlier sibling
+    /// task whose declared accesses conflict with these has completed.
+    ///
+    /// `accesses` is one declaration, a tuple of them, an array or a `Vec` (see
+    /// [`Accesses`]); `f` receives this task's own scope (for children) and the data, in the
+    /// same shape. Panics, before anything is queued, if two of the declarations overlap and
+    /// one of them writes, or if a declaration belongs to another scope.
+    ///
+    /// A spawn is a scheduling point (as creating an OpenMP task is): with many children
+    /// outstanding, the spawning thread runs the new task, or other queued work, before it
+    /// returns. Do not hold a lock or a `RefCell` borrow across spawns that the tasks need.
+    pub fn spawn<A, F>(&self, accesses: A, f: F)
+    where
+        A: Accesses,
+        F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+    {
+        self.spawn_to(NO_PLACE, accesses, f);
+    }
+
+    /// [`spawn`](Self::spawn) with a locality hint: once ready, the task goes to `place`'s
+    /// shared deque (see [`places`](crate::places)). On a runtime without places, or for a
+    /// place it does not have, nothing is spawned and the error says why
+    /// ([`Error::NoSuchPlace`](crate::Error::NoSuchPlace)).
+    pub fn spawn_at<A, F>(
+        &self,
+        place: crate::places::PlaceId,
+        accesses: A,
+        f: F,
+    ) -> Result<(), crate::Error>
+    where
+        A: Accesses,
+        F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+    {
+        let places = self
+            .frame()
+            .registry()
+            .places
+            .as_ref()
+            .map_or(0, |p| p.len());
+        if place.0 >= places {
+            return Err(crate::Error::NoSuchPlace {
+                place: place.0,
+                places,
+            });
+        }
+        // Places are at most MAX_THREADS, far below u32::MAX.
+        self.spawn_to(place.0 as u32, accesses, f);
+        Ok(())
+    }
+
+    fn spawn_to<A, F>(&self, place: u32, accesses: A, f: F)
+    where
+        A: Accesses,
+        F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+    {
+        let frame = self.frame();
+        let tr = if frame.registry().tracing {
+            WorkerThread::current().and_then(|w| w.trace.as_deref())
+        } else {
+            None
+        };
+        let trace_id = tr.map_or(0, |t| {
+            let id = t.next_id();
+            if frame.trace_id != 0 {
+                t.note(EventKind::Spawn {
+                    parent: frame.trace_id,
+                    child: id,
+                });
+            }
+            id
+        });
+        // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`); no other
+        // reference to the local state is alive during this call.
+        let local = unsafe { frame.local() };
+        let mut fps = std::mem::take(&mut local.scratch);
+        fps.clear();
+        accesses.footprints(&mut fps);
+        check(&fps, self.frame.cast());
+
+        let body = local
+            .arena
+            .alloc(Body { f, a: accesses })
+            .as_ptr()
+            .cast::<u8>();
+        let desc = local
+            .arena
+            .alloc(TaskDesc {
+                header: JobHeader::new(run_task),
+                deps: DepCounter::new(),
+                notify: NotifyList::new(),
+                cancelled: AtomicBool::new(false),
+                last_succ: Cell::new(ptr::null()),
+                parent: frame,
+                place,
+                trace_id,
+                body,
+                call: call_body::<F, A>,
+            })
+            .as_ptr()
+            .cast_const();
+
+        let config = frame.shared().config;
+        let mut found = 0usize;
+        let arena = &mut local.arena;
+        for fp in &fps {
+            let info = &mut local.regions[fp.region as usize];
+            if info.rects.is_some()
+                && rect_access(
+                    info,
+                    fp,
+                    desc,
+                    &mut local.table_arena,
+                    config.block,
+                    &mut |pred| add_edge(pred, desc, tr, trace_id, arena, &mut found),
+                )
+            {
+                continue;
+            }
+            let (elem, bytes) = (info.elem, info.bytes);
+            for (lo, hi) in fp.row_ranges() {
+                let (lo, hi) = if elem == 0 {
+                    (0, 1)
+                } else {
+                    (lo * elem, hi * elem)
+                };
+                assert!(
+                    lo < hi && hi <= bytes,
+                    "taskpools::dataflow: an access outside its region (a bug in the access's \
+                     constructor)"
+                );
+                info.trie.access(
+                    lo..hi,
+                    fp.write,
+                    (config.exact, config.block),
+                    desc,
+                    &mut local.table_arena,
+                    &mut |pred: *const TaskDesc| {
+                        add_edge(pred, desc, tr, trace_id, arena, &mut found)
+                    },
+                );
+            }
+        }
+        local.scratch = fps;
+        // Throttle: with many children outstanding, the spawner works before it goes on (as
+        // libgomp does), so that a long stream of spawns does not queue up all its
+        // descriptors before any runs: it runs the new task at once if it is ready, else one
+        // queued job.
+        let limit = THROTTLE_PER_THREAD * frame.registry().threads;
+        let mut throttled = local.spawned.wrapping_sub(local.seen) >= limit;
+        if throttled {
+            local.seen = frame.completed.load(Ordering::Relaxed);
+            throttled = local.spawned.wrapping_sub(local.seen) >= limit;
+        }
+        // Counted from here on: nothing below can panic before the task is armed, so a
+        // counted child always runs (or is cancelled) and completes.
+        local.spawned = local.spawned.wrapping_add(1);
+        // `local` is not used past this point: what runs below may be a child of this frame
+        // (which never touches `local`) or any other work.
+        // SAFETY: the descriptor was just written and is alive.
+        if unsafe { &*desc }.deps.arm(found) {
+            if throttled && place == NO_PLACE {
+                // Run here, as a job of its own in the trace.
+                if let Some(t) = tr {
+                    t.start(Source::Own);
+                }
+                // SAFETY: ready, and queued nowhere, so this is its one execution; its parent
+                // (this frame) is alive until it completes.
+                unsafe { run_task(desc.cast()) };
+                if let Some(t) = tr {
+                    t.end();
+                }
+                return;
+            }
+            schedule(desc, frame.registry());
+        }
+        if throttled {
+            if let Some(w) = WorkerThread::current() {
+                w.run_one();
+            }
+        }
+    }
+}
+
+/// Registers the new task `desc` as a successor of its sibling `pred` (one node per pair): pushes
+/// it on `pred`'s notify list, counting the edge in `found` unless `pred` has completed, and
+/// cancelling `desc` if `pred` failed.
+#[inline(always)]
+fn add_edge(
+    pred: *const TaskDesc,
+    desc: *const TaskDesc,
+    tr: Option<&TraceBuf>,
+    trace_id: u64,
+    arena: &mut Arena,
+    found: &mut usize,
+) {
+    // SAFETY: a sibling's descriptor in this frame's region.
+    let p = unsafe { &*pred };
+    if p.last_succ.get() == desc {
+        return;
+    }
+    if let Some(t) = tr {
+        // Traced: one `Dep` event per pair, completed predecessors included.
+        p.last_succ.set(desc);
+        if p.trace_id != 0 {
+            t.note(EventKind::Dep {
+                from: p.trace_id,
+                to: trace_id,
+            });
+        }
+    }
+    // A completed predecessor is only read: its line stays shared with the thread that
+    // completed it, where a write (`last_succ`) would take it over. A second edge to it
+    // reads the same closed state again.
+    let outcome = match p.notify.closed_state() {
+        Some(closed) => closed,
+        None => {
+            p.last_succ.set(desc);
+            let node = arena.alloc(NotifyNode::new(desc.cast())).as_ptr();
+            // SAFETY: the node lives in this frame's region, which
+            // outlives every sibling's completion.
+            unsafe { p.notify.push(node) }
+        }
+    };
+    match outcome {
+        Push::Pushed => *found += 1,
+        Push::Done => {}
+        // A failed predecessor: this task is cancelled too (its `arm`
+        // below publishes the flag to whoever runs it).
+        // SAFETY: the descriptor was just written and is alive.
+        Push::Failed => unsafe { &*desc }.cancelled.store(true, Ordering::Relaxed),
+    }
+}
+
+/// A footprint on a region in rectangle mode: recorded there if rectangle mode takes it
+/// (returns true); else rectangle mode ends, its state copied into the region's trie, and the
+/// caller goes row by row (returns false). An empty footprint is done.
+#[inline(never)]
+fn rect_access(
+    info: &mut RegionInfo,
+    fp: &Footprint,
+    desc: *const TaskDesc,
+    table_arena: &mut Arena,
+    block: usize,
+    edge: &mut dyn FnMut(*const TaskDesc),
+) -> bool {
+    let Some(rect) = fp.bytes(info.elem, info.bytes) else {
+        return true;
+    };
+    if let Some(rm) = &mut info.rects {
+        if rm.access(rect, fp.write, block, desc, table_arena, edge) {
+            return true;
+        }
+    }
+    if let Some(rm) = info.rects.take() {
+        rm.leave(&mut info.trie, block, table_arena);
+    }
+    false
+}
+
+/// Checks a spawn's declarations: all from this scope, no overlap involving a write.
+fn check(fps: &[Footprint], frame: *const ()) {
+    for (i, a) in fps.iter().enumerate() {
+        assert!(
+            a.frame == frame,
+            "taskpools::dataflow: an access declared on another task's region was passed to \
+             spawn; declare accesses on regions of the scope that spawns"
+        );
+        for (j, b) in fps[..i].iter().enumerate() {
+            if a.region == b.region && (a.write || b.write) && a.overlaps(b) {
+                panic!(
+                    "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
+                     them writes; declare the data once (as inout)"
+                );
+            }
+        }
+    }
+}

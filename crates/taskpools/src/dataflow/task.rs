@@ -1,0 +1,162 @@
+//! A data-flow task's descriptor (Papakonstantinou, PARTEE (2015), §2) and running it: the
+//! job the runtime runs, its body, and its completion, which fires its successors.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use super::frame::{Frame, LazyFrame};
+use super::notify::{DepCounter, NotifyList};
+use super::{Accesses, Scope};
+use crate::runtime::job::{JobHeader, JobRef};
+use crate::runtime::trace::EventKind;
+use crate::runtime::worker::WorkerThread;
+use crate::runtime::Registry;
+use crate::sync::{AtomicBool, Ordering};
+
+/// A task descriptor (Papakonstantinou, PARTEE (2015), §2): the job the runtime runs, the
+/// dependence counter, the notify list, and the type-erased closure with its declared
+/// accesses. Lives in the parent's
+/// region until the parent completes. Aligned to a cache line, and so a whole number of
+/// lines: the thread that completes a task writes its notify list while the spawning thread
+/// writes the next task's closure and descriptor just after it in the region.
+#[repr(C, align(64))]
+pub(super) struct TaskDesc {
+    pub(super) header: JobHeader,
+    pub(super) deps: DepCounter,
+    pub(super) notify: NotifyList,
+    /// A predecessor panicked or was cancelled: do not run, cancel the successors.
+    pub(super) cancelled: AtomicBool,
+    /// The place hint (`NO_PLACE`: none); in the padding after `cancelled`.
+    pub(super) place: u32,
+    /// The last sibling whose node was pushed on this task's notify list, or that registered
+    /// any edge to it while tracing (parent's thread only): skips duplicate pushes from a
+    /// footprint that meets this task in several blocks. An edge to a completed task leaves
+    /// it alone and reads the closed list again, which gives the same answer (the check only
+    /// saves work: a duplicate node would fire once and balance its own count).
+    pub(super) last_succ: Cell<*const TaskDesc>,
+    pub(super) parent: *const Frame,
+    /// The task's id in the schedule trace (0: the spawning worker does not trace).
+    pub(super) trace_id: u64,
+    pub(super) body: *mut u8,
+    /// Runs the body with the task's frame, or drops it unrun (`None`).
+    pub(super) call: unsafe fn(*mut u8, Option<&LazyFrame>),
+}
+
+// SAFETY: shared between the parent's thread (analysis: `last_succ`, pushes) and the threads
+// that complete predecessors (atomics only) or run the task (after it is handed over through
+// the counter and a deque); `last_succ` is touched by the parent's thread only.
+unsafe impl Sync for TaskDesc {}
+
+pub(super) struct Body<F, A> {
+    pub(super) f: F,
+    pub(super) a: A,
+}
+
+pub(super) unsafe fn call_body<'e, F, A>(body: *mut u8, frame: Option<&LazyFrame>)
+where
+    A: Accesses,
+    F: for<'t> FnOnce(&'t Scope<'t, 'e>, A::Data<'t>),
+{
+    // SAFETY: `body` holds the `Body<F, A>` written at the spawn, read out exactly once here
+    // (the descriptor runs or is cancelled once).
+    let Body { f, a } = unsafe { body.cast::<Body<F, A>>().read() };
+    if let Some(frame) = frame {
+        let s = Scope::<'_, 'e>::new(frame);
+        // SAFETY: the task's dependences are satisfied: the declared data is exclusive for
+        // its writes and unwritten by others for its reads until the task completes, which
+        // is after `f` returns and the frame's children are done.
+        f(&s, unsafe { a.into_data() });
+    }
+}
+
+/// A data-flow task without a place hint.
+pub(super) const NO_PLACE: u32 = u32::MAX;
+
+/// Queues a ready task on the current worker (every data-flow task is readied on a worker of
+/// its scope's runtime: by its parent, or by a predecessor as it completes), or on its
+/// place's deque when it has a hint.
+pub(super) fn schedule(d: *const TaskDesc, registry: &Registry) {
+    // SAFETY: the header is the descriptor's first field; the descriptor lives until its
+    // parent completes, which waits for it to have run.
+    let job = unsafe { JobRef::from_header(d.cast()) };
+    // SAFETY: as above.
+    let place = unsafe { &*d }.place;
+    if place != NO_PLACE {
+        registry.push_place(place as usize, job, true);
+        return;
+    }
+    match WorkerThread::current() {
+        Some(w) if ptr::eq(&*w.registry, registry) => w.push_spawn(job),
+        _ => registry.inject(job),
+    }
+}
+
+/// The job function of a data-flow task.
+pub(super) unsafe fn run_task(h: *const JobHeader) {
+    // SAFETY: the header of a descriptor (first field, `repr(C)`), alive until its parent
+    // completes, which cannot happen before this function's last line.
+    let d = unsafe { &*h.cast::<TaskDesc>() };
+    // SAFETY: the parent frame waits for this task before it goes.
+    let parent = unsafe { &*d.parent };
+    let cancelled = d.cancelled.load(Ordering::Relaxed);
+    let mut failed = cancelled;
+    let tr = if d.trace_id != 0 {
+        WorkerThread::current().and_then(|w| w.trace.as_deref())
+    } else {
+        None
+    };
+    if let (Some(t), true) = (tr, d.trace_id != 0) {
+        t.note(EventKind::Task { id: d.trace_id });
+    }
+    if cancelled {
+        // SAFETY: the body is dropped once, unrun. Dropping runs user destructors, which may
+        // panic: keep that panic like a task's.
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe { (d.call)(d.body, None) })) {
+            parent.keep_panic(p);
+        }
+        parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
+    } else {
+        // The frame (if the task made one) is dropped where it lives, at the end of this
+        // block (a `drop(frame)` moved its bytes first: a `memcpy` per task).
+        let (r, child_panic) = {
+            let frame = LazyFrame::new(parent.registry, parent.shared, d.trace_id);
+            // SAFETY: the body runs once.
+            let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+                (d.call)(d.body, Some(&frame))
+            }));
+            let child_panic = if frame.frame.get().is_some() {
+                let w = WorkerThread::current().expect("data-flow tasks run on workers");
+                frame.finish(w, tr)
+            } else {
+                None
+            };
+            (r, child_panic)
+        };
+        if let Some(p) = r.err().or(child_panic) {
+            failed = true;
+            parent.keep_panic(p);
+        }
+    }
+    // SAFETY: closed once, at completion; the nodes live in the parent's region.
+    unsafe {
+        d.notify.close(failed, |s| {
+            // SAFETY: a sibling descriptor in the same region.
+            let s = &*s.cast::<TaskDesc>();
+            if failed {
+                s.cancelled.store(true, Ordering::Relaxed);
+            }
+            if s.deps.fire() {
+                if let (Some(t), true) = (tr, s.trace_id != 0) {
+                    t.note(EventKind::Ready {
+                        task: s.trace_id,
+                        by: d.trace_id,
+                    });
+                }
+                schedule(s, parent.registry());
+            }
+        })
+    };
+    // The last access to the parent's frame and region (this descriptor included).
+    parent.completed.fetch_add(1, Ordering::Release);
+}
