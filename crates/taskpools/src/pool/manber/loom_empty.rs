@@ -5,8 +5,8 @@ use super::*;
 use crate::sync::Arc;
 use loom::thread;
 
-/// Both participants search an empty pool (the seed's livelock): both are told it is
-/// exhausted.
+/// Both participants search an empty pool (the livelock Kotz and Ellis describe): both are
+/// told it is exhausted.
 #[test]
 fn loom_all_searching_on_an_empty_pool_are_all_exhausted() {
     for search in Search::ALL {

@@ -12,7 +12,7 @@ use crate::sync::{lock, Ordering};
 /// How a participant with an empty segment looks for elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Search {
-    /// Manber's tree of round counters (seed Figure 2).
+    /// Manber's tree of round counters (Kotz and Ellis, Figure 2).
     Tree,
     /// From the segment where it last found elements, around the ring (Figure 3).
     Linear,
@@ -33,7 +33,7 @@ impl Search {
         }
     }
 
-    /// The seed's name for the algorithm (seed 003, Figures 2–4).
+    /// Kotz and Ellis's name for the algorithm (Figures 2–4).
     pub fn alias(self) -> &'static str {
         match self {
             Search::Tree => "tree-search",
