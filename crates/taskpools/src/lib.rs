@@ -48,11 +48,12 @@
 //! Nested tasks that declare what they read and write, ordered by a dependence analysis
 //! (PARTEE's data-flow model), are in [`dataflow`].
 //!
-//! Layers, bottom to top: [`queue`] and [`mem`] (queues, deques, node memory managers),
-//! [`pool`] (the family behind [`TaskPool`]), [`runtime`] (the persistent workers), and the
-//! front ends on it: [`phase`] (the working phase, driven by [`Builder`]), [`forkjoin`] and
-//! [`dataflow`];
-//! the synthetic algorithm of the seed is in [`synthetic`].
+//! Layers, bottom to top: the foundations, among them [`places`] (place descriptions and
+//! machine topology); [`queue`] and [`mem`] (queues, deques, node memory managers); [`pool`]
+//! (the family behind [`TaskPool`]); [`runtime`] (the persistent workers); and the front ends
+//! on it: [`phase`] (the working phase, driven by [`Builder`]), [`forkjoin`], [`dataflow`],
+//! and `distributed` (the working phase over MPI ranks, with the feature `mpi`). The synthetic
+//! algorithm of Korch and Rauber is in [`synthetic`].
 
 #![warn(missing_docs)]
 

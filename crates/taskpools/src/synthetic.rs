@@ -1,4 +1,5 @@
-//! The synthetic algorithm of seed 004 §7.2: one task type `A(i)` with
+//! The synthetic algorithm of Korch and Rauber, "A Comparison of Task Pools for Dynamic Load
+//! Balancing of Irregular Algorithms" (2002), §7.2: one task type `A(i)` with
 //!
 //! ```text
 //! A(i) -> {100f}                                   for i <= 0
@@ -58,7 +59,7 @@ impl Task for A {
     }
 }
 
-/// The initial tasks `A(k-1), …, A(0)`, in the order the seed creates them.
+/// The initial tasks `A(k-1), …, A(0)`, in the order Korch and Rauber create them.
 pub fn initial_tasks(k: u32, f: u32) -> Vec<A> {
     (0..k as i32).rev().map(|i| A { i, f }).collect()
 }

@@ -1,6 +1,6 @@
-//! The task model (seed 004 §2): a task is a value of a user type `T: Task`; running it may
-//! create child tasks with [`Ctx::put`]. Tasks are moved into queue slots, never boxed by the
-//! runtime; boxed closures are just one more `Task` implementation ([`BoxedTask`]).
+//! The task model (Korch and Rauber (2002) §2): a task is a value of a user type `T: Task`; running
+//! it may create child tasks with [`Ctx::put`]. Tasks are moved into queue slots, never boxed by
+//! the runtime; boxed closures are just one more `Task` implementation ([`BoxedTask`]).
 
 /// A unit of work that a task pool schedules.
 ///
@@ -87,7 +87,7 @@ impl<'a, T, L> Ctx<'a, T, L> {
         self.local
     }
 
-    /// Creates a child task (the seed's `tpool_put`). The task is moved into the pool.
+    /// Creates a child task (Korch and Rauber's `tpool_put`). The task is moved into the pool.
     #[inline]
     pub fn put(&mut self, task: T) {
         self.sink.put(task);

@@ -1,5 +1,6 @@
-//! Memory managers for the nodes of list-based queues (seed 004 §4.4 and Table 1), and the
-//! [`region`] allocator of the data-flow tasks (seed 002 §3.4.1).
+//! Memory managers for the nodes of list-based queues (Korch and Rauber, "A Comparison of Task
+//! Pools for Dynamic Load Balancing of Irregular Algorithms" (2002), §4.4 and Table 1), and the
+//! [`region`] allocator of the data-flow tasks (Papakonstantinou, PARTEE (2015), §3.4.1).
 //!
 //! A list-based queue asks a per-worker [`NodeCache`] for the memory of one node and gives it
 //! back when the node leaves the queue. Which strategy serves those requests is chosen per run
@@ -8,17 +9,17 @@
 //! | name | alias | strategy |
 //! |---|---|---|
 //! | `system` | `bs` | every node from the global allocator, every free back to it |
-//! | `central` | `l` | one free list for all workers behind one lock (the seed's negative example) |
+//! | `central` | `l` | one free list for all workers behind one lock (Korch and Rauber's negative example) |
 //! | `per-worker` | `dl` | a free list per worker; misses go to the global allocator |
 //! | `per-worker-blocks` | `dgbko` | a free list per worker, refilled by allocating blocks of nodes at once |
 //!
-//! Free nodes are linked through their own memory (the first word of a free node holds the
-//! next pointer), like the seed's "f" variants; nodes migrate between workers with the tasks
+//! Free nodes are linked through their own memory (the first word of a free node holds the next
+//! pointer), like Korch and Rauber's "f" variants; nodes migrate between workers with the tasks
 //! that stealing moves, so a worker's free list can grow while another's drains. To keep that
-//! bounded, `dl` returns nodes beyond [`LOCAL_CAP`] to the global allocator and `dgbko` moves
-//! half of an over-full list to a shared spill list, which a worker checks before it allocates
-//! a new block. Blocks are returned to the global allocator when the last queue or cache of the
-//! pool is gone (every queue and cache holds an `Arc` of its [`NodeAlloc`]).
+//! bounded, `dl` returns nodes beyond [`LOCAL_CAP`] to the global allocator and `dgbko` moves half
+//! of an over-full list to a shared spill list, which a worker checks before it allocates a new
+//! block. Blocks are returned to the global allocator when the last queue or cache of the pool is
+//! gone (every queue and cache holds an `Arc` of its [`NodeAlloc`]).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::fmt;
@@ -61,7 +62,7 @@ impl MemKind {
         }
     }
 
-    /// The seed's name (Table 1).
+    /// Korch and Rauber's name (Table 1).
     pub fn alias(self) -> &'static str {
         match self {
             MemKind::System => "bs",
@@ -83,7 +84,7 @@ impl MemKind {
         }
     }
 
-    /// Parses a descriptive name or a seed alias.
+    /// Parses a descriptive name or an alias (Korch and Rauber's name).
     pub fn from_name(s: &str) -> Result<MemKind, crate::Error> {
         MemKind::ALL
             .into_iter()

@@ -1,16 +1,16 @@
-//! Region-based allocation (seed 002 §3.4.1, after Gay and Aiken): a region is a bump
-//! allocator over fixed-size chunks; everything allocated in it is freed at once when the
-//! region is dropped. The data-flow front end gives every running task that spawns two
-//! regions: one for its children's descriptors, closures and notify-list nodes, one for its
-//! look-up table (which only the task's own thread touches, kept apart from what other threads
-//! write); both are dropped when the task completes.
+//! Region-based allocation (Papakonstantinou, PARTEE (2015), §3.4.1, after Gay and Aiken): a region
+//! is a bump allocator over fixed-size chunks; everything allocated in it is freed at once when the
+//! region is dropped. The data-flow front end gives every running task that spawns two regions: one
+//! for its children's descriptors, closures and notify-list nodes, one for its look-up table (which
+//! only the task's own thread touches, kept apart from what other threads write); both are dropped
+//! when the task completes.
 //!
 //! Chunks come from, and go back to, a global pool split into [`FREE_LISTS`] lists, each behind
 //! its own lock: a thread picks a list at random and *tries* to lock it, moving on to another
-//! random list when it is busy (the seed's "n lists, random try-lock", which keeps allocating
+//! random list when it is busy (PARTEE's "n lists, random try-lock", which keeps allocating
 //! threads from queueing on one lock). Each list keeps at most [`LIST_CAP`] chunks, so a burst
 //! of allocation does not pin memory forever. Allocations larger than a quarter chunk get a
-//! dedicated allocation that is freed with the region (the seed's variable-size pages).
+//! dedicated allocation that is freed with the region (PARTEE's variable-size pages).
 //!
 //! A region is owned by one thread at a time (it is `Send`, not `Sync`) and never runs
 //! destructors: callers store only plain data in it, or drop what they stored themselves

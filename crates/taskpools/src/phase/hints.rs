@@ -29,7 +29,8 @@
 //! sleeps or is counted idle, with a planted twin that ignores the inboxes.
 
 use super::inbox::Inbox;
-use super::{Coordinator, HintSink, Remote, WorkerStats};
+use super::remote::HintSink;
+use super::{Coordinator, Remote, WorkerStats};
 use crate::pool::TaskPool;
 use crate::task::PutAtError;
 use crate::Error;

@@ -1,5 +1,6 @@
-//! Idle workers: termination of the working phase, sleeping and waking (seed 004 §4.1, and the
-//! wake-up policies of the seed's Java pools `dq2`/`dq9`/`dq10`, aliases `java-dq2`, …).
+//! Idle workers: termination of the working phase, sleeping and waking (Korch and Rauber, "A
+//! Comparison of Task Pools for Dynamic Load Balancing of Irregular Algorithms" (2002), §4.1,
+//! and the wake-up policies of their Java pools `dq2`/`dq9`/`dq10`, aliases `java-dq2`, …).
 //!
 //! # Termination
 //!
@@ -55,7 +56,7 @@ use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex,
 
 /// When a put wakes a sleeping worker.
 ///
-/// The aliases name the seed's Java pools (seed 004 §6.3, Table 2) that introduced each
+/// The aliases name Korch and Rauber's Java pools (2002, §6.3, Table 2) that introduced each
 /// policy, prefixed `java-` because the bare names `dq2`, `dq9`, `dq10` denote whole pools
 /// there (and `dq2` is the pool [`PoolKind::StealWorkingEnd`](crate::PoolKind::StealWorkingEnd)
 /// here): `java-dq2` is the Java `dq2` (`notify()` in every `put()`), `java-dq9` is `dq9`
@@ -63,8 +64,8 @@ use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex,
 /// (a flag with busy waiting instead of `wait()`/`notify()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WakePolicy {
-    /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: the
-    /// seed's C pools and its Java `dq2` signal in every put). Costs a `SeqCst` fence per
+    /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: Korch and
+    /// Rauber's C pools and their Java `dq2` signal in every put). Costs a `SeqCst` fence per
     /// shared put. On `private-deque`, whose puts wait for their owner
     /// ([`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER)), the
     /// wake-ups of a task's puts are made together when it ends or calls
@@ -93,7 +94,7 @@ impl WakePolicy {
         }
     }
 
-    /// The seed's name for the Java pool that introduced the policy, prefixed `java-`.
+    /// Korch and Rauber's name for the Java pool that introduced the policy, prefixed `java-`.
     pub fn alias(self) -> &'static str {
         match self {
             WakePolicy::EveryPut => "java-dq2",

@@ -12,7 +12,9 @@ use loom::thread;
 use super::hints::PlaceHints;
 use super::idle::Coordinator;
 use super::inbox::{Inbox, InboxOnly};
-use super::{worker, NoRemote, WakePolicy};
+use super::remote::NoRemote;
+use super::worker_loop::worker;
+use super::WakePolicy;
 use crate::mem::MemKind;
 use crate::pool::{
     ChaseLevPool, FcdqPool, PoolConfig, PrivateDequePool, PrivatePublicPool, StealHalfPool,

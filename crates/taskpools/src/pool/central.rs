@@ -1,4 +1,4 @@
-//! Central task pools (seed 004 §3.1): one queue shared by all workers.
+//! Central task pools (Korch and Rauber (2002) §3.1): one queue shared by all workers.
 //! `sq1` (linked list) and `sq2` (array) lock the whole queue for every access; `sq4` is the
 //! two-lock FIFO queue, which lets one put and one get proceed at the same time.
 

@@ -1,4 +1,4 @@
-//! Combined central and distributed pool (seed 004 §3.4, `sdq1`).
+//! Combined central and distributed pool (Korch and Rauber (2002) §3.4, `sdq1`).
 //!
 //! Each worker keeps up to [`KEEP_BLOCKS`] full blocks plus the block it is working on in
 //! private, without locks. When it has more, its oldest full block goes to one central locked
@@ -12,8 +12,8 @@ use super::{Brand, PoolConfig, PutOutcome, TaskPool};
 use crate::queue::{BlockQueue, PrivateBlocks};
 use crate::stats::WorkerStats;
 
-/// Full blocks a worker keeps before sending its oldest to the central queue (the seed's
-/// threshold).
+/// Full blocks a worker keeps before sending its oldest to the central queue (Korch and
+/// Rauber's threshold).
 pub const KEEP_BLOCKS: usize = 1;
 
 /// `sdq1`.

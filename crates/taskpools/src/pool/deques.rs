@@ -1,6 +1,6 @@
-//! Stealing pools on the lock-free deques of seed 002 §3.2: `chase-lev` (DCWQ) and
-//! `fast-concurrent-deque` (FCDQ). Each worker owns one deque: it pushes and pops at its end
-//! without locks; idle workers steal the oldest task of a victim (random start, then around).
+//! Stealing pools on the lock-free deques of Papakonstantinou, PARTEE (2015), §3.2: `chase-lev`
+//! (DCWQ) and `fast-concurrent-deque` (FCDQ). Each worker owns one deque: it pushes and pops at its
+//! end without locks; idle workers steal the oldest task of a victim (random start, then around).
 //!
 //! Owner operations of both deques must come from one thread at a time, so a worker's deque is
 //! *claimed* when its `Local` is made and released when that `Local` is dropped; asking twice
@@ -132,7 +132,7 @@ impl<T: Send> TaskPool<T> for ChaseLevPool<T> {
 pub const FCDQ_CAPACITY: usize = 1024;
 
 /// `fast-concurrent-deque` / `fcdq`: an FCDQ per worker plus a private overflow stack for
-/// puts that find it full (the seed's runtime runs such a task at once instead; a pool cannot
+/// puts that find it full (PARTEE's runtime runs such a task at once instead; a pool cannot
 /// run tasks, so it keeps them privately, and only the owner can take them).
 pub struct FcdqPool<T> {
     deques: Box<[CachePadded<Fcdq<T>>]>,

@@ -1,6 +1,6 @@
-//! Distributed task pools without exchange (seed 004 §3.3, `dq1` lists, `dq3` arrays): each
-//! worker has a private queue and runs only what it was given at initialization and what it
-//! creates itself. No synchronization at all; the load is as balanced as the initial
+//! Distributed task pools without exchange (Korch and Rauber (2002) §3.3, `dq1` lists, `dq3`
+//! arrays): each worker has a private queue and runs only what it was given at initialization
+//! and what it creates itself. No synchronization at all; the load is as balanced as the initial
 //! distribution (round-robin) makes it. A worker may leave once its own queue is empty.
 
 use std::marker::PhantomData;

@@ -1,12 +1,13 @@
-//! The task-pool family of Korch and Rauber (seed 004 §3, §6.3) behind one trait.
+//! The task-pool family of Korch and Rauber, "A Comparison of Task Pools for Dynamic Load
+//! Balancing of Irregular Algorithms" (2002), §3 and §6.3, behind one trait.
 //!
 //! A pool stores tasks; the working phase ([`crate::phase`]) drives it with N workers through
 //! [`TaskPool::put`] and [`TaskPool::get`]. Per-worker state (private queues, memory caches,
 //! random number generators) lives in [`TaskPool::Local`], which the runtime moves into the
 //! worker's thread, so no pool needs thread-local storage.
 //!
-//! **Contract for correct termination** (seed §4.1; the proof is in the docs of the working
-//! phase's idle protocol, `phase::idle`):
+//! **Contract for correct termination** (Korch and Rauber §4.1; the proof is in the docs of the
+//! working phase's idle protocol, `phase::idle`):
 //! `get` may return `None` only after it has looked, under the queues' synchronization, at
 //! every queue in which a task put by *this* worker could still be (its own queues and every
 //! shared queue it puts into). Pools whose `get` looks at all shared queues satisfy this.
@@ -19,9 +20,9 @@
 //! | steal-working-end, steal-opposite-end, steal-array | dq2, dq5, dq7 | `stealing.rs` |
 //! | private-public, private-public-greedy | dq8, dq8g | `private_public.rs` |
 //! | combined | sdq1 | `combined.rs` |
-//! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (seed 002 §3.2) |
+//! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (Papakonstantinou, PARTEE (2015), §3.2) |
 //! | private-deque | acr13 | `requests.rs` (steal requests, Acar, Charguéraud & Rainey 2013) |
-//! | steal-half (search: tree, linear, random) | manber | `manber/` (seed 003) |
+//! | steal-half (search: tree, linear, random) | manber | `manber/` (Kotz and Ellis 1989) |
 
 mod central;
 mod combined;
@@ -84,7 +85,7 @@ impl PoolConfig {
     }
 }
 
-/// A task pool: `init`/`put`/`get` of seed 004 §6.1, with per-worker state.
+/// A task pool: `init`/`put`/`get` of Korch and Rauber (2002) §6.1, with per-worker state.
 pub trait TaskPool<T: Send>: Sync {
     /// Per-worker state, moved into that worker's thread.
     type Local: Send;
@@ -209,13 +210,14 @@ pub enum PoolKind {
     PrivatePublicGreedy,
     /// `sdq1`: private blocks per worker, overflow to one central list of blocks.
     Combined,
-    /// `dcwq`: a lock-free Chase–Lev deque per worker (seed 002).
+    /// `dcwq`: a lock-free Chase–Lev deque per worker (Papakonstantinou, PARTEE (2015)).
     ChaseLev,
     /// `acr13`: a private deque per worker that thieves reach through steal requests.
     PrivateDeque,
-    /// `fcdq`: a fixed-capacity FCDQ per worker (seed 002).
+    /// `fcdq`: a fixed-capacity FCDQ per worker (Papakonstantinou, PARTEE (2015)).
     Fcdq,
-    /// `manber`: Manber's concurrent pool, steal-half with a search strategy (seed 003).
+    /// `manber`: Manber's concurrent pool, steal-half with a search strategy (as Kotz and
+    /// Ellis, "Evaluation of Concurrent Pools" (1989), evaluate it).
     StealHalf,
 }
 
@@ -262,7 +264,8 @@ impl PoolKind {
         }
     }
 
-    /// The seed's name (Table 2; `dq8g` is ours for the greedy variant of `dq8`).
+    /// The papers' name (Korch and Rauber's Table 2 for their family; `dq8g` is ours for the
+    /// greedy variant of `dq8`).
     pub fn alias(self) -> &'static str {
         match self {
             PoolKind::CentralList => "sq1",

@@ -1,4 +1,4 @@
-//! Stealing with private and public queues (seed 004 §3.5, `dq8`).
+//! Stealing with private and public queues (Korch and Rauber (2002) §3.5, `dq8`).
 //!
 //! Each worker fills and empties a private block of [`BLOCK_LEN`] tasks without any
 //! synchronization. Other workers can only see its public queue, a locked queue of whole
@@ -9,7 +9,7 @@
 //!   recent public block, and only then steals the oldest block of another worker.
 //! * **greedy** (`dq8g`): full blocks stay private; one is published (the oldest) only when the
 //!   public queue is empty. Fewer locks, but thieves may find nothing while the owner holds
-//!   plenty (the seed's caveat).
+//!   plenty (Korch and Rauber's caveat).
 
 use crossbeam_utils::CachePadded;
 

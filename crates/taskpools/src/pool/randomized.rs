@@ -1,7 +1,7 @@
-//! Randomized task pool (seed 004 §3.2, `rq1`–`rq3`): 4×P locked queues not owned by anyone.
-//! A put goes to a random queue; a get visits all queues starting at a random one. (The seed's
-//! three variants differ only in the random number generator; this one uses `fastrand`'s
-//! wyrand, so one variant stands for all three.)
+//! Randomized task pool (Korch and Rauber (2002) §3.2, `rq1`–`rq3`): 4×P locked queues not owned by
+//! anyone. A put goes to a random queue; a get visits all queues starting at a random one. (Korch
+//! and Rauber's three variants differ only in the random number generator; this one uses
+//! `fastrand`'s wyrand, so one variant stands for all three.)
 
 use crossbeam_utils::CachePadded;
 

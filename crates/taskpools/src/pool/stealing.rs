@@ -1,5 +1,5 @@
-//! Dynamic task stealing (seed 004 §3.5): a locked queue per worker; a worker whose queue is
-//! empty visits the others, starting at a random victim, and takes one task.
+//! Dynamic task stealing (Korch and Rauber (2002) §3.5): a locked queue per worker; a worker
+//! whose queue is empty visits the others, starting at a random victim, and takes one task.
 //! `dq2` steals from the working end of a list, `dq5` the oldest task of a doubly linked list
 //! (likely the root of a large subtree), `dq7` from the working end of an array.
 

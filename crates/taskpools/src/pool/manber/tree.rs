@@ -1,6 +1,7 @@
-//! Manber's tree search (seed 003 §2, Figures 1 and 2): a complete binary tree over the
-//! segments (leaves; missing leaves up to the next power of two are permanently empty), with a
-//! round counter per node meaning "this subtree was found empty in every round up to this one".
+//! Manber's tree search (Kotz and Ellis, "Evaluation of Concurrent Pools" (1989), §2, Figures 1 and
+//! 2): a complete binary tree over the segments (leaves; missing leaves up to the next power of two
+//! are permanently empty), with a round counter per node meaning "this subtree was found empty in
+//! every round up to this one".
 //!
 //! Arriving at an internal node from child `c`, with sibling `s`:
 //! 1. a child's counter exceeds our round: we are behind; adopt the higher round and restart at
