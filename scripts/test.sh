@@ -43,8 +43,9 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
   echo "== AddressSanitizer (nightly, $host)"
   RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
     cargo +nightly test -p taskpools --target "$host" --lib --test ownership --test deques \
-    --test deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
-    --test phase_runtime --test dataflow --test places --test trace --test local_state
+    --test deque_scenarios --test private_deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
+    --test phase_runtime --test dataflow --test places --test places_phase --test places_topology --test trace \
+    --test local_state
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
     "(rustup toolchain install nightly); the fork-join and deque tests run with debug" \
@@ -63,11 +64,12 @@ if command -v valgrind >/dev/null 2>&1; then
   bins=$(cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"} --no-run --quiet \
     --message-format=json |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
-    grep -E '/(ownership|deques|deque_scenarios|pools|forkjoin|dataflow|places|trace)-[0-9a-f]+$' ||
+    grep -E '/(ownership|deques|deque_scenarios|private_deque_scenarios|pools|forkjoin|dataflow|places|places_phase|places_topology|trace)-[0-9a-f]+$' ||
     true)
-  if [ "$(wc -w <<<"$bins")" -ne 8 ]; then
-    echo "valgrind step: expected the 8 test binaries ownership, deques, deque_scenarios," \
-      "pools, forkjoin, dataflow, places, trace; found: ${bins:-none}" >&2
+  if [ "$(wc -w <<<"$bins")" -ne 11 ]; then
+    echo "valgrind step: expected the 11 test binaries ownership, deques, deque_scenarios," \
+      "private_deque_scenarios, pools, forkjoin, dataflow, places, places_phase," \
+      "places_topology, trace; found: ${bins:-none}" >&2
     exit 1
   fi
   for b in $bins; do
