@@ -2,6 +2,7 @@
 //! speedup against the sequential code, and the cost of a join at 1 thread,
 //! (T1 − Tseq) / joins. Every parallel result is checked against the sequential one.
 
+mod command;
 mod join;
 mod kernels;
 mod runner;
@@ -10,6 +11,7 @@ mod tree;
 use anyhow::{bail, Result};
 use serde::Serialize;
 
+pub use command::{exec, run_and_emit, ForkjoinArgs};
 pub use runner::run;
 pub use tree::Node;
 

@@ -26,6 +26,7 @@
 
 mod cache_stress;
 mod chain;
+mod command;
 mod matmul;
 mod measure;
 mod mergesort;
@@ -36,6 +37,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use taskpools::places::Places;
 
+pub use command::{exec, run_and_emit, PlacesArgs};
 pub use runner::run;
 
 /// The benchmarks.

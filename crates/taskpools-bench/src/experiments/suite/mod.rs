@@ -9,6 +9,7 @@
 //! through `extern "C"` function pointers, so the table compares runtimes, not compilers.
 
 pub mod blackscholes;
+mod command;
 pub mod heat;
 pub mod kernels;
 pub mod matmul;
@@ -23,6 +24,8 @@ use taskpools::dataflow::Config;
 
 use super::pinning::{our_runtimes, pinner, rayon_pools, settle_after};
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, SuiteArgs};
 
 /// A benchmark of the suite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

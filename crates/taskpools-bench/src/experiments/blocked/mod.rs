@@ -13,6 +13,8 @@
 //! Each result is compared bit for bit with the sequential one (every variant does the same
 //! floating-point operations in the same order per element).
 
+mod command;
+
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -21,6 +23,8 @@ use serde::Serialize;
 use super::pinning::{pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, BlockedArgs};
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -4,6 +4,8 @@
 //! Repetitions are interleaved (rep 1 of every configuration, then rep 2, …) so that drift in
 //! the machine's load spreads over all configurations instead of hitting one.
 
+mod command;
+
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -13,6 +15,8 @@ use taskpools::{Builder, MemKind, PoolKind, Search, WakePolicy};
 
 use super::summarize;
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, SyntheticArgs};
 
 /// What to run.
 #[derive(Clone, Debug)]

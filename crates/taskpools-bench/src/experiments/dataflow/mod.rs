@@ -17,6 +17,8 @@
 //! - `random`: a random block written and two other random blocks read (a random DAG of fixed
 //!   width; no row structure).
 
+mod command;
+
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -26,6 +28,8 @@ use taskpools::dataflow::{self, Config};
 use super::pinning::{our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, DataflowArgs};
 
 /// Words per block.
 const STRIDE: usize = 8;

@@ -7,6 +7,8 @@
 //! empty one), so throughput = 2·OPS / time. Success rates are reported beside it, and every
 //! run checks that what was taken plus what is left equals what was pushed.
 
+mod command;
+
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -17,6 +19,8 @@ use taskpools::queue::{Fcdq, MutexDeque, SpinDeque};
 
 use super::summarize;
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, DequeArgs};
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -19,6 +19,8 @@
 //! event. The sizes are replayed from those events and checked against the pool's
 //! segments at the end of the trial. `--trace FILE` writes those traces.
 
+mod command;
+
 use std::path::PathBuf;
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
@@ -29,6 +31,8 @@ use taskpools::pool::manber::{ConcurrentConfig, ConcurrentPool, Removed, Search}
 use taskpools::runtime::trace::{Event, EventKind, Source, Trace};
 
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, ManberArgs};
 
 /// What to run.
 #[derive(Clone, Debug)]
