@@ -1,5 +1,6 @@
-//! `taskpools`: the workbench. Runs the seed experiments on the pool family and reports tables,
-//! JSON/CSV and SVG plots.
+//! `taskpools`: the workbench. Runs the experiments of the task-pool papers (Korch & Rauber;
+//! Kotz & Ellis on Manber's pool; Papakonstantinou's PARTEE; Weibel's LASSI) on the pool family
+//! and reports tables, JSON/CSV and SVG plots.
 
 mod cli;
 mod commands;
@@ -31,11 +32,13 @@ enum Cmd {
     List,
     /// The synthetic algorithm A(i) of Korch & Rauber on the pool family.
     Synthetic(synthetic::SyntheticArgs),
-    /// The deque micro-benchmark of seed 002 (Table 3.1) against crossbeam-deque.
+    /// The deque micro-benchmark of Papakonstantinou, PARTEE (2015) (Table 3.1) against
+    /// crossbeam-deque.
     Deque(deque::DequeArgs),
     /// Fork-join kernels on taskpools::forkjoin, rayon, chili, forte and sequentially.
     Forkjoin(forkjoin::ForkjoinArgs),
-    /// Manber's concurrent pool (seed 003): job mixes, producers/consumers, search strategies.
+    /// Manber's concurrent pool (Kotz & Ellis, "Evaluation of Concurrent Pools", 1989): job
+    /// mixes, producers/consumers, search strategies.
     Manber(manber::ManberArgs),
     /// N-Queens on the task pools, on fork-join (scope per node, binary joins), rayon, chili
     /// and forte.
@@ -47,15 +50,15 @@ enum Cmd {
     /// on task graphs, against OpenMP tasks with `depend` (libgomp) and row-synchronized
     /// fork-join, rayon and OpenMP.
     Dataflow(dataflow::DataflowArgs),
-    /// The application suite of the data-flow seed (Table 4.1, Figure 4.1): Black-Scholes,
-    /// Cholesky, heat diffusion, LU, matrix multiply and mergesort as data-flow tasks, with
-    /// syncs instead of dependences (ND), fork-join, rayon and OpenMP (libgomp), against the
-    /// sequential programs.
+    /// The application suite of Papakonstantinou, PARTEE (2015) (Table 4.1, Figure 4.1):
+    /// Black-Scholes, Cholesky, heat diffusion, LU, matrix multiply and mergesort as data-flow
+    /// tasks, with syncs instead of dependences (ND), fork-join, rayon and OpenMP (libgomp),
+    /// against the sequential programs.
     Suite(suite::SuiteArgs),
     /// Locality-aware places (LASSI): the Cache Stress Test, merge sort and block matrix
     /// multiply with best, worst, ignorant and random locality hints, against the runtime
     /// without places and rayon; then the shared deque per place against one per worker, and
-    /// the steal policies of the talk's future work.
+    /// the steal policies of Weibel's future work.
     Places(places::PlacesArgs),
     /// The working phase spread over MPI ranks (run it under mpirun; needs the `mpi` cargo
     /// feature): synthetic A(k) and N-Queens with steal-half between ranks (random, linear

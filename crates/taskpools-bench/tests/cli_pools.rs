@@ -63,7 +63,7 @@ fn deque_benchmark_json_has_every_row_and_latencies() {
 }
 
 #[test]
-fn manber_writes_points_and_the_seed_figures() {
+fn manber_writes_points_and_the_paper_figures() {
     let dir = std::env::temp_dir().join(format!("taskpools-manber-{}", std::process::id()));
     let json = dir.join("m.json");
     std::fs::create_dir_all(&dir).unwrap();

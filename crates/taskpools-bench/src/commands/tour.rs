@@ -135,7 +135,7 @@ fn tour(out: &Path) -> Result<()> {
         trace: Some(out.join("synthetic-trace.json")),
     };
     synthetic::run_and_emit(&p, &TourFiles::new(out, "synthetic_trace").outputs(), false)?;
-    println!("== deque: the deque micro-benchmark of seed 002 (Table 3.1)\n");
+    println!("== deque: the deque micro-benchmark of PARTEE (Table 3.1)\n");
     let p = deque::Params {
         threads: vec![2, 4],
         ops: 128_000,
@@ -197,7 +197,7 @@ fn tour(out: &Path) -> Result<()> {
         trace: None,
     };
     dataflow::run_and_emit(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
-    println!("== suite: the data-flow seed's six applications, small sizes\n");
+    println!("== suite: PARTEE's six applications, small sizes\n");
     let p = suite::Params {
         threads: vec![1, 2],
         reps: 2,
@@ -235,7 +235,7 @@ fn tour(out: &Path) -> Result<()> {
         // One core: one place, nothing to compare.
         Err(e) => println!("(skipped: {e})\n"),
     }
-    println!("== manber: Manber's concurrent pool (seed 003), short run\n");
+    println!("== manber: Manber's concurrent pool (Kotz & Ellis), short run\n");
     let p = manber::Params {
         participants: vec![16, 2],
         ops: 5000,

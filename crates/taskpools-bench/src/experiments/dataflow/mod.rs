@@ -2,7 +2,7 @@
 //! run by our data-flow scopes (block mode at two block sizes, exact mode), by OpenMP tasks
 //! with `depend` clauses (libgomp, C built by the build script) in the same invocation, and,
 //! where the graph is rows of independent tasks, with a sync after each row (our data-flow
-//! scope, our fork-join `scope`, rayon, OpenMP `taskwait`: the seed's "ND" programs).
+//! scope, our fork-join `scope`, rayon, OpenMP `taskwait`: PARTEE's "ND" programs).
 //!
 //! Every task `t` adds `1 + (the values it reads)` to the first word of the block it writes;
 //! each block is 8 words (64 bytes). Every variant's result is compared with the sequential

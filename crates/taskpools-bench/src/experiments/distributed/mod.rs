@@ -1,7 +1,8 @@
-//! `taskpools distributed`: the working phase spread over MPI ranks (seed 003's outlook),
-//! run under `mpirun`. Synthetic A(k) and N-Queens with exact totals, each search strategy
-//! between ranks against a static split of the initial tasks (no stealing between ranks) and
-//! against the same total number of threads in one process.
+//! `taskpools distributed`: the working phase spread over MPI ranks (the outlook of Kotz &
+//! Ellis, "Evaluation of Concurrent Pools", 1989), run under `mpirun`. Synthetic A(k) and
+//! N-Queens with exact totals, each search strategy between ranks against a static split of
+//! the initial tasks (no stealing between ranks) and against the same total number of threads
+//! in one process.
 
 mod command;
 #[cfg(feature = "mpi")]

@@ -33,13 +33,13 @@ use crate::report::{self, Progress};
     )),
 )]
 pub struct ManberArgs {
-    /// Participant counts, comma-separated (the seed: 16); each 1 to 4096, none given twice.
+    /// Participant counts, comma-separated (Kotz & Ellis: 16); each 1 to 4096, none given twice.
     #[arg(long, default_value = "16,2", value_delimiter = ',')]
     pub participants: Vec<usize>,
-    /// Total operations per trial (the seed: 5000); 1 to 10^8.
+    /// Total operations per trial (Kotz & Ellis: 5000); 1 to 10^8.
     #[arg(long, default_value_t = 5000)]
     pub ops: usize,
-    /// Initial elements per participant (the seed: 320 for 16 participants, i.e. 20); the
+    /// Initial elements per participant (Kotz & Ellis: 320 for 16 participants, i.e. 20); the
     /// largest participant count times this must be at most 2^26 (67,108,864) elements.
     #[arg(long, default_value_t = 20)]
     pub fill: usize,
@@ -63,12 +63,12 @@ pub struct ManberArgs {
     /// comma-separated; each at most 10^6 (1 ms).
     #[arg(long, default_value = "0", value_delimiter = ',')]
     pub delay_ns: Vec<u64>,
-    /// Trials per point (the seed: 10); at least 1.
+    /// Trials per point (Kotz & Ellis: 10); at least 1.
     #[arg(long, default_value_t = 10)]
     pub trials: usize,
     #[command(flatten)]
     pub out: RecordsArgs,
-    /// Directory for the SVG figures (Figures 5, 6-9 and 10 of the seed) and the samples;
+    /// Directory for the SVG figures (Figures 5, 6-9 and 10 of Kotz & Ellis) and the samples;
     /// created before the run.
     #[arg(long)]
     pub plot_dir: Option<PathBuf>,
@@ -157,7 +157,7 @@ pub fn run_and_emit(
     Ok(())
 }
 
-/// The counterparts of the seed's Figures 5, 6-9 and 10.
+/// The counterparts of Figures 5, 6-9 and 10 of Kotz & Ellis.
 fn figures(dir: &Path, records: &[Record], samples: &[Samples]) -> Result<()> {
     let mut ns: Vec<usize> = records.iter().map(|r| r.participants).collect();
     ns.sort_unstable();

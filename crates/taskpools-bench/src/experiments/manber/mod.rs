@@ -1,13 +1,14 @@
-//! The measurements of seed 003 (§3.3–§4) on our concurrent pool: the random-operations model
-//! over job mixes, producer/consumer with contiguous or balanced producers, a sparse initial
-//! fill, and per strategy: mean add and remove time, share of removes that stole, segments
-//! examined per steal, elements per steal, and segment sizes over time.
+//! The measurements of Kotz & Ellis, "Evaluation of Concurrent Pools" (1989, §3.3–§4), which
+//! evaluates Manber's pool, on our concurrent pool: the random-operations model over job
+//! mixes, producer/consumer with contiguous or balanced producers, a sparse initial fill, and
+//! per strategy: mean add and remove time, share of removes that stole, segments examined per
+//! steal, elements per steal, and segment sizes over time.
 //!
-//! The seed let participants run until the *combined* number of operations reached the
+//! Kotz & Ellis let participants run until the *combined* number of operations reached the
 //! target. With 16 participants on 2 cores that lets the first threads the OS schedules do all
 //! the work before the others start, so here every participant performs its share (ops / P),
 //! and all start together at a barrier. Averages are taken per participant, then over
-//! participants, then over trials, as in the seed. Operation times include two clock reads
+//! participants, then over trials, as Kotz & Ellis did. Operation times include two clock reads
 //! (about 40 ns here), the same for every strategy; with more participants than CPUs they also
 //! include time spent waiting for a CPU (such runs are labelled oversubscribed).
 //!
@@ -37,11 +38,11 @@ pub use command::{exec, run_and_emit, ManberArgs};
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Params {
-    /// Participant counts (the seed: 16).
+    /// Participant counts (Kotz & Ellis: 16).
     pub participants: Vec<usize>,
-    /// Total operations per trial (the seed: 5000).
+    /// Total operations per trial (Kotz & Ellis: 5000).
     pub ops: usize,
-    /// Initial elements per participant (the seed: 320 / 16 = 20).
+    /// Initial elements per participant (Kotz & Ellis: 320 / 16 = 20).
     pub fill_per_participant: usize,
     /// Strategies.
     pub searches: Vec<Search>,
@@ -53,7 +54,7 @@ pub struct Params {
     pub waiting: bool,
     /// Remote-access delays to run (ns).
     pub delays_ns: Vec<u64>,
-    /// Trials per point (the seed: 10).
+    /// Trials per point (Kotz & Ellis: 10).
     pub trials: usize,
     /// Write the schedule traces of the sampled trials (Figures 6–9) here.
     pub trace: Option<PathBuf>,
@@ -585,8 +586,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
             }
         }
     }
-    // Figures 6–9: one sampled trial per strategy and arrangement, with the seed's 5 producers
-    // of 16 (scaled to the largest participant count).
+    // Figures 6–9: one sampled trial per strategy and arrangement, with Kotz & Ellis's 5
+    // producers of 16 (scaled to the largest participant count).
     let mut samples = Vec::new();
     let mut traces = Vec::new();
     let n = *p.participants.iter().max().expect("non-empty");

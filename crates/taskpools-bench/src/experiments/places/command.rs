@@ -32,28 +32,28 @@ pub struct PlacesArgs {
     pub bench: Vec<String>,
     #[command(flatten)]
     pub reps: RepsArgs,
-    /// Cache Stress: MiB per array (the talk: 8), up to 1024.
+    /// Cache Stress: MiB per array (Weibel: 8), up to 1024.
     #[arg(long, default_value_t = 8)]
     pub cache_mb: usize,
-    /// Cache Stress: passes of each task over its array (the talk: 100), 1 to 10000.
+    /// Cache Stress: passes of each task over its array (Weibel: 100), 1 to 10000.
     #[arg(long, default_value_t = 16)]
     pub passes: usize,
-    /// Cache Stress: tasks per worker (the talk: 8 threads per core), 1 to 1024.
+    /// Cache Stress: tasks per worker (Weibel: 8 threads per core), 1 to 1024.
     #[arg(long, default_value_t = 8)]
     pub tasks_per_worker: usize,
-    /// Merge sort: elements (the talk: 4194304), up to 2^28.
+    /// Merge sort: elements (Weibel: 4194304), up to 2^28.
     #[arg(long, default_value_t = 1 << 22)]
     pub sort_n: usize,
-    /// Merge sort: sorters per worker (the talk: 8192).
+    /// Merge sort: sorters per worker (Weibel: 8192).
     #[arg(long, default_value_t = 8192)]
     pub sorters_per_worker: usize,
-    /// Block matrix multiply: side (the talk: 2048), leaf * 2^k, up to 8192.
+    /// Block matrix multiply: side (Weibel: 2048), leaf * 2^k, up to 8192.
     #[arg(long, default_value_t = 512)]
     pub mat_n: usize,
     /// Block matrix multiply: leaf side, at least 4.
     #[arg(long, default_value_t = 64)]
     pub mat_leaf: usize,
-    /// The talk's sizes: 100 passes, matrices of 2048 (slow on 2 cores: minutes).
+    /// Weibel's sizes: 100 passes, matrices of 2048 (slow on 2 cores: minutes).
     #[arg(long)]
     pub paper_sizes: bool,
     /// Skip the sections on deque sharing and steal policies.

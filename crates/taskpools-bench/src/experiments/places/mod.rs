@@ -1,17 +1,18 @@
-//! `taskpools places`: the locality benchmarks of LASSI (seeds 000/001) on a runtime with
-//! places, against the same programs on the runtime without places and on rayon.
+//! `taskpools places`: the locality benchmarks of LASSI (Weibel, "An Advanced Scheduler for
+//! Intervals", 2010) on a runtime with places, against the same programs on the runtime
+//! without places and on rayon.
 //!
 //! - **Cache Stress Test**: two randomly initialised arrays (8 MB each); 8 tasks per worker,
 //!   half of them sum and multiply every element of array 0 `passes` times, half of
 //!   array 1. *best*: array 0's tasks at place 0, array 1's at place 1; *worst*: each place
 //!   gets half of each array's tasks; *ignorant*: no hints; *random*: a random place per
 //!   task.
-//! - **Merge sort** (4 194 304 integers in the talk): 8192 sorters per worker (each fills
+//! - **Merge sort** (Weibel: 4 194 304 integers): 8192 sorters per worker (each fills
 //!   its part randomly and sorts it), then mergers up a binary tree. *best*: sorters of the
 //!   first half at place 0, of the second at place 1, each merger at its left
 //!   predecessor's place; *worst*: each merger at the other place. *ignorant* spawns
 //!   without hints; *random* hints a random place.
-//! - **Block matrix multiply** (2048² in the talk): C = A B by 8 products of quadrants
+//! - **Block matrix multiply** (Weibel: 2048²): C = A B by 8 products of quadrants
 //!   (into C and a temporary), then 4 additions. *best*: everything for C's quadrants 0 and 3
 //!   at place 0, for 1 and 2 at place 1; *worst*: the additions at the other place than
 //!   their products.
@@ -19,7 +20,7 @@
 //! The Cache Stress Test also runs as a task-pool working phase whose root puts the leaves
 //! with hints (`Ctx::put_at`), against the same phase without hints.
 //!
-//! Every variant's result is checked against a sequential run's. Then the talk's claims
+//! Every variant's result is checked against a sequential run's. Then Weibel's claims
 //! and future work: the shared deque per place against one per worker (`1x2` vs `2x1`), and
 //! the steal policies on the random Cache Stress variant and on a chain of tasks (where the
 //! adaptive policy's parking shows in CPU time).

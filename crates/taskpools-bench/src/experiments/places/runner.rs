@@ -175,7 +175,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         return Ok(records);
     }
 
-    // Section 2: the talk's claims. A shared deque per place against one per worker, on the
+    // Section 2: Weibel's claims. A shared deque per place against one per worker, on the
     // locality-ignorant programs: one place of all workers (`1xW`, one shared deque), one
     // place per worker (`Wx1`), and the runtime without places (per-worker deques).
     let rr = PlacePolicy {

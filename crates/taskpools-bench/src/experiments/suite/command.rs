@@ -38,7 +38,7 @@ pub struct SuiteArgs {
     /// mergesort.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pub bench: Vec<String>,
-    /// The seed's problem sizes (30 M options, Cholesky 2048², heat 2048², LU 4096², matrix
+    /// PARTEE's problem sizes (30 M options, Cholesky 2048², heat 2048², LU 4096², matrix
     /// multiply 2048², mergesort 2^20 keys, smaller than our default): minutes per benchmark
     /// on 2 cores. The size options
     /// below override single sizes either way.
@@ -85,10 +85,10 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub sort_leaf: Option<usize>,
     /// Look-up tables of the `dataflow` variants: `exact` (no false dependences) or `blocks`
-    /// (the seed's block mode). Heat runs both its variants whatever this says.
+    /// (PARTEE's block mode). Heat runs both its variants whatever this says.
     #[arg(long, default_value = "exact")]
     pub lut: String,
-    /// Block size of the look-up tables in bytes, 1 to 2^30 (the seed: 2048).
+    /// Block size of the look-up tables in bytes, 1 to 2^30 (PARTEE: 2048).
     #[arg(long, default_value_t = 2048)]
     pub lut_block: usize,
     #[command(flatten)]

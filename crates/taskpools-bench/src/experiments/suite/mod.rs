@@ -1,4 +1,5 @@
-//! The application suite of seed 002's evaluation (chapter 4, Table 4.1 and Figure 4.1):
+//! The application suite of the evaluation in Papakonstantinou, PARTEE (2015) (chapter 4,
+//! Table 4.1 and Figure 4.1):
 //! Black-Scholes, Cholesky, heat diffusion, LU, matrix multiply and mergesort, each in the
 //! variants that fit it — data-flow tasks, the same program without dependence analysis and
 //! with syncs ("ND"), fork-join, rayon, OpenMP tasks (with `depend` where the program has
@@ -45,7 +46,7 @@ pub enum Bench {
 }
 
 impl Bench {
-    /// Every benchmark, in the seed's order.
+    /// Every benchmark, in PARTEE's order.
     pub const ALL: [Bench; 6] = [
         Bench::BlackScholes,
         Bench::Cholesky,
@@ -146,8 +147,8 @@ impl Sizes {
         sort_leaf: 4096,
     };
 
-    /// The seed's sizes (Table 4.1): 30 M options in blocks of 128; Cholesky 2048² in 256²
-    /// tiles; heat 2048² (100 steps, bands of 64 rows: the seed does not give these); LU
+    /// PARTEE's sizes (Table 4.1): 30 M options in blocks of 128; Cholesky 2048² in 256²
+    /// tiles; heat 2048² (100 steps, bands of 64 rows: PARTEE does not give these); LU
     /// 4096² (256² tiles); matrix multiply 2048² (leaves of 64²); mergesort 1,048,576 keys.
     pub const PAPER: Sizes = Sizes {
         options: 30_000_000,
