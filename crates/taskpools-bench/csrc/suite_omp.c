@@ -1,8 +1,8 @@
-/* OpenMP drivers of `taskpools suite` (seed 002, chapter 4): the six programs as OpenMP
- * tasks (with `depend` clauses where the program has dependences, `taskwait` where it is
- * recursive), run by libgomp when built with GCC. The inner kernels are not here: every
- * driver receives them as function pointers to the Rust kernels that every other variant
- * calls, so the comparison is between runtimes, not between compilers.
+/* OpenMP drivers of `taskpools suite` (Papakonstantinou, PARTEE (2015), chapter 4): the six
+ * programs as OpenMP tasks (with `depend` clauses where the program has dependences,
+ * `taskwait` where it is recursive), run by libgomp when built with GCC. The inner kernels
+ * are not here: every driver receives them as function pointers to the Rust kernels that
+ * every other variant calls, so the comparison is between runtimes, not between compilers.
  *
  * Matrices are row-major, n x n, rows ld apart (ld = n plus a cache line, see the Rust side);
  * tile (i, j) of bs x bs starts at a + i*bs*ld + j*bs. A task's `depend` names the first element of each tile or band it uses,

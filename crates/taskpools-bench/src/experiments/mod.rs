@@ -3,7 +3,6 @@
 pub mod blocked;
 pub mod dataflow;
 pub mod deque;
-#[cfg(feature = "mpi")]
 pub mod distributed;
 pub mod forkjoin;
 pub mod manber;

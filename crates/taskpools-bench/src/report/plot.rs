@@ -269,7 +269,7 @@ pub fn line_chart(
     Ok(())
 }
 
-/// Speedup over threads on log-log axes (the seed's Figure 4.1): one line per series of
+/// Speedup over threads on log-log axes (PARTEE's Figure 4.1): one line per series of
 /// (threads, speedup) points, and the linear speedup in grey.
 pub fn loglog_speedup(
     path: &Path,

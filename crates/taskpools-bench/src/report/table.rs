@@ -1,4 +1,5 @@
-//! Text tables in the style of seed 004's Tables 5, 7 and 8: per thread count, configurations
+//! Text tables in the style of Tables 5, 7 and 8 of Korch & Rauber, "A Comparison of Task Pools
+//! for Dynamic Load Balancing of Irregular Algorithms" (2002): per thread count, configurations
 //! ranked by median time, the best with its time and the others as a percentage above it.
 
 use std::fmt::Write;
@@ -90,7 +91,8 @@ pub fn synthetic_table(records: &[Record]) -> String {
     s
 }
 
-/// The deque comparison in the layout of seed 002's Table 3.1, plus latencies.
+/// The deque comparison in the layout of Table 3.1 of Papakonstantinou, PARTEE (2015), plus
+/// latencies.
 pub fn deque_table(
     records: &[crate::experiments::deque::Record],
     ops: usize,
@@ -113,7 +115,7 @@ pub fn deque_table(
     ps.dedup();
     let _ = writeln!(
         s,
-        "deque micro-benchmark (seed 002 Table 3.1): one deque of capacity {capacity}; the owner does {ops} pushes \
+        "deque micro-benchmark (Papakonstantinou, PARTEE (2015), Table 3.1): one deque of capacity {capacity}; the owner does {ops} pushes \
          and {ops}/P pops, each of P-1 thieves {ops}/P steals;\nthroughput counts all 2x{ops} operations (failed ones too), \
          median of {} runs; in brackets: share of operations that succeeded\n",
         first.reps
@@ -164,7 +166,7 @@ pub fn deque_table(
 }
 
 /// The Manber measurements: per participant count, the random model over job mixes and the
-/// producer/consumer model, each strategy side by side; then the seed's questions answered
+/// producer/consumer model, each strategy side by side; then Kotz & Ellis's questions answered
 /// from these numbers.
 pub fn manber_table(records: &[crate::experiments::manber::Record]) -> String {
     let mut s = String::new();
@@ -240,7 +242,7 @@ pub fn manber_table(records: &[crate::experiments::manber::Record]) -> String {
                 let _ = writeln!(s);
             }
         }
-        // The seed's questions, over the steal-heavy points (sparse random mixes below 50 %
+        // Kotz & Ellis's questions, over the steal-heavy points (sparse random mixes below 50 %
         // adds, and every producer/consumer point with at least one producer and one consumer).
         let heavy = |r: &&&crate::experiments::manber::Record| {
             let random = r.workload == "random";
@@ -492,7 +494,7 @@ pub fn dataflow_table(records: &[crate::experiments::dataflow::Record], openmp: 
     s
 }
 
-/// The `suite` experiment's table (the seed's Table 4.1, with speedups): per benchmark, one
+/// The `suite` experiment's table (PARTEE's Table 4.1, with speedups): per benchmark, one
 /// row per variant, per thread count the time, the speedup over sequential and the time
 /// relative to the OpenMP variant.
 pub fn suite_table(records: &[crate::experiments::suite::Record], openmp: bool) -> String {
@@ -622,7 +624,7 @@ pub fn places_table(
                 "locality" => "\n== Locality variants (vs = time / best locality on places)",
                 "claims" => "\n== A shared deque per place vs one per worker, locality-ignorant programs (vs = time / no places)",
                 "phase" => "\n== Cache Stress as a working phase, leaves put with hints (Ctx::put_at) (vs = time / best locality;\n   local / remote = hinted leaves that ran at / away from their place)",
-                _ => "\n== The talk's future work: steal policies (vs = time / default policy); cpu = the runtime's workers' CPU time / wall time",
+                _ => "\n== LASSI's future work (Weibel, 2010): steal policies (vs = time / default policy); cpu = the runtime's workers' CPU time / wall time",
             };
             let _ = writeln!(s, "{title}");
             let _ = writeln!(

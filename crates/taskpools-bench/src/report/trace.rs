@@ -1,5 +1,6 @@
 //! Schedule traces: the Gantt chart of a trace (one row per worker, jobs as bars coloured by
-//! where they were found, sleeps shaded, steals marked, like Figure 1 of the task-pool seed),
+//! where they were found, sleeps shaded, steals marked, like Figure 1 of Korch & Rauber, "A
+//! Comparison of Task Pools for Dynamic Load Balancing of Irregular Algorithms" (2002)),
 //! and the summary that `taskpools trace FILE.json` prints from a Chrome trace-event file.
 
 use std::collections::BTreeMap;

@@ -74,7 +74,7 @@ impl Program for BlackScholes {
             "dataflow" => timed(|| {
                 ctx.rt.install(|| {
                     dataflow::scope_with(ctx.dataflow, |df| {
-                        // The options are only read: captured by reference (the seed's
+                        // The options are only read: captured by reference (PARTEE's
                         // `safe` arguments); the prices are declared.
                         let rp = df.region(prices);
                         for s in (0..opts.len()).step_by(block) {

@@ -2,8 +2,8 @@
 //! swapped each step, one task per band of rows. The data-flow variant spawns every step's
 //! bands at once: a band waits only for the three bands of the previous step it reads (and
 //! for the readers of the band it overwrites), so steps overlap. It runs at two look-up-table
-//! granularities: the seed's 2 KiB blocks (a band of rows is hundreds of blocks, each a table
-//! entry: the seed's §4 overhead) and exact ranges indexed by one block per band. ND syncs
+//! granularities: PARTEE's 2 KiB blocks (a band of rows is hundreds of blocks, each a table
+//! entry: PARTEE's §4 overhead) and exact ranges indexed by one block per band. ND syncs
 //! after each step; rayon runs each step as a parallel loop over the bands.
 
 use rayon::prelude::*;

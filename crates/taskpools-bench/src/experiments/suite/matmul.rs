@@ -1,7 +1,7 @@
 //! Matrix multiply, recursive: `C += A B` on `n` × `n` matrices split into quadrants down to
 //! leaves of `leaf` × `leaf`; each of C's quadrants gets two products, one after the other.
 //! The data-flow variant spawns all eight products of a level at once, each declaring its C
-//! quadrant `inout` (A and B are only read: captured, the seed's `safe`), so the second
+//! quadrant `inout` (A and B are only read: captured, PARTEE's `safe`), so the second
 //! product into a quadrant waits for the first and nothing else waits; ND (and rayon, and
 //! OpenMP) run the first four products in parallel, sync, then the other four. Rows are
 //! [`padded`] by a cache line.

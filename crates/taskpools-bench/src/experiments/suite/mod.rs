@@ -1,4 +1,5 @@
-//! The application suite of seed 002's evaluation (chapter 4, Table 4.1 and Figure 4.1):
+//! The application suite of the evaluation in Papakonstantinou, PARTEE (2015) (chapter 4,
+//! Table 4.1 and Figure 4.1):
 //! Black-Scholes, Cholesky, heat diffusion, LU, matrix multiply and mergesort, each in the
 //! variants that fit it — data-flow tasks, the same program without dependence analysis and
 //! with syncs ("ND"), fork-join, rayon, OpenMP tasks (with `depend` where the program has
@@ -9,10 +10,14 @@
 //! through `extern "C"` function pointers, so the table compares runtimes, not compilers.
 
 pub mod blackscholes;
+mod command;
 pub mod heat;
 pub mod kernels;
 pub mod matmul;
 pub mod mergesort;
+mod sizes;
+#[cfg(test)]
+mod tests;
 pub mod tiled;
 
 use std::time::Instant;
@@ -23,6 +28,9 @@ use taskpools::dataflow::Config;
 
 use super::pinning::{our_runtimes, pinner, rayon_pools, settle_after};
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, SuiteArgs};
+pub use sizes::Sizes;
 
 /// A benchmark of the suite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +50,7 @@ pub enum Bench {
 }
 
 impl Bench {
-    /// Every benchmark, in the seed's order.
+    /// Every benchmark, in PARTEE's order.
     pub const ALL: [Bench; 6] = [
         Bench::BlackScholes,
         Bench::Cholesky,
@@ -73,147 +81,6 @@ impl Bench {
                 let known: Vec<_> = Bench::ALL.iter().map(|b| b.name()).collect();
                 anyhow::anyhow!("unknown benchmark `{s}`; known: {}", known.join(", "))
             })
-    }
-}
-
-/// Problem sizes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sizes {
-    /// Black-Scholes: options.
-    pub options: usize,
-    /// Black-Scholes: options per task.
-    pub options_block: usize,
-    /// Cholesky: matrix side.
-    pub cholesky_n: usize,
-    /// Cholesky: tile side.
-    pub cholesky_tile: usize,
-    /// Heat: grid side.
-    pub heat_n: usize,
-    /// Heat: steps.
-    pub heat_steps: usize,
-    /// Heat: rows per task.
-    pub heat_band: usize,
-    /// LU: matrix side.
-    pub lu_n: usize,
-    /// LU: tile side.
-    pub lu_tile: usize,
-    /// Matrix multiply: matrix side.
-    pub matmul_n: usize,
-    /// Matrix multiply: leaf side.
-    pub matmul_leaf: usize,
-    /// Mergesort: keys.
-    pub sort_n: usize,
-    /// Mergesort: keys per leaf.
-    pub sort_leaf: usize,
-}
-
-impl Sizes {
-    /// Sizes for a run of the whole suite in about a minute on 2 cores (3 repetitions at 1
-    /// and 2 threads).
-    pub const DEFAULT: Sizes = Sizes {
-        options: 1 << 22,
-        options_block: 128,
-        cholesky_n: 1536,
-        cholesky_tile: 128,
-        heat_n: 1536,
-        heat_steps: 60,
-        heat_band: 32,
-        lu_n: 1280,
-        lu_tile: 128,
-        matmul_n: 1024,
-        matmul_leaf: 64,
-        sort_n: 1 << 22,
-        sort_leaf: 4096,
-    };
-
-    /// Sizes for the tour: about a tenth of the default work.
-    pub const TOUR: Sizes = Sizes {
-        options: 1 << 20,
-        options_block: 128,
-        cholesky_n: 768,
-        cholesky_tile: 128,
-        heat_n: 768,
-        heat_steps: 40,
-        heat_band: 32,
-        lu_n: 768,
-        lu_tile: 128,
-        matmul_n: 512,
-        matmul_leaf: 64,
-        sort_n: 1 << 20,
-        sort_leaf: 4096,
-    };
-
-    /// The seed's sizes (Table 4.1): 30 M options in blocks of 128; Cholesky 2048² in 256²
-    /// tiles; heat 2048² (100 steps, bands of 64 rows: the seed does not give these); LU
-    /// 4096² (256² tiles); matrix multiply 2048² (leaves of 64²); mergesort 1,048,576 keys.
-    pub const PAPER: Sizes = Sizes {
-        options: 30_000_000,
-        options_block: 128,
-        cholesky_n: 2048,
-        cholesky_tile: 256,
-        heat_n: 2048,
-        heat_steps: 100,
-        heat_band: 64,
-        lu_n: 4096,
-        lu_tile: 256,
-        matmul_n: 2048,
-        matmul_leaf: 64,
-        sort_n: 1 << 20,
-        sort_leaf: 4096,
-    };
-
-    /// The largest matrix or grid side accepted (its doubles take 512 MiB, and a run keeps
-    /// three copies).
-    pub const MAX_SIDE: usize = 8192;
-    /// The most options accepted (48 bytes each, plus two prices: 2 GiB).
-    pub const MAX_OPTIONS: usize = 1 << 25;
-    /// The most keys accepted (four buffers of 4 bytes per key: 2 GiB).
-    pub const MAX_KEYS: usize = 1 << 27;
-    /// The most heat steps accepted.
-    pub const MAX_STEPS: usize = 100_000;
-
-    /// Checks that every size can run and fit; the error names the option and its limits.
-    pub fn check(&self) -> Result<()> {
-        let within = |opt: &str, v: usize, lo: usize, hi: usize| -> Result<()> {
-            if !(lo..=hi).contains(&v) {
-                bail!("{opt} {v}: must be {lo} to {hi}");
-            }
-            Ok(())
-        };
-        within("--options", self.options, 1, Self::MAX_OPTIONS)?;
-        within("--options-block", self.options_block, 1, self.options)?;
-        for (opt, n, topt, t) in [
-            (
-                "--cholesky-n",
-                self.cholesky_n,
-                "--cholesky-tile",
-                self.cholesky_tile,
-            ),
-            ("--lu-n", self.lu_n, "--lu-tile", self.lu_tile),
-        ] {
-            within(opt, n, 1, Self::MAX_SIDE)?;
-            within(topt, t, 1, n)?;
-            if n % t != 0 {
-                bail!("{topt} {t} must divide {opt} {n}");
-            }
-        }
-        within("--heat-n", self.heat_n, 3, Self::MAX_SIDE)?;
-        within("--heat-steps", self.heat_steps, 1, Self::MAX_STEPS)?;
-        within("--heat-band", self.heat_band, 1, self.heat_n)?;
-        within("--matmul-n", self.matmul_n, 1, Self::MAX_SIDE)?;
-        within("--matmul-leaf", self.matmul_leaf, 1, self.matmul_n)?;
-        let q = self.matmul_n / self.matmul_leaf;
-        if self.matmul_n % self.matmul_leaf != 0 || !q.is_power_of_two() {
-            bail!(
-                "--matmul-n {} must be --matmul-leaf {} times a power of two (the recursion \
-                 halves it down to the leaves)",
-                self.matmul_n,
-                self.matmul_leaf
-            );
-        }
-        within("--sort-n", self.sort_n, 1, Self::MAX_KEYS)?;
-        within("--sort-leaf", self.sort_leaf, 1, self.sort_n)?;
-        Ok(())
     }
 }
 
@@ -637,104 +504,4 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         crate::report::trace::write_files(path, &traces)?;
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Small sizes that still have several tiles, bands, levels and blocks.
-    const SMALL: Sizes = Sizes {
-        options: 1000,
-        options_block: 64,
-        cholesky_n: 96,
-        cholesky_tile: 16,
-        heat_n: 64,
-        heat_steps: 7,
-        heat_band: 5,
-        lu_n: 96,
-        lu_tile: 16,
-        matmul_n: 64,
-        matmul_leaf: 8,
-        sort_n: 5000,
-        sort_leaf: 64,
-    };
-
-    #[test]
-    fn every_variant_of_every_benchmark_matches_the_sequential_run() {
-        let p = Params {
-            threads: vec![1, 2],
-            reps: 2,
-            benches: Bench::ALL.to_vec(),
-            sizes: SMALL,
-            dataflow: Config::default(),
-            pin: false,
-            trace: None,
-        };
-        let r = run(&p, &Progress::new(false)).unwrap();
-        for b in Bench::ALL {
-            let rows: Vec<_> = r.iter().filter(|r| r.bench == b.name()).collect();
-            assert!(rows.iter().any(|r| r.variant == "dataflow"), "{}", b.name());
-            assert!(
-                rows.iter()
-                    .filter(|r| r.variant != "sequential" && !r.variant.starts_with("openmp"))
-                    .all(|r| r.ms.is_some()),
-                "{}",
-                b.name()
-            );
-            assert_eq!(
-                rows.iter()
-                    .any(|r| r.variant.starts_with("openmp") && r.ms.is_some()),
-                openmp_available(),
-                "{}",
-                b.name()
-            );
-        }
-    }
-
-    #[test]
-    fn the_sequential_programs_compute_what_they_claim() {
-        // Mergesort sorts; Cholesky's L Lᵀ and LU's L U give back the matrix.
-        let c0 = Ctx {
-            threads: 1,
-            rt: &taskpools::Runtime::builder().threads(1).build().unwrap(),
-            pool: &rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap(),
-            dataflow: Config::default(),
-            pin: false,
-        };
-        let mut m = mergesort::Mergesort::new(3000, 50);
-        m.reset();
-        m.run("sequential", &c0);
-        m.keep_as_expected();
-        assert!(m.sorted());
-        for kind in [tiled::Factor::Cholesky, tiled::Factor::Lu] {
-            let mut t = tiled::Tiled::new(kind, 48, 16);
-            t.reset();
-            t.run("sequential", &c0);
-            assert!(t.residual() < 1e-9, "{kind:?}: {}", t.residual());
-        }
-    }
-
-    #[test]
-    fn bad_sizes_are_refused_with_the_option_named() {
-        let mut s = SMALL;
-        s.cholesky_tile = 17;
-        assert!(s
-            .check()
-            .unwrap_err()
-            .to_string()
-            .contains("--cholesky-tile"));
-        let mut s = SMALL;
-        s.matmul_leaf = 24;
-        assert!(s.check().unwrap_err().to_string().contains("--matmul-n"));
-        let mut s = SMALL;
-        s.heat_band = 0;
-        assert!(s.check().unwrap_err().to_string().contains("--heat-band"));
-        for s in [Sizes::DEFAULT, Sizes::TOUR, Sizes::PAPER] {
-            s.check().unwrap();
-        }
-    }
 }

@@ -1,7 +1,7 @@
 //! The tiled factorizations: Cholesky (`A = L Lᵀ`) and LU without pivoting (`A = L U`) of an
 //! `n` × `n` row-major matrix in tiles of `bs` × `bs`, right-looking, not recursive. The
 //! data-flow variant declares each kernel's tiles (strided sub-matrices of the one matrix, the
-//! seed's *stride* arguments) and lets the dependences order them; ND runs the same kernels
+//! *stride* arguments of PARTEE) and lets the dependences order them; ND runs the same kernels
 //! with a sync after each phase of each step (factor; panel solves; trailing update); OpenMP
 //! uses `depend` on the tiles. Rows are [`padded`] by a cache line.
 

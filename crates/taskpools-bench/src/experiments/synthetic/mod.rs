@@ -1,8 +1,11 @@
-//! The synthetic algorithm A(i) (seed 004 §7.2) on a set of pools, memory managers and thread
-//! counts, against the sequential algorithm measured in the same invocation.
+//! The synthetic algorithm A(i) (Korch & Rauber, "A Comparison of Task Pools for Dynamic Load
+//! Balancing of Irregular Algorithms" (2002), §7.2) on a set of pools, memory managers and
+//! thread counts, against the sequential algorithm measured in the same invocation.
 //!
 //! Repetitions are interleaved (rep 1 of every configuration, then rep 2, …) so that drift in
 //! the machine's load spreads over all configurations instead of hitting one.
+
+mod command;
 
 use std::time::Instant;
 
@@ -13,6 +16,8 @@ use taskpools::{Builder, MemKind, PoolKind, Search, WakePolicy};
 
 use super::summarize;
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, SyntheticArgs};
 
 /// What to run.
 #[derive(Clone, Debug)]

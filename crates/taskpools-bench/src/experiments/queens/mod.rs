@@ -5,6 +5,8 @@
 //! no scope) and forte, and the sequential recursion. Every run's count, and every task-pool
 //! run's number of tasks, is checked against the sequential one.
 
+mod command;
+
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -14,6 +16,8 @@ use taskpools::{Builder, Ctx, PoolKind, Task};
 use super::pinning::{chili_pool, forte_pool, our_runtimes, pinner, rayon_pools, Forte};
 use super::summarize;
 use crate::report::Progress;
+
+pub use command::{exec, run_and_emit, QueensArgs};
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -1,7 +1,5 @@
-//! `taskpools distributed`: the working phase spread over MPI ranks (seed 003's outlook),
-//! run under `mpirun`. Synthetic A(k) and N-Queens with exact totals, each search strategy
-//! between ranks against a static split of the initial tasks (no stealing between ranks) and
-//! against the same total number of threads in one process.
+//! Running the working phase over MPI ranks: every configuration on every rank, the
+//! one-process comparison on rank 0, exact totals checked, failures reported together.
 
 use std::time::{Duration, Instant};
 
@@ -9,261 +7,13 @@ use anyhow::{bail, Result};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 use serde::{Deserialize, Serialize};
-use taskpools::distributed::{
-    run_distributed, sum_across, DistReport, DistributedConfig, RankStats,
-};
+use taskpools::distributed::{run_distributed, sum_across, DistReport, DistributedConfig};
 use taskpools::pool::PoolVisitor;
-use taskpools::synthetic::{initial_tasks, task_count, A};
-use taskpools::{Ctx, PoolConfig, PoolKind, Runtime, Search, Task, TaskPool, WakePolicy};
+use taskpools::synthetic::{initial_tasks, task_count};
+use taskpools::{PoolConfig, Runtime, Search, Task, TaskPool, WakePolicy};
 
-use super::queens::Board;
-
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct Params {
-    pub workloads: Vec<Workload>,
-    /// Synthetic A(k) with work factor f.
-    pub k: u32,
-    pub f: u32,
-    /// N-Queens board side.
-    pub queens: u32,
-    /// Workers per rank.
-    pub threads: usize,
-    pub pool: PoolKind,
-    /// Search strategies between ranks; each runs beside the static split.
-    pub searches: Vec<Search>,
-    /// Where the initial tasks start.
-    pub start: Start,
-    pub reps: usize,
-    /// Also run the same total thread count in one process (on rank 0).
-    pub single: bool,
-    pub max_batch: usize,
-    pub remote_delay: Duration,
-    pub jitter: Duration,
-    /// Fault injection for the tests: a task on this rank panics.
-    pub panic_on_rank: Option<usize>,
-    /// Fault injection for the tests: this rank's process exits in the middle of the phase.
-    pub die_on_rank: Option<usize>,
-    /// Record each rank's schedule in one extra, untimed run per configuration (on a runtime
-    /// that records): rank r writes Chrome trace-event JSON to `<stem>.rank<r>.json` and Gantt
-    /// charts into `<stem>.rank<r>.gantt/`, next to this path.
-    pub trace: Option<std::path::PathBuf>,
-}
-
-/// Trace buffer per worker, in events.
-const TRACE_EVENTS: usize = 1 << 21;
-
-/// Where rank `rank` writes its trace, for `--trace path`: `dir/stem.rank<r>.json`.
-pub fn rank_trace_path(path: &std::path::Path, rank: usize) -> std::path::PathBuf {
-    let stem = path
-        .file_stem()
-        .map_or("trace".into(), |s| s.to_string_lossy().into_owned());
-    path.with_file_name(format!("{stem}.rank{rank}.json"))
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
-    Synthetic,
-    Queens,
-}
-
-impl Workload {
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::Synthetic => "synthetic",
-            Workload::Queens => "queens",
-        }
-    }
-    pub fn from_name(s: &str) -> Result<Workload> {
-        match s {
-            "synthetic" => Ok(Workload::Synthetic),
-            "queens" => Ok(Workload::Queens),
-            _ => bail!("unknown workload '{s}' (known: synthetic, queens, all)"),
-        }
-    }
-}
-
-/// Where the initial tasks are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Start {
-    /// All on rank 0: the unbalanced input.
-    Rank0,
-    /// Round-robin over the ranks.
-    Spread,
-}
-
-impl Start {
-    pub fn name(self) -> &'static str {
-        match self {
-            Start::Rank0 => "rank0",
-            Start::Spread => "spread",
-        }
-    }
-    pub fn from_name(s: &str) -> Result<Start> {
-        match s {
-            "rank0" => Ok(Start::Rank0),
-            "spread" => Ok(Start::Spread),
-            _ => bail!("unknown start '{s}' (known: rank0, spread)"),
-        }
-    }
-}
-
-/// One configuration's result (rank 0 prints and writes these).
-#[derive(Clone, Debug, Serialize)]
-pub struct Record {
-    pub workload: String,
-    /// `steal-half/<search>`, `static` or `one-process`.
-    pub config: String,
-    pub ranks: usize,
-    pub threads_per_rank: usize,
-    pub pool: String,
-    pub start: String,
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-    /// Median time over the one-process run's median (same total threads).
-    pub vs_one_process: Option<f64>,
-    /// Tasks run on all ranks (checked against the exact count).
-    pub tasks: u64,
-    pub expected_tasks: u64,
-    /// Per-rank counters of the first repetition.
-    pub per_rank: Vec<RankRow>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct RankRow {
-    pub rank: usize,
-    pub tasks_run: u64,
-    pub tasks_sent: u64,
-    pub tasks_received: u64,
-    pub requests_sent: u64,
-    pub requests_received: u64,
-    pub requests_granted: u64,
-    pub messages_sent: u64,
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    pub idle_ms: f64,
-    pub elapsed_ms: f64,
-}
-
-impl From<&RankStats> for RankRow {
-    fn from(r: &RankStats) -> Self {
-        RankRow {
-            rank: r.rank,
-            tasks_run: r.tasks_run,
-            tasks_sent: r.tasks_sent,
-            tasks_received: r.tasks_received,
-            requests_sent: r.requests_sent,
-            requests_received: r.requests_received,
-            requests_granted: r.requests_granted,
-            messages_sent: r.messages_sent,
-            bytes_sent: r.bytes_sent,
-            bytes_received: r.bytes_received,
-            idle_ms: r.idle.as_secs_f64() * 1e3,
-            elapsed_ms: r.elapsed.as_secs_f64() * 1e3,
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// N-Queens, one task per node, with a board that crosses ranks.
-
-/// A node of the N-Queens experiment's search tree, as a task.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Queen(Board);
-
-impl Queen {
-    fn root(n: u32) -> Queen {
-        Queen(Board::empty(n))
-    }
-    fn children(self) -> impl Iterator<Item = Queen> {
-        let b = self.0;
-        let mut free = b.free();
-        std::iter::from_fn(move || {
-            if free == 0 {
-                return None;
-            }
-            let q = free & free.wrapping_neg();
-            free ^= q;
-            Some(Queen(b.place(q)))
-        })
-    }
-}
-
-/// Counts solutions in the worker's state; a process may be made to fail here.
-impl Task<Counts> for Queen {
-    fn run(self, ctx: &mut Ctx<'_, Self, Counts>) {
-        ctx.local().nodes += 1;
-        ctx.local().fault();
-        if self.0.solved() {
-            ctx.local().solutions += 1;
-            return;
-        }
-        for c in self.children() {
-            ctx.put(c);
-        }
-    }
-}
-
-/// The synthetic task with a worker state (for the fault injection).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Synth(A);
-
-impl Task<Counts> for Synth {
-    fn run(self, ctx: &mut Ctx<'_, Self, Counts>) {
-        ctx.local().nodes += 1;
-        ctx.local().fault();
-        let A { i, f } = self.0;
-        let units = u64::from(f);
-        if i <= 0 {
-            taskpools::synthetic::work(100 * units);
-        } else {
-            taskpools::synthetic::work(10 * units);
-            ctx.put(Synth(A { i: i - 2, f }));
-            taskpools::synthetic::work(50 * units);
-            ctx.put(Synth(A { i: i - 1, f }));
-            taskpools::synthetic::work(100 * units);
-        }
-    }
-}
-
-/// Per-worker counters, and the fault to inject after some tasks.
-#[derive(Default)]
-pub struct Counts {
-    nodes: u64,
-    solutions: u64,
-    fault: Option<Fault>,
-}
-
-#[derive(Clone, Copy)]
-enum Fault {
-    Panic,
-    Die,
-}
-
-impl Counts {
-    #[inline]
-    fn fault(&mut self) {
-        if let Some(f) = self.fault {
-            if self.nodes == 1000 {
-                match f {
-                    Fault::Panic => panic!("injected panic (--panic-on-rank) after 1000 tasks"),
-                    Fault::Die => {
-                        eprintln!("injected failure (--die-on-rank): this process exits now");
-                        std::process::exit(3)
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Sequential N-Queens: (solutions, nodes).
-fn queens_seq(b: Queen) -> (u64, u64) {
-    super::queens::sequential(b.0)
-}
-
-// ---------------------------------------------------------------------------------------------
+use super::params::{rank_trace_path, Params, RankRow, Record, Start, Workload, TRACE_EVENTS};
+use super::tasks::{queens_seq, Counts, Fault, Queen, Synth};
 
 struct Ranked {
     comm: SimpleCommunicator,
@@ -463,7 +213,7 @@ fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
                 }
             }
             if me.rank == 0 {
-                let (med, min, max) = super::summarize(&times);
+                let (med, min, max) = crate::experiments::summarize(&times);
                 let report = first.expect("at least one repetition");
                 records.push(Record {
                     workload: w.name().into(),
@@ -592,7 +342,7 @@ fn one_process(p: &Params, w: Workload, me: &Ranked) -> Result<(f64, f64, f64)> 
                 bail!("one process: {nodes} tasks, {expected} expected");
             }
         }
-        out = Some(super::summarize(&times));
+        out = Some(crate::experiments::summarize(&times));
     }
     sleeping_barrier(&me.comm);
     let mut med = out.map_or(0.0, |o| o.0);
@@ -648,67 +398,4 @@ fn sleeping_barrier_within(comm: &SimpleCommunicator, limit: Duration) {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-}
-
-/// Rank 0's report.
-pub fn table(records: &[Record]) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<10} {:<20} {:>9} {:>10} {:>9} {:>9} {:>9} {:>12}",
-        "workload", "config", "ranks×thr", "median ms", "min", "max", "÷1-proc", "tasks"
-    );
-    for r in records {
-        let _ = writeln!(
-            s,
-            "{:<10} {:<20} {:>9} {:>10.1} {:>9.1} {:>9.1} {:>9} {:>12}",
-            r.workload,
-            r.config,
-            format!("{}×{}", r.ranks, r.threads_per_rank),
-            r.median_ms,
-            r.min_ms,
-            r.max_ms,
-            r.vs_one_process.map_or("-".into(), |v| format!("{v:.2}")),
-            r.tasks
-        );
-    }
-    let _ = writeln!(s, "\nper rank (first repetition):");
-    let _ = writeln!(
-        s,
-        "{:<10} {:<20} {:>4} {:>10} {:>8} {:>8} {:>7} {:>7} {:>7} {:>9} {:>9} {:>8}",
-        "workload",
-        "config",
-        "rank",
-        "tasks run",
-        "sent",
-        "recvd",
-        "req out",
-        "req in",
-        "granted",
-        "bytes out",
-        "bytes in",
-        "idle ms"
-    );
-    for r in records {
-        for q in &r.per_rank {
-            let _ = writeln!(
-                s,
-                "{:<10} {:<20} {:>4} {:>10} {:>8} {:>8} {:>7} {:>7} {:>7} {:>9} {:>9} {:>8.1}",
-                r.workload,
-                r.config,
-                q.rank,
-                q.tasks_run,
-                q.tasks_sent,
-                q.tasks_received,
-                q.requests_sent,
-                q.requests_received,
-                q.requests_granted,
-                q.bytes_sent,
-                q.bytes_received,
-                q.idle_ms
-            );
-        }
-    }
-    s
 }

@@ -1,11 +1,13 @@
-//! The deque micro-benchmark of seed 002 §3.2.3 (Table 3.1), repeated with our deques and
-//! crossbeam-deque in the same run, plus single-thread latencies.
+//! The deque micro-benchmark of Papakonstantinou, PARTEE (2015), §3.2.3 (Table 3.1), repeated
+//! with our deques and crossbeam-deque in the same run, plus single-thread latencies.
 //!
 //! One deque of capacity 16. The owner does `OPS` pushes and `OPS / P` pops (one pop after
-//! every P-th push); each of the P − 1 thieves does `OPS / P` steals. As in the seed, every
+//! every P-th push); each of the P − 1 thieves does `OPS / P` steals. As in PARTEE, every
 //! operation counts, successful or not (a push to a full fixed-size deque, a steal from an
 //! empty one), so throughput = 2·OPS / time. Success rates are reported beside it, and every
 //! run checks that what was taken plus what is left equals what was pushed.
+
+mod command;
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -18,14 +20,16 @@ use taskpools::queue::{Fcdq, MutexDeque, SpinDeque};
 use super::summarize;
 use crate::report::Progress;
 
+pub use command::{exec, run_and_emit, DequeArgs};
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Params {
     /// Thread counts P (owner + P − 1 thieves).
     pub threads: Vec<usize>,
-    /// Pushes by the owner (the seed: 128 000).
+    /// Pushes by the owner (PARTEE: 128 000).
     pub ops: usize,
-    /// Deque capacity (the seed: 16).
+    /// Deque capacity (PARTEE: 16).
     pub capacity: usize,
     /// Repetitions (median reported).
     pub reps: usize,

@@ -1,0 +1,34 @@
+//! `taskpools list`: every pool, memory manager, wake-up policy, search and fork-join pool,
+//! with its alias.
+
+use taskpools::{MemKind, PoolKind, WakePolicy};
+
+/// Runs `taskpools list`.
+pub fn exec() {
+    println!("pools (--pool NAME or ALIAS):");
+    for p in PoolKind::ALL {
+        println!(
+            "  {:<24} {:<13} {}{}",
+            p.name(),
+            p.alias(),
+            p.description(),
+            if p.uses_mem() { "  [uses --mem]" } else { "" }
+        );
+    }
+    println!("\nmemory managers (--mem NAME or ALIAS):");
+    for m in MemKind::ALL {
+        println!("  {:<24} {:<13} {}", m.name(), m.alias(), m.description());
+    }
+    println!("\nwake-up policies (--wake NAME or ALIAS):");
+    for w in WakePolicy::ALL {
+        println!("  {:<24} {:<13} {}", w.name(), w.alias(), w.description());
+    }
+    println!("\nsteal-half searches (--search NAME or ALIAS):");
+    for s in taskpools::Search::ALL {
+        println!("  {:<24} {:<13} {}", s.name(), s.alias(), s.description());
+    }
+    println!("\nfork-join pools (forkjoin --pool NAME or ALIAS; library: forkjoin::Pool):");
+    for p in taskpools::forkjoin::Pool::ALL {
+        println!("  {:<24} {:<13} {}", p.name(), p.alias(), p.description());
+    }
+}

@@ -1,0 +1,184 @@
+//! `taskpools forkjoin`: its arguments and their checks, and what a run reports (table,
+//! JSON, CSV, the speedup chart).
+
+use anyhow::{bail, Result};
+use clap::Args;
+
+use super::{kernel, run, Node, Params, KERNELS};
+use crate::cli::{
+    emit, names_or_all, OutputArgs, Outputs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs,
+};
+use crate::report::{self, Progress};
+
+/// The arguments of `taskpools forkjoin`.
+#[derive(Args)]
+#[command(
+    mut_arg("pin", |a| a.help(
+        "Pin worker i of every runtime (ours, rayon, chili, forte, the ceiling's threads) to \
+         core i mod cores, and the sequential and `calls` runs to core 0, where every \
+         runtime's worker 0 runs. Without pinning, a worker woken by another is often placed \
+         on the waker's core, and the two share it for milliseconds: 2-thread runs then \
+         measure the OS, not the runtime. `--pin`, `--pin true` (the default) or `--pin \
+         false`"
+    )),
+    mut_arg("trace", |a| a.help(
+        "Record a schedule trace of one extra, untimed run of each kernel on each of our \
+         pools and thread counts (on runtimes that record; the timed runs do not): Chrome \
+         trace-event JSON to this file and Gantt charts into the folder FILE with the \
+         extension `.gantt`"
+    )),
+)]
+pub struct ForkjoinArgs {
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
+    #[command(flatten)]
+    pub reps: RepsArgs,
+    /// fib(n); n ≤ 45 (a run makes about fib(n) joins: fib(45) ≈ 1.1e9).
+    #[arg(long, default_value_t = 30)]
+    pub fib: u64,
+    /// Depth d of the binary tree to sum; d ≤ 25: its 2^(d+1) - 1 nodes of 16 bytes must fit
+    /// in 1 GiB.
+    #[arg(long, default_value_t = 20)]
+    pub tree_depth: u32,
+    /// Elements for mergesort and quicksort; at most 2^28 (268,435,456: each of the four u32
+    /// buffers is then 1 GiB).
+    #[arg(long, default_value_t = 1 << 21)]
+    pub sort_len: usize,
+    /// Matrix size n for the 8-way recursive multiply: a power of two, at most 2048.
+    #[arg(long, default_value_t = 512)]
+    pub matrix: usize,
+    /// Our runtime's pools, comma-separated, or `all`: private-deque (acr13), chase-lev (dcwq).
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pub pool: Vec<String>,
+    /// Kernels, comma-separated, or `all`: fib, tree-sum, mergesort, quicksort, matmul.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pub kernels: Vec<String>,
+    #[command(flatten)]
+    pub pin: PinArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// The largest `--fib`: a run makes about fib(n) joins (fib(45) ≈ 1.1e9).
+const MAX_FIB: u64 = 45;
+/// The memory the `--tree-depth` tree may take.
+const TREE_BUDGET: u64 = 1 << 30;
+/// The most `--sort-len` elements.
+const MAX_SORT_LEN: usize = 1 << 28;
+/// The largest `--matrix`.
+const MAX_MATRIX: usize = 2048;
+
+/// Runs `taskpools forkjoin`.
+pub fn exec(a: ForkjoinArgs) -> Result<()> {
+    let pools = fj_pools(&a.pool)?;
+    let kernels = names_or_all(&a.kernels, &KERNELS, kernel)?;
+    check(&a)?;
+    let p = Params {
+        threads: a.threads.threads,
+        reps: a.reps.reps,
+        fib_n: a.fib,
+        tree_depth: a.tree_depth,
+        sort_len: a.sort_len,
+        matrix: a.matrix,
+        pools,
+        pin: a.pin.pin,
+        kernels: kernels.into_iter().map(String::from).collect(),
+        trace: a.trace.trace.clone(),
+    };
+    a.trace.check()?;
+    run_and_emit(&p, &a.out.outputs(), a.out.quiet())?;
+    Ok(())
+}
+
+/// `--pool` of `forkjoin`: names, aliases or `all`.
+fn fj_pools(names: &[String]) -> Result<Vec<taskpools::forkjoin::Pool>> {
+    use taskpools::forkjoin::Pool;
+    names_or_all(names, &Pool::ALL, |n| Ok(Pool::from_name(n)?))
+}
+
+fn check(a: &ForkjoinArgs) -> Result<()> {
+    a.threads.check(1)?;
+    a.reps.check()?;
+    if a.fib > MAX_FIB {
+        bail!(
+            "--fib {}: n must be at most {MAX_FIB} (a run makes about fib(n) joins)",
+            a.fib
+        );
+    }
+    // 2^(d+1) - 1 nodes; d ≤ 62 keeps the count in a u64 before the budget is checked.
+    let node = std::mem::size_of::<Node>() as u64;
+    let fits = a.tree_depth <= 62
+        && ((1u64 << (a.tree_depth + 1)) - 1).saturating_mul(node) <= TREE_BUDGET;
+    if !fits {
+        bail!(
+            "--tree-depth {}: the tree's 2^(d+1) - 1 nodes of {node} bytes must fit in 1 GiB \
+             (depth at most 25)",
+            a.tree_depth
+        );
+    }
+    if a.sort_len > MAX_SORT_LEN {
+        bail!(
+            "--sort-len {}: at most 2^28 = {MAX_SORT_LEN} elements",
+            a.sort_len
+        );
+    }
+    if !a.matrix.is_power_of_two() || a.matrix > MAX_MATRIX {
+        bail!(
+            "--matrix {}: must be a power of two, at most {MAX_MATRIX}",
+            a.matrix
+        );
+    }
+    a.out.check()
+}
+
+/// Runs the kernels and reports them: the table, and the JSON, CSV and chart asked for.
+pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
+    let progress = Progress::new(!quiet);
+    let records = run(p, &progress)?;
+    progress.finish();
+    let table = report::forkjoin_table(&records);
+    emit(&table, &records, out, quiet)?;
+    if let Some(path) = out.plot {
+        let mut labels: Vec<String> = Vec::new();
+        for r in records.iter().filter(|r| r.runtime != "sequential") {
+            let l = format!("{} x{}", r.kernel, r.threads);
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+        let names: Vec<String> = p
+            .pools
+            .iter()
+            .map(|p| p.name().to_string())
+            .chain(["rayon", "chili", "forte"].map(String::from))
+            .collect();
+        let series: Vec<(String, Vec<f64>)> = names
+            .iter()
+            .map(|rt| {
+                let v = labels
+                    .iter()
+                    .map(|l| {
+                        records
+                            .iter()
+                            .find(|r| {
+                                r.runtime == *rt && format!("{} x{}", r.kernel, r.threads) == *l
+                            })
+                            .map_or(f64::NAN, |r| r.speedup_vs_seq)
+                    })
+                    .collect();
+                (rt.to_string(), v)
+            })
+            .collect();
+        report::bar_chart(
+            path,
+            "fork-join: speedup vs sequential",
+            "speedup vs sequential",
+            &labels,
+            &series,
+            Some(1.0),
+        )?;
+    }
+    Ok(())
+}

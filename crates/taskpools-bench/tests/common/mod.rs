@@ -1,0 +1,59 @@
+//! What the CLI test files share: running the `taskpools` binary, checking that input is
+//! refused at once, and a small `places` run. Each test file uses part of it.
+
+#![allow(dead_code)]
+
+use std::process::Command;
+
+pub fn taskpools(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_taskpools"))
+        .args(args)
+        .output()
+        .expect("run taskpools")
+}
+
+/// Runs `taskpools` with `args`, which must be refused before any work starts: a non-zero exit
+/// within a second, one line on stderr containing `expect` (the limit), no panic or backtrace.
+pub fn refused(args: &[&str], expect: &str) {
+    let t0 = std::time::Instant::now();
+    let out = taskpools(args);
+    let elapsed = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {err}"
+    );
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    assert!(err.contains(expect), "{args:?}: `{expect}` not in: {err}");
+    assert!(
+        !err.contains("panicked") && !err.to_lowercase().contains("backtrace"),
+        "{args:?}: {err}"
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "{args:?} took {elapsed:?}: the check must come before the work"
+    );
+}
+
+/// `taskpools places` at sizes that run in well under a second.
+pub const SMALL_PLACES: &[&str] = &[
+    "places",
+    "--places",
+    "2x1",
+    "--reps",
+    "1",
+    "--cache-mb",
+    "1",
+    "--passes",
+    "1",
+    "--sort-n",
+    "65536",
+    "--sorters-per-worker",
+    "64",
+    "--mat-n",
+    "128",
+    "--mat-leaf",
+    "32",
+];
