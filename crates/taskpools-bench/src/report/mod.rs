@@ -1,14 +1,11 @@
-//! Output: ranked tables, JSON/CSV files, SVG plots and the progress bar.
+//! Output that every experiment shares: JSON/CSV files, SVG charts, schedule traces and the
+//! progress bar. Each experiment's own table (and chart, where it has its own) lives with the
+//! experiment, so this module knows no experiment.
 
 mod plot;
-mod table;
 pub mod trace;
 
-pub use plot::{bar_chart, bar_chart_log, line_chart, loglog_speedup, speedup_chart};
-pub use table::{
-    blocked_table, dataflow_table, deque_table, forkjoin_table, manber_table, places_table,
-    queens_table, suite_table, synthetic_table,
-};
+pub use plot::{bar_chart, bar_chart_log, line_chart, loglog_speedup};
 
 use std::fs;
 use std::path::Path;

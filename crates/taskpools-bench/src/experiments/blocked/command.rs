@@ -144,7 +144,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::blocked_table(&records);
+    let table = super::table::blocked_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let (labels, series) = report::grouped_series(

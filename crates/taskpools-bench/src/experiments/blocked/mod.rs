@@ -17,6 +17,7 @@ mod command;
 mod jacobi;
 mod lu;
 mod scope;
+mod table;
 
 use std::time::Instant;
 

@@ -91,7 +91,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::dataflow_table(&records, openmp_available());
+    let table = super::table::dataflow_table(&records, openmp_available());
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let (labels, series) = report::grouped_series(

@@ -19,6 +19,7 @@
 
 mod command;
 mod graphs;
+mod table;
 
 use std::time::Instant;
 

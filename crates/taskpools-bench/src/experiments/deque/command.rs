@@ -71,7 +71,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<Vec<Re
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::deque_table(&records, p.ops, p.capacity);
+    let table = super::table::deque_table(&records, p.ops, p.capacity);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let tp: Vec<_> = records

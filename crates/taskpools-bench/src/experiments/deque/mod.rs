@@ -8,6 +8,7 @@
 //! run checks that what was taken plus what is left equals what was pushed.
 
 mod command;
+mod table;
 
 use std::sync::Barrier;
 use std::time::Instant;

@@ -138,7 +138,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::forkjoin_table(&records);
+    let table = super::table::forkjoin_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let mut labels: Vec<String> = Vec::new();

@@ -6,6 +6,7 @@ mod command;
 mod join;
 mod kernels;
 mod runner;
+mod table;
 mod tree;
 
 use anyhow::{bail, Result};

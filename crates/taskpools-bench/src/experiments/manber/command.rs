@@ -148,7 +148,7 @@ pub fn run_and_emit(
     let progress = Progress::new(!quiet);
     let (records, samples) = run(p, &progress)?;
     progress.finish();
-    let table = report::manber_table(&records);
+    let table = super::table::manber_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(dir) = plot_dir {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -21,6 +21,7 @@
 //! segments at the end of the trial. `--trace FILE` writes those traces.
 
 mod command;
+mod table;
 mod trial;
 
 use std::path::PathBuf;

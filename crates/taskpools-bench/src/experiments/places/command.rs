@@ -106,7 +106,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::places_table(&records, p)?;
+    let table = super::table::places_table(&records, p)?;
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let loc: Vec<&Record> = records.iter().filter(|r| r.section == "locality").collect();

@@ -33,6 +33,7 @@ mod measure;
 mod mergesort;
 mod runner;
 mod spawn;
+mod table;
 
 use anyhow::{bail, Result};
 use serde::Serialize;

@@ -86,7 +86,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::queens_table(&records);
+    let table = super::table::queens_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let labels: Vec<String> = p.threads.iter().map(|t| format!("x{t}")).collect();

@@ -6,6 +6,7 @@
 //! run's number of tasks, is checked against the sequential one.
 
 mod command;
+mod table;
 
 use std::time::Instant;
 

@@ -177,7 +177,7 @@ pub fn run_and_emit(
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::suite_table(&records, openmp_available());
+    let table = super::table::suite_table(&records, openmp_available());
     emit(&table, &records, out, quiet)?;
     if let Some(dir) = plot_dir {
         for b in &p.benches {

@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod matmul;
 pub mod mergesort;
 mod sizes;
+mod table;
 #[cfg(test)]
 mod tests;
 pub mod tiled;

@@ -9,7 +9,7 @@ use super::{run, Params, Record};
 use crate::cli::{
     emit, names_or_all, parse_pools, OutputArgs, Outputs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs,
 };
-use crate::report::{self, Progress};
+use crate::report::Progress;
 
 /// The arguments of `taskpools synthetic`.
 #[derive(Args)]
@@ -133,14 +133,14 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<Vec<Re
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = report::synthetic_table(&records);
+    let table = super::table::synthetic_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let title = format!(
             "A(i), k = {}, f = {}: speedup vs sequential (median of {})",
             p.k, p.f, p.reps
         );
-        report::speedup_chart(path, &title, &records)?;
+        super::chart::speedup_chart(path, &title, &records)?;
     }
     Ok(records)
 }

@@ -5,7 +5,9 @@
 //! Repetitions are interleaved (rep 1 of every configuration, then rep 2, …) so that drift in
 //! the machine's load spreads over all configurations instead of hitting one.
 
+mod chart;
 mod command;
+mod table;
 
 use std::time::Instant;
 

@@ -1,0 +1,46 @@
+//! The text table of `taskpools dataflow`.
+
+use std::fmt::Write;
+
+/// The `dataflow` experiment's table.
+pub fn dataflow_table(records: &[super::Record], openmp: bool) -> String {
+    let mut s = String::new();
+    let Some(first) = records.first() else {
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "data-flow task graphs, {} tasks, median of {} (ns per task = time / tasks, spawning included)\n\
+         acc = declared accesses per task; preds = direct predecessors per task; vs omp = ns / ns of\n\
+         openmp depend (same graph, threads); b64 / b2048 = block mode with 64 / 2048-byte blocks, exact = exact\n\
+         mode; rows = a sync (taskwait) after each row of independent tasks instead of dependences{}\n",
+        first.tasks,
+        first.reps,
+        if openmp {
+            ""
+        } else {
+            "\nOpenMP: not available in this build (no C compiler with -fopenmp)"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "{:<12} {:>3} {:>6} {:<15} {:>7} {:>11} {:>8}",
+        "graph", "acc", "preds", "variant", "threads", "ns/task", "vs omp"
+    );
+    for r in records {
+        let _ = writeln!(
+            s,
+            "{:<12} {:>3} {:>6.2} {:<15} {:>7} {:>11} {:>8}",
+            r.graph,
+            r.accesses,
+            r.preds_per_task,
+            r.variant,
+            r.threads,
+            r.ns_per_task
+                .map_or("n/a".to_string(), |v| format!("{v:.1}")),
+            r.vs_openmp_depend
+                .map_or("-".to_string(), |v| format!("{v:.3}"))
+        );
+    }
+    s
+}

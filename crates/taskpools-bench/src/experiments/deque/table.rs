@@ -1,0 +1,73 @@
+//! The text table of `taskpools deque`.
+
+use std::fmt::Write;
+
+/// The deque comparison in the layout of Table 3.1 of Papakonstantinou, PARTEE (2015), plus
+/// latencies.
+pub fn deque_table(records: &[super::Record], ops: usize, capacity: usize) -> String {
+    let mut s = String::new();
+    let tp: Vec<_> = records
+        .iter()
+        .filter(|r| r.experiment == "deque-throughput")
+        .collect();
+    let lat: Vec<_> = records
+        .iter()
+        .filter(|r| r.experiment == "deque-latency")
+        .collect();
+    let Some(first) = tp.first() else {
+        return s;
+    };
+    let mut ps: Vec<(usize, bool)> = tp.iter().map(|r| (r.threads, r.oversubscribed)).collect();
+    ps.sort_unstable();
+    ps.dedup();
+    let _ = writeln!(
+        s,
+        "deque micro-benchmark (Papakonstantinou, PARTEE (2015), Table 3.1): one deque of capacity {capacity}; the owner does {ops} pushes \
+         and {ops}/P pops, each of P-1 thieves {ops}/P steals;\nthroughput counts all 2x{ops} operations (failed ones too), \
+         median of {} runs; in brackets: share of operations that succeeded\n",
+        first.reps
+    );
+    let _ = write!(s, "{:<26}", "Mops/s");
+    for (p, over) in &ps {
+        let head = format!("P = {p}{}", if *over { " (oversubscribed)" } else { "" });
+        let _ = write!(s, " {head:>28}");
+    }
+    let _ = writeln!(s, " {:>14}", "vs crossbeam");
+    let mut names: Vec<&str> = Vec::new();
+    for r in &tp {
+        if !names.contains(&r.deque.as_str()) {
+            names.push(&r.deque);
+        }
+    }
+    for name in &names {
+        let _ = write!(s, "{name:<26}");
+        let mut ratios = Vec::new();
+        for (p, _) in &ps {
+            if let Some(r) = tp.iter().find(|r| r.deque == *name && r.threads == *p) {
+                let cell = format!(
+                    "{:.2} [{:.0} %]",
+                    r.median_mops.unwrap_or(f64::NAN),
+                    100.0 * r.success.unwrap_or(f64::NAN)
+                );
+                let _ = write!(s, " {cell:>28}");
+                ratios.push(format!("{:.2}", r.vs_crossbeam.unwrap_or(f64::NAN)));
+            }
+        }
+        let _ = writeln!(s, " {:>14}", ratios.join(" / "));
+    }
+    let _ = writeln!(
+        s,
+        "\nsingle thread, no contention (median of {}):\n{:<26} {:>14} {:>10}",
+        first.reps, "", "push+pop ns", "steal ns"
+    );
+    for r in &lat {
+        let _ = writeln!(
+            s,
+            "{:<26} {:>14.2} {:>10.2}",
+            r.deque,
+            r.push_pop_ns.unwrap_or(f64::NAN),
+            r.steal_ns.unwrap_or(f64::NAN)
+        );
+    }
+    s
+}

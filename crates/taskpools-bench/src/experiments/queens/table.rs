@@ -1,0 +1,38 @@
+//! The text table of `taskpools queens`.
+
+use std::fmt::Write;
+
+/// The N-Queens table.
+pub fn queens_table(records: &[super::Record]) -> String {
+    let mut s = String::new();
+    let Some(first) = records.first() else {
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "N-Queens n = {}: {} nodes, median of {}; vs seq = Tseq / T; ns/node at 1 thread = (T1 - Tseq) / nodes,\n\
+         the median of the differences of back-to-back runs. task-pool = one task per node (taskpools::Builder, counting\n\
+         in per-worker state); `cutoff N` = a task puts a child only while fewer than N tasks are queued on its worker\n\
+         (Ctx::queued), else counts the child's subtree with plain calls; scope = a scope per node with a spawn per\n\
+         child; join = binary joins over a node's free columns (chili has no scope: join only)\n",
+        first.n, first.nodes, first.reps
+    );
+    let _ = writeln!(
+        s,
+        "{:<11} {:<24} {:>7} {:>11} {:>8} {:>9}",
+        "front end", "pool / runtime", "threads", "median", "vs seq", "ns/node"
+    );
+    for r in records {
+        let _ = writeln!(
+            s,
+            "{:<11} {:<24} {:>7} {:>9.4} s {:>7.2}x {:>9}",
+            r.front_end,
+            r.runtime,
+            r.threads,
+            r.median_s,
+            r.speedup_vs_seq,
+            r.ns_per_node.map_or("-".to_string(), |v| format!("{v:.2}"))
+        );
+    }
+    s
+}

@@ -1,0 +1,87 @@
+//! The text table of `taskpools suite`.
+
+use std::fmt::Write;
+
+/// The `suite` experiment's table (PARTEE's Table 4.1, with speedups): per benchmark, one
+/// row per variant, per thread count the time, the speedup over sequential and the time
+/// relative to the OpenMP variant.
+pub fn suite_table(records: &[super::Record], openmp: bool) -> String {
+    let mut s = String::new();
+    let Some(first) = records.first() else {
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "application suite: milliseconds (geometric mean of {}), speedup = sequential / time,\n\
+         vs omp = time / time of the OpenMP variant at the same threads (below 1: faster);\n\
+         nd = the same tasks with a sync after each phase or level instead of dependences;\n\
+         every result equals the sequential one bit for bit{}",
+        first.reps,
+        if openmp {
+            ""
+        } else {
+            "\nOpenMP: not available in this build (no C compiler with -fopenmp)"
+        }
+    );
+    let mut threads: Vec<usize> = records
+        .iter()
+        .filter(|r| r.variant != "sequential")
+        .map(|r| r.threads)
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut benches: Vec<&str> = Vec::new();
+    for r in records {
+        if !benches.contains(&r.bench.as_str()) {
+            benches.push(&r.bench);
+        }
+    }
+    for b in benches {
+        let rows: Vec<_> = records.iter().filter(|r| r.bench == b).collect();
+        let _ = writeln!(s, "\n{b} ({})", rows[0].setup);
+        let _ = write!(s, "{:<15}", "variant");
+        for t in &threads {
+            let _ = write!(
+                s,
+                " {:>10} {:>7} {:>6}",
+                format!("ms x{t}"),
+                "speedup",
+                "vs omp"
+            );
+        }
+        let _ = writeln!(s);
+        let mut variants: Vec<&str> = Vec::new();
+        for r in &rows {
+            if !variants.contains(&r.variant.as_str()) {
+                variants.push(&r.variant);
+            }
+        }
+        for v in variants {
+            let _ = write!(s, "{v:<15}");
+            for &t in &threads {
+                let r = rows
+                    .iter()
+                    .find(|r| r.variant == v && (r.threads == t || v == "sequential"));
+                let ms = r.and_then(|r| r.ms);
+                let _ = write!(
+                    s,
+                    " {:>10} {:>7} {:>6}",
+                    match (r, ms) {
+                        (Some(_), Some(m)) => format!("{m:.1}"),
+                        (Some(_), None) => "n/a".into(),
+                        _ => "-".into(),
+                    },
+                    r.and_then(|r| r.speedup)
+                        .map_or("-".into(), |x| format!("{x:.2}")),
+                    r.and_then(|r| r.vs_openmp)
+                        .map_or("-".into(), |x| format!("{x:.2}")),
+                );
+                if v == "sequential" {
+                    break;
+                }
+            }
+            let _ = writeln!(s);
+        }
+    }
+    s
+}
