@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
-#   1. formatting and lints, 2. unit, integration, property, CLI and doc tests, 3. loom
+#   1. formatting, lints and the docs' links, 2. unit, integration, property, CLI and doc tests, 3. loom
 #   models, 4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
 #   data-flow and places tests, a debug build, so debug assertions on too (they check the
 #   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests
@@ -28,6 +28,11 @@ if [ ${#features[@]} -gt 0 ]; then
   echo "== the distributed working phase (cargo feature mpi): lints"
   cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
 fi
+# The docs: intra-doc links that resolve, in the public docs and in the private items' docs
+# (a link that broke when its target moved to another file fails here).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps ${features[@]+"${features[@]}"}
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items \
+  ${features[@]+"${features[@]}"}
 cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"}
 # loom explores every interleaving up to LOOM_MAX_PREEMPTIONS preemptions per execution;
 # a separate target dir keeps the --cfg loom build from invalidating the normal one. One

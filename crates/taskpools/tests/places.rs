@@ -260,6 +260,36 @@ fn places_with_listed_cores_pin_their_workers() {
     assert_eq!(places, [Some(PlaceId(0)), Some(PlaceId(1))]);
 }
 
+/// `current_place` is the place of the worker running the code: `None` on a thread that is not
+/// a worker and on a runtime without places, also inside an `install` on such a runtime from a
+/// worker of one with places, and the worker's own place again once that returns. (Runs on any
+/// machine: virtual places need no cores of their own.)
+#[test]
+fn current_place_is_the_running_workers_place_or_none() {
+    use taskpools::places::current_place;
+    assert_eq!(current_place(), None, "not a worker");
+    let plain = Runtime::new(2).unwrap();
+    assert_eq!(plain.broadcast(|_| current_place()).unwrap(), [None, None]);
+    let placed = Runtime::builder()
+        .places(Places::uniform(2, 1).unwrap())
+        .build()
+        .unwrap();
+    let seen = placed
+        .broadcast(|_| {
+            let before = current_place();
+            let inside = plain.install(current_place);
+            (before, inside, current_place())
+        })
+        .unwrap();
+    for (i, (before, inside, after)) in seen.into_iter().enumerate() {
+        assert_eq!(before, Some(PlaceId(i)), "worker {i}");
+        assert_eq!(inside, None, "worker {i}: inside an install on a runtime without places");
+        assert_eq!(after, Some(PlaceId(i)), "worker {i}: after the install");
+    }
+    drop(placed);
+    assert_eq!(current_place(), None, "still not a worker");
+}
+
 /// A deep tree of nested scopes whose spawns all go through place deques (round-robin and
 /// hints that send each child to the other place): waits take other workers' place tasks
 /// only while shallow, so the stack stays bounded. (When any wait took any place task, this

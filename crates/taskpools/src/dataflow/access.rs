@@ -1,5 +1,5 @@
-//! What a data-flow task may touch: access declarations (made from a scope's regions) and the
-//! views of the data that a task receives through them.
+//! What a data-flow task may touch: access declarations, made from a scope's regions (the views
+//! of the data that a task receives through them are in `tile.rs`).
 //!
 //! A [`Region`] is data handed to a scope (`&mut [T]`, borrowed for the scope's lifetime).
 //! Parts of it — the whole, a range ([`Part`]), a sub-matrix ([`Sub`], PARTEE's *stride*

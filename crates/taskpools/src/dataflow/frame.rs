@@ -1,6 +1,6 @@
 //! A frame: the bookkeeping of a running task (or root scope) for its children — its look-up
 //! tables, its two regions, the count of completed children and the first panic — made lazily
-//! at the first use of the task's scope (see the design note in the module docs).
+//! at the first use of the task's scope (see the design note in the `dataflow` module docs).
 
 use std::any::Any;
 use std::cell::{OnceCell, UnsafeCell};

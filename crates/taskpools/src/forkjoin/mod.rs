@@ -147,7 +147,7 @@ use crate::runtime::worker::{LocalDeque, PrivateFrames, WorkerThread};
 /// The program must be correct if `a` and `b` run one after the other on this thread (the
 /// join's serial elision, which the default pool uses once a few jobs are queued): `a` must not
 /// wait for `b` except through fork-join itself. Work that something waits for belongs in a
-/// [`scope`] spawn. See the module docs, "Progress". If `a` panics, `b` may or may not have run.
+/// [`scope()`] spawn. See the module docs, "Progress". If `a` panics, `b` may or may not have run.
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
@@ -186,7 +186,7 @@ where
 {
     if let LocalDeque::Private(p) = &w.deque {
         if p.frames.len() >= p.exposed.get() && !p.req.pending() {
-            // The serial elision (see `EXPOSED`).
+            // The serial elision (see `EXPOSED`, in `runtime/worker/local_deque.rs`).
             let ra = a();
             return (ra, b());
         }

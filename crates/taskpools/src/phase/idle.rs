@@ -38,7 +38,7 @@
 //!
 //! Which puts signal is the [`WakePolicy`]. Tasks in private queues never need a signal: the
 //! owner is busy and will run them. A pool whose tasks other workers can take only through
-//! the owner ([`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER),
+//! the owner ([`TaskPool::PUTS_WAIT_FOR_OWNER`],
 //! `private-deque`) signals for a task's puts when the task ends or calls
 //! [`Ctx::queued`](crate::Ctx::queued), the owner's next chances to answer a thief; the
 //! fence then comes later than the put's store, in the same thread, and the argument is
@@ -67,7 +67,7 @@ pub enum WakePolicy {
     /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: Korch and
     /// Rauber's C pools and their Java `dq2` signal in every put). Costs a `SeqCst` fence per
     /// shared put. On `private-deque`, whose puts wait for their owner
-    /// ([`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER)), the
+    /// ([`TaskPool::PUTS_WAIT_FOR_OWNER`]), the
     /// wake-ups of a task's puts are made together when it ends or calls
     /// [`Ctx::queued`](crate::Ctx::queued): one per put since the last such point, at most
     /// one per worker each time.
@@ -206,7 +206,7 @@ impl Coordinator {
     }
 
     /// After `puts` puts into a pool with
-    /// [`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER), made by one
+    /// [`TaskPool::PUTS_WAIT_FOR_OWNER`], made by one
     /// task since its last flush, at least one of which made the worker's deque non-empty (or
     /// the policy wakes on every put): what their [`on_shared_put`](Self::on_shared_put)
     /// calls would have done, at once — one wake-up under [`WakePolicy::OnEmpty`], one per put

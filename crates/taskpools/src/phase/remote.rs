@@ -17,7 +17,7 @@ pub(crate) trait Remote<T: Send>: Sync {
     /// [`Coordinator::end`]; if not, the last worker to go idle ends it (local termination).
     const EXTERNAL_END: bool;
     /// Whether the hooks never touch the pool (the plain phase): a worker may then keep its
-    /// own deque's elements out of the pool while it runs tasks ([`Busy::run_stack`]).
+    /// own deque's elements out of the pool while it runs tasks (the stack loop, `Busy::run_stack` in `worker_loop.rs`).
     const PLAIN: bool = false;
     /// Called by busy worker `me` between two tasks.
     fn between_tasks<P: TaskPool<T>>(
@@ -42,14 +42,14 @@ pub(crate) trait Remote<T: Send>: Sync {
     );
     /// The last busy worker of this process has just gone idle (only with `EXTERNAL_END`).
     fn all_idle(&self);
-    /// What a running task's [`Ctx::put_at`] reaches.
+    /// What a running task's [`Ctx::put_at`](crate::Ctx::put_at) reaches.
     type Hints<'a>: HintSink<T>
     where
         Self: 'a;
     fn hints(&self) -> Self::Hints<'_>;
 }
 
-/// Where a task's hinted puts go ([`Ctx::put_at`]), kept in the task's sink.
+/// Where a task's hinted puts go ([`Ctx::put_at`](crate::Ctx::put_at)), kept in the task's sink.
 pub(crate) trait HintSink<T>: Copy {
     /// Whether any hint is taken (false: `put_at` always fails).
     const TAKES_HINTS: bool;

@@ -24,7 +24,7 @@ pub(super) fn traced_task(tr: &TraceBuf, me: usize, misses: u64) {
 /// A traced task's span: its end is recorded when this drops (also when the task panics).
 pub(super) struct TaskSpan<'a> {
     pub(super) trace: Option<&'a TraceBuf>,
-    /// Puts to record before the end (pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`]: those
+    /// Puts to record before the end (pools with [`TaskPool::PUTS_WAIT_FOR_OWNER`](crate::TaskPool::PUTS_WAIT_FOR_OWNER): those
     /// made since the task's last `queued`; set when the task returns).
     pub(super) puts: u64,
 }

@@ -11,7 +11,7 @@
 //! a share of broadcast B; so one broadcast holds a runtime at a time, claimed through
 //! `Registry::broadcast_busy`: a thread outside the runtime waits for the claim (it holds no
 //! worker), while a worker — of this runtime or of another — that finds the runtime claimed
-//! returns [`Error::PhaseBusy`](crate::Error::PhaseBusy) instead of waiting (it may be a
+//! returns [`Error::PhaseBusy`] instead of waiting (it may be a
 //! worker that the running broadcast needs, directly or through a job it stole).
 //!
 //! While a worker runs a share it declines fork-join steal requests (on the private-deque pool

@@ -1,6 +1,7 @@
 //! The current runtime: the worker's own, or else the global one, created on first use and
 //! sized by [`NUM_THREADS_ENV`]; and what runs on it (rayon's `current_num_threads`,
-//! `current_thread_index` and `spawn`).
+//! `current_thread_index` and `spawn`). `current_place` is the places layer's
+//! (`places/current.rs`, re-exported here): the worker sets it when it starts.
 
 use std::sync::OnceLock;
 

@@ -72,7 +72,7 @@ pub(crate) struct Registry {
     pub(crate) wake: Condvar,
     pub(crate) shutdown: AtomicBool,
     /// Whether a thief has reported an owner that does not answer steal requests (the
-    /// diagnostic is printed once per runtime; see [`StallWatch`]).
+    /// diagnostic is printed once per runtime; see [`StallWatch`](super::liveness::StallWatch)).
     pub(crate) stall_reported: AtomicBool,
     /// The places of a runtime built with them (see [`crate::places`]).
     pub(crate) places: Option<Box<PlaceSet>>,

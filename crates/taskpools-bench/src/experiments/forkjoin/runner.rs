@@ -19,7 +19,7 @@ use crate::report::Progress;
 #[derive(Clone, Copy)]
 enum Rt {
     Sequential,
-    /// The kernel with [`Calls`] as its join, on no runtime.
+    /// The kernel with [`Calls`](super::join::Calls) as its join, on no runtime.
     Calls,
     /// Our runtime on pool `p.pools[i]`.
     Ours(usize),

@@ -101,7 +101,7 @@ impl<T> Buffer<T> {
     #[inline]
     pub(super) fn read(&self, i: isize) -> MaybeUninit<T> {
         // SAFETY: the slot lies inside the allocation; reading possibly-uninitialized or
-        // concurrently written bytes into a `MaybeUninit` creates no `T` (module docs).
+        // concurrently written bytes into a `MaybeUninit` creates no `T` (the `chase_lev` module docs).
         self.at(i).with(|p| unsafe { ptr::read_volatile(p) })
     }
 }

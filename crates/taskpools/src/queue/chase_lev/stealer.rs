@@ -76,7 +76,7 @@ impl<T> Stealer<T> {
     /// `leave` after its last read through it.
     #[inline(always)]
     pub(super) fn enter(&self) -> *mut Buffer<T> {
-        // Acquire: pairs with the owner's AcqRel check in `reclaim` (module docs).
+        // Acquire: pairs with the owner's AcqRel check in `reclaim` (the `chase_lev` module docs).
         self.inner.readers.fetch_add(1, Ordering::Acquire);
         #[cfg(loom)]
         if self.inner.mutated(Mutation::RelaxedBufferLoad) {

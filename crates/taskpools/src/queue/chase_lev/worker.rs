@@ -225,7 +225,7 @@ impl<T> Worker<T> {
         new
     }
 
-    /// Frees the retired buffers if no thief can be reading them (module docs). Called only
+    /// Frees the retired buffers if no thief can be reading them (the `chase_lev` module docs). Called only
     /// after the store of the current buffer pointer.
     fn reclaim(&self) {
         #[cfg(loom)]
@@ -237,7 +237,7 @@ impl<T> Worker<T> {
         if eager || self.inner.readers.fetch_add(0, Ordering::AcqRel) == 0 {
             let mut retired = lock(&self.inner.retired);
             for old in retired.drain(..) {
-                // SAFETY: retired, and no thief holds it (module docs: "Growth and
+                // SAFETY: retired, and no thief holds it (the `chase_lev` module docs: "Growth and
                 // reclamation").
                 unsafe { self.inner.free_retired(old) };
             }
