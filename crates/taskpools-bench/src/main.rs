@@ -10,7 +10,7 @@ mod report;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use commands::{list, tour, trace};
+use commands::{list, scaling, tour, trace};
 use experiments::{
     blocked, dataflow, deque, distributed, forkjoin, manber, places, queens, suite, synthetic,
 };
@@ -70,6 +70,9 @@ enum Cmd {
     Trace(trace::SummaryArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour(tour::TourArgs),
+    /// Speedup-vs-threads charts and tables (`scaling.md`) from a folder of experiment JSON
+    /// files, as `scripts/scale.sh` writes them.
+    Scaling(scaling::ScalingArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -103,6 +106,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Distributed(a) => distributed::exec(a)?,
         Cmd::Trace(a) => trace::exec(a)?,
         Cmd::Tour(a) => tour::exec(a)?,
+        Cmd::Scaling(a) => scaling::exec(a)?,
     }
     Ok(())
 }

@@ -283,7 +283,10 @@ fn current_place_is_the_running_workers_place_or_none() {
         .unwrap();
     for (i, (before, inside, after)) in seen.into_iter().enumerate() {
         assert_eq!(before, Some(PlaceId(i)), "worker {i}");
-        assert_eq!(inside, None, "worker {i}: inside an install on a runtime without places");
+        assert_eq!(
+            inside, None,
+            "worker {i}: inside an install on a runtime without places"
+        );
         assert_eq!(after, Some(PlaceId(i)), "worker {i}: after the install");
     }
     drop(placed);
