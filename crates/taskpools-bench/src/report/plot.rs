@@ -250,6 +250,7 @@ pub fn loglog_speedup(
         .x_desc("threads (log)")
         .y_desc("speedup over sequential (log)")
         .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| short_number(*y))
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     let grey = RGBColor(170, 170, 170);
@@ -271,7 +272,12 @@ pub fn loglog_speedup(
         RGBColor(90, 90, 90),
     ];
     for (i, (name, v)) in series.iter().enumerate() {
-        let color = palette[i % palette.len()];
+        // Past the palette, evenly spaced hues, so that no two series share a colour.
+        let color = if series.len() <= palette.len() {
+            palette[i].to_rgba()
+        } else {
+            HSLColor(i as f64 / series.len() as f64, 0.75, 0.42).to_rgba()
+        };
         let data: Vec<(f64, f64)> = v
             .iter()
             .copied()
@@ -293,9 +299,26 @@ pub fn loglog_speedup(
         .configure_series_labels()
         .border_style(BLACK)
         .background_style(WHITE.mix(0.9))
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::LowerRight)
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     root.present().map_err(|e| anyhow!("{e}"))?;
     Ok(())
+}
+
+/// A tick label on a log axis: two significant digits at most, no trailing zeros (`0.45`, `2`,
+/// `16`), where the default printed the float's representation error (`0.6000000001`).
+fn short_number(y: f64) -> String {
+    let s = if y >= 10.0 {
+        format!("{y:.0}")
+    } else if y >= 1.0 {
+        format!("{y:.1}")
+    } else {
+        format!("{y:.2}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
