@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # The scaling matrix, for a machine with many cores (a lent 16-core machine, say):
 #
-#   scripts/scale.sh [--threads LIST] [--budget SECONDS] [--out DIR] [--bin PATH] [--only LIST]
+#   scripts/scale.sh [--threads LIST] [--budget SECONDS] [--out DIR] [--bin PATH] [--only STEPS]
+#                    [--keep-traces]
 #
 # Runs every front end at 1, 2, 4, 8, 16 threads and all cores (the counts above the machine's
 # cores are left out), pinned, from a prebuilt release binary (`cargo build --release -p
 # taskpools-bench`; --bin names another), within the budget (default 480 s: a machine lent for
 # 15 minutes, start-up included). It prints the machine's topology first, then writes one JSON
 # file per experiment into DIR as each finishes (a run cut short keeps what it finished), the
-# schedule summaries of the largest thread count (per-worker tasks, steals and idle time), and
-# at the end the speedup-vs-threads charts and tables (`taskpools scaling DIR`).
+# schedule summaries of the largest thread count (per-worker tasks, steals and idle time, in
+# DIR/dispersion/), and at the end the speedup-vs-threads charts and tables (`taskpools
+# scaling DIR`).
 #
-# Steps run in order; each gets at most its share of what is left of the budget (by weight),
-# and a step that does not finish in its share is stopped and named in DIR/skipped.txt. The
-# sizes make a 16-thread run of our runtime last at least about 50 ms.
+# Steps run in order; each gets at most its share of what is left of the budget (by weight: its
+# expected seconds), and a step that does not finish in its share is stopped and named in
+# DIR/skipped.txt; a step that finishes early leaves its time to the next ones. --only runs the
+# steps named (a prefix such as `forkjoin` selects all its kernels); --keep-traces keeps the raw
+# trace files of the dispersion steps (hundreds of MB), which are otherwise deleted once
+# summarized.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +27,7 @@ budget=480
 out=scale-out
 bin=target/release/taskpools
 only=""
+keep_traces=no
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=${2:?--threads needs a list such as 1,2,4}; shift 2 ;;
@@ -29,7 +35,8 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?--out needs a folder}; shift 2 ;;
     --bin) bin=${2:?--bin needs a path}; shift 2 ;;
     --only) only=${2:?--only needs step names}; shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --keep-traces) keep_traces=yes; shift ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -55,7 +62,7 @@ if ! [[ "$threads" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   exit 2
 fi
 top=$(tr , '\n' <<<"$threads" | sort -n | tail -1)
-mkdir -p "$out"
+mkdir -p "$out/dispersion"
 if ! touch "$out/.writable" 2>/dev/null; then
   echo "scale.sh: cannot write into $out" >&2
   exit 2
@@ -71,24 +78,6 @@ elapsed() {
   echo "$((ds / 10)).$((ds % 10))"
 }
 
-# --- the machine --------------------------------------------------------------------------------
-{
-  echo "== machine ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
-  echo "cores this process may use: $cores"
-  if command -v lscpu >/dev/null 2>&1; then
-    lscpu | grep -E '^(Model name|Architecture|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node|L1d|L2|L3)' || true
-  fi
-  echo "caches of cpu0:"
-  for c in /sys/devices/system/cpu/cpu0/cache/index*; do
-    [ -r "$c/level" ] || continue
-    echo "  L$(cat "$c/level") $(cat "$c/type") $(cat "$c/size" 2>/dev/null) shared with cpus $(cat "$c/shared_cpu_list" 2>/dev/null)"
-  done
-  for n in /sys/devices/system/node/node[0-9]*; do
-    [ -r "$n/cpulist" ] && echo "NUMA $(basename "$n"): cpus $(cat "$n/cpulist")"
-  done
-  echo "threads: $threads (largest $top); budget ${budget} s; binary $bin"
-} | tee "$out/topology.txt" | tee -a "$log"
-
 # --- the steps ----------------------------------------------------------------------------------
 # name | weight | command (THREADS, TOP and OUT are filled in). Our runtime is pinned in every
 # experiment (their default, or --pin true).
@@ -100,27 +89,33 @@ places_specs() {
     echo "$t $spec"
   done
 }
+# Sizes: each 16-thread run of our runtime lasts about 50 ms or more (tree-sum is at its
+# largest size, 2^26 nodes in 1 GiB). The peers that run are the strongest at each grain
+# (chili and rayon on the fine-grained kernels, rayon on the coarse ones; libgomp's tasks cost
+# time quadratic in the tasks at one thread, so the data-flow graphs run ours alone), so that
+# the peers' slow one-thread runs do not take the budget. Measured on a 2-core machine, a step
+# at --threads 1,2 takes about what it takes at 1..16 on 16 cores.
 steps=(
-  "forkjoin-fib|6|forkjoin --threads THREADS --reps 3 --kernels fib --fib 36 --json OUT/forkjoin-fib.json"
-  "forkjoin-tree-sum|4|forkjoin --threads THREADS --reps 3 --kernels tree-sum --tree-depth 24 --json OUT/forkjoin-tree-sum.json"
-  "forkjoin-quicksort|5|forkjoin --threads THREADS --reps 3 --kernels quicksort --sort-len 8388608 --json OUT/forkjoin-quicksort.json"
-  "forkjoin-mergesort|5|forkjoin --threads THREADS --reps 3 --kernels mergesort --sort-len 8388608 --json OUT/forkjoin-mergesort.json"
-  "forkjoin-matmul|4|forkjoin --threads THREADS --reps 3 --kernels matmul --matrix 1024 --json OUT/forkjoin-matmul.json"
-  "queens|6|queens --n 14 --threads THREADS --reps 3 --json OUT/queens.json"
-  "synthetic-f1|5|synthetic --k 27 --f 1 --threads THREADS --reps 3 --pin true --pool sq1,rq,dq1,dq2,dq5,dq7,dq8,sdq1,dcwq,fcdq,acr13,manber --json OUT/synthetic-f1.json"
-  "synthetic-f40|5|synthetic --k 22 --f 40 --threads THREADS --reps 3 --pin true --pool sq1,rq,dq1,dq2,dq5,dq7,dq8,sdq1,dcwq,fcdq,acr13,manber --json OUT/synthetic-f40.json"
-  "dataflow|5|dataflow --tasks 200000 --threads THREADS --reps 3 --json OUT/dataflow.json"
-  "suite|8|suite --threads THREADS --reps 3 --json OUT/suite.json"
+  "forkjoin-fib|12|forkjoin --threads THREADS --reps 3 --kernels fib --fib 39 --peers rayon,chili --json OUT/forkjoin-fib.json"
+  "forkjoin-tree-sum|8|forkjoin --threads THREADS --reps 3 --kernels tree-sum --tree-depth 25 --peers rayon,chili --json OUT/forkjoin-tree-sum.json"
+  "forkjoin-quicksort|6|forkjoin --threads THREADS --reps 3 --kernels quicksort --sort-len 4194304 --peers rayon --json OUT/forkjoin-quicksort.json"
+  "forkjoin-mergesort|6|forkjoin --threads THREADS --reps 3 --kernels mergesort --sort-len 4194304 --peers rayon --json OUT/forkjoin-mergesort.json"
+  "forkjoin-matmul|6|forkjoin --threads THREADS --reps 3 --kernels matmul --matrix 1024 --peers rayon --json OUT/forkjoin-matmul.json"
+  "queens|11|queens --n 14 --threads THREADS --reps 3 --front-ends task-pool,join --peers rayon --json OUT/queens.json"
+  "synthetic-f1|10|synthetic --k 27 --f 1 --threads THREADS --reps 3 --pin true --pool sq1,rq,dq1,dq2,dq5,dq7,dq8,sdq1,dcwq,fcdq,acr13,manber --json OUT/synthetic-f1.json"
+  "synthetic-f40|19|synthetic --k 22 --f 40 --threads THREADS --reps 3 --pin true --pool sq1,dq2,dq8,sdq1,acr13,manber --json OUT/synthetic-f40.json"
+  "dataflow|7|dataflow --tasks 200000 --threads THREADS --reps 3 --peers none --json OUT/dataflow.json"
+  "suite|31|suite --threads THREADS --reps 3 --json OUT/suite.json"
 )
 while read -r t spec; do
-  steps+=("places-$t|1|places --places $spec --reps 3 --no-policies --json OUT/places-$t.json")
+  steps+=("places-$t|6|places --places $spec --reps 3 --no-policies --json OUT/places-$t.json")
 done < <(places_specs)
 # The schedules of the largest thread count: per-worker tasks, steals and idle time.
 steps+=(
-  "dispersion-fib|1|forkjoin --threads TOP --reps 1 --kernels fib --fib 30 --pool all --trace OUT/trace-fib.json --json OUT/dispersion-fib.json"
-  "dispersion-quicksort|1|forkjoin --threads TOP --reps 1 --kernels quicksort --sort-len 4194304 --pool all --trace OUT/trace-quicksort.json --json OUT/dispersion-quicksort.json"
-  "dispersion-queens|1|queens --n 12 --threads TOP --reps 1 --trace OUT/trace-queens.json --json OUT/dispersion-queens.json"
-  "dispersion-dataflow|1|dataflow --tasks 20000 --graphs chains,random --threads TOP --reps 1 --trace OUT/trace-dataflow.json --json OUT/dispersion-dataflow.json"
+  "dispersion-fib|2|forkjoin --threads TOP --reps 1 --kernels fib --fib 34 --peers none --trace OUT/dispersion/trace-fib.json --json OUT/dispersion/fib.json"
+  "dispersion-quicksort|2|forkjoin --threads TOP --reps 1 --kernels quicksort --sort-len 4194304 --peers none --trace OUT/dispersion/trace-quicksort.json --json OUT/dispersion/quicksort.json"
+  "dispersion-queens|2|queens --n 10 --threads TOP --reps 1 --front-ends task-pool --pool private-deque,private-public --cutoff 0 --peers none --trace OUT/dispersion/trace-queens.json --json OUT/dispersion/queens.json"
+  "dispersion-dataflow|2|dataflow --tasks 5000 --graphs random --threads TOP --reps 1 --peers none --trace OUT/dispersion/trace-dataflow.json --json OUT/dispersion/dataflow.json"
 )
 # Experiments that exist only in newer binaries join when the binary has them.
 if "$bin" iter --help >/dev/null 2>&1; then
@@ -146,6 +141,25 @@ for s in "${steps[@]}"; do
 done
 [ "$weight_left" -gt 0 ] || { echo "scale.sh: --only '$only' selects no step" >&2; exit 2; }
 
+# --- the machine --------------------------------------------------------------------------------
+{
+  echo "== machine ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+  echo "cores this process may use: $cores"
+  if command -v lscpu >/dev/null 2>&1; then
+    lscpu | grep -E '^(Model name|Architecture|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node|L1d|L2|L3)' || true
+  fi
+  echo "caches of cpu0:"
+  for c in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [ -r "$c/level" ] || continue
+    echo "  L$(cat "$c/level") $(cat "$c/type") $(cat "$c/size" 2>/dev/null) shared with cpus $(cat "$c/shared_cpu_list" 2>/dev/null)"
+  done
+  for n in /sys/devices/system/node/node[0-9]*; do
+    [ -r "$n/cpulist" ] && echo "NUMA $(basename "$n"): cpus $(cat "$n/cpulist")"
+  done
+  echo "threads: $threads (largest $top); budget ${budget} s; binary $bin"
+} | tee "$out/topology.txt" | tee -a "$log"
+
+
 for s in "${steps[@]}"; do
   IFS='|' read -r name w cmd <<<"$s"
   selected "$name" || continue
@@ -157,8 +171,7 @@ for s in "${steps[@]}"; do
     weight_left=$((weight_left - w))
     continue
   fi
-  # Its share of what is left, but never less than a third of what is left for the last ones
-  # (a step that ends early leaves its time to the next).
+  # Its share of what is left, by weight (a step that ended early left its time to this one).
   share=$((left * w / weight_left))
   weight_left=$((weight_left - w))
   cmd=${cmd//THREADS/$threads}
@@ -177,9 +190,11 @@ for s in "${steps[@]}"; do
   fi
   case "$name" in
     dispersion-*)
-      tr="$out/trace-${name#dispersion-}.json"
+      tr="$out/dispersion/trace-${name#dispersion-}.json"
       if [ -s "$tr" ]; then
-        "$bin" trace "$tr" >"$out/$name-summary.txt" 2>&1 || true
+        "$bin" trace "$tr" >"$out/dispersion/${name#dispersion-}-summary.txt" 2>&1 || true
+        # The raw trace is large (every task, as Chrome JSON); its summary and Gantt charts stay.
+        [ "$keep_traces" = yes ] || rm -f "$tr"
       fi
       ;;
   esac

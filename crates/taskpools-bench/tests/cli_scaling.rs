@@ -5,8 +5,8 @@ mod common;
 
 use common::{refused, taskpools, SMALL_PLACES};
 
-/// Small runs of three experiments at 1 and 2 threads (places at 2 and 3 places) become one
-/// chart per kernel and a table each in `scaling.md`, with a speedup per thread count.
+/// Small runs of four experiments at 1 and 2 threads (places at 2 and 3 places) become one
+/// chart per kernel and a table each in `scaling.md`, with a figure per thread count.
 #[test]
 fn charts_and_tables_from_a_folder_of_runs() {
     let dir = std::env::temp_dir().join(format!("taskpools-scaling-{}", std::process::id()));
@@ -108,10 +108,21 @@ fn charts_and_tables_from_a_folder_of_runs() {
         .collect();
     assert_eq!(cells.len(), 2, "{row}");
     assert!(cells.iter().all(|&s| s > 0.0), "{row}");
-    // The places series start at their first point's thread count.
+    // Places: the speed over the runtime without places at 2 and at 3 threads.
     let places = md.split("## places cache-stress").nth(1).unwrap();
-    let best = places.lines().find(|l| l.starts_with("| best |")).unwrap();
-    assert!(best.starts_with("| best | 2.00 |"), "{best}");
+    let best = places
+        .lines()
+        .find(|l| l.starts_with("| places, best hints |"))
+        .unwrap_or_else(|| panic!("no best-hints row in {places}"));
+    let cells: Vec<f64> = best
+        .split('|')
+        .filter_map(|c| c.trim().parse::<f64>().ok())
+        .collect();
+    assert_eq!(cells.len(), 2, "{best}");
+    assert!(
+        !places.contains("| no places |"),
+        "the baseline is not a series: {places}"
+    );
     let svgs = std::fs::read_dir(&dir)
         .unwrap()
         .filter(|e| {

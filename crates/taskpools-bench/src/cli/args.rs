@@ -68,3 +68,39 @@ impl TraceArgs {
         check_output("--trace", self.trace.as_deref(), false)
     }
 }
+
+/// `--peers`: which other runtimes an experiment runs beside ours (each experiment has its
+/// own set; `all`, the default, runs every one it has, `none` only ours and the sequential
+/// program). For runs where the peers' slow configurations would take most of the time, such
+/// as the many-core scaling matrix.
+#[derive(Args)]
+pub struct PeersArgs {
+    /// Other runtimes to run beside ours, comma-separated, `all` or `none`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pub peers: Vec<String>,
+}
+
+impl PeersArgs {
+    /// The chosen peers, in `known`'s order; an unknown name is refused with the known ones.
+    pub fn select(&self, known: &[&'static str]) -> Result<Vec<&'static str>> {
+        let mut chosen = Vec::new();
+        for n in &self.peers {
+            match n.as_str() {
+                "all" => chosen.extend_from_slice(known),
+                "none" => {}
+                _ => match known.iter().find(|k| **k == n) {
+                    Some(k) => chosen.push(*k),
+                    None => anyhow::bail!(
+                        "--peers: unknown runtime '{n}' (this experiment has: {}, or all, none)",
+                        known.join(", ")
+                    ),
+                },
+            }
+        }
+        Ok(known
+            .iter()
+            .copied()
+            .filter(|k| chosen.contains(k))
+            .collect())
+    }
+}

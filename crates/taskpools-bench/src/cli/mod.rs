@@ -8,7 +8,7 @@ mod checks;
 mod names;
 mod output;
 
-pub use args::{PinArgs, RepsArgs, ThreadsArgs, TraceArgs};
+pub use args::{PeersArgs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs};
 pub use checks::{check_dir_writable, check_positive, check_threads};
 // Outside `cli`, only `distributed` (which checks each rank's own paths) names it.
 #[cfg(feature = "mpi")]

@@ -153,6 +153,7 @@ fn tour(out: &Path) -> Result<()> {
         matrix: 256,
         pools: taskpools::forkjoin::Pool::ALL.to_vec(),
         pin: true,
+        peers: forkjoin::PEERS.to_vec(),
         kernels: forkjoin::KERNELS.iter().map(|k| k.to_string()).collect(),
         trace: None,
     };
@@ -170,6 +171,8 @@ fn tour(out: &Path) -> Result<()> {
         pin: true,
         trace: None,
         cutoff: Some(queens::CUTOFF_QUEUED),
+        peers: queens::PEERS.to_vec(),
+        front_ends: queens::FRONT_ENDS.to_vec(),
     };
     queens::run_and_emit(&p, &TourFiles::new(out, "queens").outputs(), false)?;
     println!("== blocked: a scope per step (sparse LU, Jacobi), scope and scope_fifo\n");
@@ -195,6 +198,7 @@ fn tour(out: &Path) -> Result<()> {
         graphs: dataflow::Graph::ALL.to_vec(),
         pin: true,
         trace: None,
+        peers: dataflow::PEERS.to_vec(),
     };
     dataflow::run_and_emit(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
     println!("== suite: PARTEE's six applications, small sizes\n");

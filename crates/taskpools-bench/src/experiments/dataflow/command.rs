@@ -4,8 +4,8 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{openmp_available, run, Graph, Params};
-use crate::cli::{emit, OutputArgs, Outputs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs};
+use super::{openmp_available, run, Graph, Params, PEERS};
+use crate::cli::{emit, OutputArgs, Outputs, PeersArgs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs};
 use crate::report::{self, Progress};
 
 /// The arguments of `taskpools dataflow`.
@@ -14,6 +14,10 @@ use crate::report::{self, Progress};
     mut_arg("pin", |a| a.help(
         "Pin worker i of every runtime and OpenMP thread i to core i mod cores, and the \
          sequential run to core 0: `--pin`, `--pin true` (the default) or `--pin false`"
+    )),
+    mut_arg("peers", |a| a.help(
+        "Other runtimes to run beside ours, comma-separated, `all` or `none`: openmp \
+         (libgomp, where the build found it), rayon"
     )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of one extra, untimed run of each data-flow variant per \
@@ -38,6 +42,8 @@ pub struct DataflowArgs {
     /// Graphs, comma-separated, or `all`: independent, chains, fan-in-2, fan-in-4, random.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pub graphs: Vec<String>,
+    #[command(flatten)]
+    pub peers: PeersArgs,
     #[command(flatten)]
     pub pin: PinArgs,
     #[command(flatten)]
@@ -73,6 +79,7 @@ fn params(a: &DataflowArgs) -> Result<Params> {
             .map(|g| Graph::from_name(g))
             .collect::<Result<Vec<_>>>()?
     };
+    let peers = a.peers.select(&PEERS)?;
     a.out.check()?;
     a.trace.check()?;
     Ok(Params {
@@ -83,6 +90,7 @@ fn params(a: &DataflowArgs) -> Result<Params> {
         graphs,
         pin: a.pin.pin,
         trace: a.trace.trace.clone(),
+        peers,
     })
 }
 

@@ -57,7 +57,12 @@ pub struct Params {
     /// and thread count (on runtimes that record): Chrome trace-event JSON to this file, Gantt
     /// charts into `<file>.gantt/` and task graphs with their critical path into `<file>.dot/`.
     pub trace: Option<std::path::PathBuf>,
+    /// The other runtimes to run (of [`PEERS`]).
+    pub peers: Vec<&'static str>,
 }
+
+/// The other runtimes `dataflow` can run beside ours (`--peers`).
+pub const PEERS: [&str; 2] = ["openmp", "rayon"];
 
 /// One row.
 #[derive(Clone, Debug, Serialize)]
@@ -352,10 +357,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     Box::new(move |d| timed(|| rt.install(|| dataflow_run(t, d, config, None)))),
                 ));
             }
-            variants.push((
-                "openmp depend",
-                Box::new(|d| openmp(t, d, threads, None, p.pin)),
-            ));
+            let (with_openmp, with_rayon) =
+                (p.peers.contains(&"openmp"), p.peers.contains(&"rayon"));
+            if with_openmp {
+                variants.push((
+                    "openmp depend",
+                    Box::new(|d| openmp(t, d, threads, None, p.pin)),
+                ));
+            }
             if let Some(w) = t.rows {
                 let b64 = Config::blocks(64)?;
                 variants.push((
@@ -366,14 +375,18 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     "forkjoin rows",
                     Box::new(move |d| timed(|| rt.install(|| forkjoin_rows(t, d, w)))),
                 ));
-                variants.push((
-                    "rayon rows",
-                    Box::new(move |d| timed(|| pool.install(|| rayon_rows(t, d, w)))),
-                ));
-                variants.push((
-                    "openmp rows",
-                    Box::new(move |d| openmp(t, d, threads, Some(w), p.pin)),
-                ));
+                if with_rayon {
+                    variants.push((
+                        "rayon rows",
+                        Box::new(move |d| timed(|| pool.install(|| rayon_rows(t, d, w)))),
+                    ));
+                }
+                if with_openmp {
+                    variants.push((
+                        "openmp rows",
+                        Box::new(move |d| openmp(t, d, threads, Some(w), p.pin)),
+                    ));
+                }
             }
             // Interleave the variants' repetitions so that drift on a shared host spreads
             // over all of them. Each timed run is preceded by an untimed run of the same

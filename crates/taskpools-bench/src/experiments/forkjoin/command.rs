@@ -4,9 +4,9 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{kernel, run, Node, Params, KERNELS};
+use super::{kernel, run, Node, Params, KERNELS, PEERS};
 use crate::cli::{
-    emit, names_or_all, OutputArgs, Outputs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs,
+    emit, names_or_all, OutputArgs, Outputs, PeersArgs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs,
 };
 use crate::report::{self, Progress};
 
@@ -20,6 +20,10 @@ use crate::report::{self, Progress};
          on the waker's core, and the two share it for milliseconds: 2-thread runs then \
          measure the OS, not the runtime. `--pin`, `--pin true` (the default) or `--pin \
          false`"
+    )),
+    mut_arg("peers", |a| a.help(
+        "Other runtimes to run beside ours, comma-separated, `all` or `none`: rayon, chili, \
+         forte"
     )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of one extra, untimed run of each kernel on each of our \
@@ -54,6 +58,8 @@ pub struct ForkjoinArgs {
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pub kernels: Vec<String>,
     #[command(flatten)]
+    pub peers: PeersArgs,
+    #[command(flatten)]
     pub pin: PinArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
@@ -74,6 +80,7 @@ const MAX_MATRIX: usize = 2048;
 pub fn exec(a: ForkjoinArgs) -> Result<()> {
     let pools = fj_pools(&a.pool)?;
     let kernels = names_or_all(&a.kernels, &KERNELS, kernel)?;
+    let peers = a.peers.select(&PEERS)?;
     check(&a)?;
     let p = Params {
         threads: a.threads.threads,
@@ -84,6 +91,7 @@ pub fn exec(a: ForkjoinArgs) -> Result<()> {
         matrix: a.matrix,
         pools,
         pin: a.pin.pin,
+        peers,
         kernels: kernels.into_iter().map(String::from).collect(),
         trace: a.trace.trace.clone(),
     };

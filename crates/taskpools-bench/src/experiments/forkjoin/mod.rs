@@ -37,6 +37,8 @@ pub struct Params {
     /// `i mod cores`, and the sequential and `calls` runs to core 0, beside every runtime's
     /// worker 0.
     pub pin: bool,
+    /// The other runtimes to run (of `PEERS`), in that order.
+    pub peers: Vec<&'static str>,
     /// The kernels to run (names from [`KERNELS`]), in that order.
     pub kernels: Vec<String>,
     /// Record a schedule trace of one extra, untimed run of each kernel on each of our pools
@@ -47,6 +49,9 @@ pub struct Params {
 
 /// The benchmark's kernels, in their default order.
 pub const KERNELS: [&str; 5] = ["fib", "tree-sum", "mergesort", "quicksort", "matmul"];
+
+/// The other runtimes `forkjoin` can run beside ours (`--peers`).
+pub const PEERS: [&str; 3] = ["rayon", "chili", "forte"];
 
 /// The kernel called `name`; an unknown name is an error that lists the known ones.
 pub fn kernel(name: &str) -> Result<&'static str> {

@@ -68,9 +68,23 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     };
     let mut traces = Vec::new();
     let pin_to = pinner(p.pin);
-    let rayons = rayon_pools(&p.threads, p.pin)?;
-    let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
-    let fortes: Vec<Forte> = p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
+    // Only the peers that run are started (an idle pool's threads still wake now and then).
+    let peer = |name: &str| p.peers.contains(&name);
+    let rayons = if peer("rayon") {
+        rayon_pools(&p.threads, p.pin)?
+    } else {
+        Vec::new()
+    };
+    let chilis: Vec<chili::ThreadPool> = if peer("chili") {
+        p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect()
+    } else {
+        Vec::new()
+    };
+    let fortes: Vec<Forte> = if peer("forte") {
+        p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect()
+    } else {
+        Vec::new()
+    };
     // Runs `$body` with `$j` bound to the joiner of runtime `$rt` (on its thread pool) and
     // returns its result with the seconds it took. The clock runs on the worker, from the
     // moment the kernel starts there: entering the runtime (which wakes a sleeping worker, some
@@ -319,10 +333,19 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     kernels.sort_by_key(|(name, _, _)| p.kernels.iter().position(|k| k == name));
     let runtimes: Vec<Rt> = (0..p.pools.len())
         .map(Rt::Ours)
-        .chain([Rt::Rayon, Rt::Chili, Rt::Forte])
+        .chain(
+            [
+                ("rayon", Rt::Rayon),
+                ("chili", Rt::Chili),
+                ("forte", Rt::Forte),
+            ]
+            .into_iter()
+            .filter(|(name, _)| p.peers.contains(name))
+            .map(|(_, rt)| rt),
+        )
         .collect();
-    let rayon_i = p.pools.len();
-    let chili_i = rayon_i + 1;
+    let rayon_i = runtimes.iter().position(|rt| matches!(rt, Rt::Rayon));
+    let chili_i = runtimes.iter().position(|rt| matches!(rt, Rt::Chili));
     let multi: Vec<usize> = p.threads.iter().copied().filter(|&t| t > 1).collect();
     let one = p.threads.iter().position(|&t| t == 1);
     // The `calls` floor is a 1-thread figure, taken when 1 is among the thread counts.
@@ -484,12 +507,16 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         // A ratio of join costs means something only where rayon's joins cost a measurable
         // share of the run (at least a tenth of Tseq: fib, tree-sum); on the coarse kernels
         // both costs are within the noise.
-        let rayon_per_join = diff(rayon_i)
-            .filter(|&d| d >= 0.1 * sm)
-            .and_then(|_| per_join(rayon_i));
-        let chili_per_join = diff(chili_i)
-            .filter(|&d| d >= 0.02 * sm)
-            .and_then(|_| per_join(chili_i));
+        let rayon_per_join = rayon_i.and_then(|ri| {
+            diff(ri)
+                .filter(|&d| d >= 0.1 * sm)
+                .and_then(|_| per_join(ri))
+        });
+        let chili_per_join = chili_i.and_then(|ci| {
+            diff(ci)
+                .filter(|&d| d >= 0.02 * sm)
+                .and_then(|_| per_join(ci))
+        });
         if !calls.is_empty() {
             let (m, mn, mx) = summarize(&calls);
             let ns_per_join = (*joins > 0).then(|| paired(&calls) * 1e9 / *joins as f64);
@@ -515,8 +542,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         for (ri, &rt) in runtimes.iter().enumerate() {
             for (ti, &t) in p.threads.iter().enumerate() {
                 let (m, mn, mx) = summarize(&par[ri][ti]);
-                let (rayon_m, _, _) = summarize(&par[rayon_i][ti]);
-                let (chili_m, _, _) = summarize(&par[chili_i][ti]);
+                let rayon_m = rayon_i.map(|i| summarize(&par[i][ti]).0);
+                let chili_m = chili_i.map(|i| summarize(&par[i][ti]).0);
                 let ns_per_join = (t == 1).then(|| per_join(ri)).flatten();
                 out.push(Record {
                     experiment: "forkjoin".into(),
@@ -535,12 +562,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         (Rt::Ours(_), Some(o), Some(r)) => Some(o / r),
                         _ => None,
                     },
-                    vs_rayon: matches!(rt, Rt::Ours(_)).then(|| m / rayon_m),
+                    vs_rayon: rayon_m.filter(|_| matches!(rt, Rt::Ours(_))).map(|r| m / r),
                     join_vs_chili: match (rt, ns_per_join, chili_per_join) {
                         (Rt::Ours(_), Some(o), Some(c)) => Some(o / c),
                         _ => None,
                     },
-                    vs_chili: matches!(rt, Rt::Ours(_)).then(|| m / chili_m),
+                    vs_chili: chili_m.filter(|_| matches!(rt, Rt::Ours(_))).map(|c| m / c),
                 });
             }
         }

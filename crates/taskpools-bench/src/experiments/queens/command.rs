@@ -4,15 +4,20 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{run, Params, CUTOFF_QUEUED, MAX_N};
+use super::{run, Params, CUTOFF_QUEUED, FRONT_ENDS, MAX_N, PEERS};
 use crate::cli::{
-    emit, parse_pools, OutputArgs, Outputs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs,
+    emit, names_or_all, parse_pools, OutputArgs, Outputs, PeersArgs, PinArgs, RepsArgs,
+    ThreadsArgs, TraceArgs,
 };
 use crate::report::{self, Progress};
 
 /// The arguments of `taskpools queens`.
 #[derive(Args)]
 #[command(
+    mut_arg("peers", |a| a.help(
+        "Other runtimes to run beside ours, comma-separated, `all` or `none`: rayon, chili, \
+         forte"
+    )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of our variants (task pools without the cutoff, scope, join; \
          one extra, untimed run each per thread count, on runtimes that record): Chrome \
@@ -45,6 +50,11 @@ pub struct QueensArgs {
     /// child's subtree with plain calls otherwise (`Ctx::queued`); 0: no such rows.
     #[arg(long, default_value_t = CUTOFF_QUEUED)]
     pub cutoff: usize,
+    /// Front ends, comma-separated, or `all`: task-pool, scope, join.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    pub front_ends: Vec<String>,
+    #[command(flatten)]
+    pub peers: PeersArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -52,6 +62,15 @@ pub struct QueensArgs {
 /// Runs `taskpools queens`.
 pub fn exec(a: QueensArgs) -> Result<()> {
     let pools = parse_pools(&a.pool)?;
+    let peers = a.peers.select(&PEERS)?;
+    let front_ends = names_or_all(&a.front_ends, &FRONT_ENDS, |n| {
+        FRONT_ENDS.iter().copied().find(|f| *f == n).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--front-ends: unknown front end '{n}' (known: {}, or all)",
+                FRONT_ENDS.join(", ")
+            )
+        })
+    })?;
     check(&a)?;
     let p = Params {
         n: a.n,
@@ -61,6 +80,8 @@ pub fn exec(a: QueensArgs) -> Result<()> {
         pin: a.pin.pin,
         trace: a.trace.trace.clone(),
         cutoff: (a.cutoff > 0).then_some(a.cutoff),
+        peers,
+        front_ends,
     };
     a.trace.check()?;
     run_and_emit(&p, &a.out.outputs(), a.out.quiet())?;

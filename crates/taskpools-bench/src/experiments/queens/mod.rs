@@ -41,7 +41,17 @@ pub struct Params {
     /// only while its worker's own queue holds fewer tasks than this ([`Ctx::queued`]), and
     /// counts the child's subtree with plain calls otherwise.
     pub cutoff: Option<usize>,
+    /// The other runtimes to run (of [`PEERS`]).
+    pub peers: Vec<&'static str>,
+    /// The front ends to run (of [`FRONT_ENDS`]).
+    pub front_ends: Vec<&'static str>,
 }
+
+/// The other runtimes `queens` can run beside ours (`--peers`).
+pub const PEERS: [&str; 3] = ["rayon", "chili", "forte"];
+/// The front ends of `queens` (`--front-ends`): the task pools' working phase, a fork-join
+/// scope per node, binary joins.
+pub const FRONT_ENDS: [&str; 3] = ["task-pool", "scope", "join"];
 
 /// Trace buffer per worker, in events (one task per node: a start, an end and its puts).
 const TRACE_EVENTS: usize = 1 << 22;
@@ -354,26 +364,46 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     // One runtime per thread count for both our front ends (a working phase and fork-join run
     // on the same workers), and the peers' pools.
     let ours = our_runtimes(&p.threads, p.pin)?;
-    let rayons = rayon_pools(&p.threads, p.pin)?;
-    let chilis: Vec<chili::ThreadPool> = p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect();
-    let fortes: Vec<Forte> = p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect();
+    let peer = |name: &str| p.peers.contains(&name);
+    let rayons = if peer("rayon") {
+        rayon_pools(&p.threads, p.pin)?
+    } else {
+        Vec::new()
+    };
+    let chilis: Vec<chili::ThreadPool> = if peer("chili") {
+        p.threads.iter().map(|&t| chili_pool(t, p.pin)).collect()
+    } else {
+        Vec::new()
+    };
+    let fortes: Vec<Forte> = if peer("forte") {
+        p.threads.iter().map(|&t| forte_pool(t, p.pin)).collect()
+    } else {
+        Vec::new()
+    };
 
+    let front = |name: &str| p.front_ends.contains(&name);
     let variants: Vec<Variant> = (0..p.pools.len())
+        .filter(|_| front("task-pool"))
         .map(Variant::Pool)
         .chain(
             (0..p.pools.len())
-                .filter(|_| p.cutoff.is_some())
+                .filter(|_| front("task-pool") && p.cutoff.is_some())
                 .map(Variant::PoolCutoff),
         )
-        .chain([
-            Variant::ScopeOurs,
-            Variant::JoinOurs,
-            Variant::ScopeRayon,
-            Variant::JoinRayon,
-            Variant::JoinChili,
-            Variant::ScopeForte,
-            Variant::JoinForte,
-        ])
+        .chain(
+            [
+                ("scope", None, Variant::ScopeOurs),
+                ("join", None, Variant::JoinOurs),
+                ("scope", Some("rayon"), Variant::ScopeRayon),
+                ("join", Some("rayon"), Variant::JoinRayon),
+                ("join", Some("chili"), Variant::JoinChili),
+                ("scope", Some("forte"), Variant::ScopeForte),
+                ("join", Some("forte"), Variant::JoinForte),
+            ]
+            .into_iter()
+            .filter(|(fe, rt, _)| front(fe) && rt.is_none_or(peer))
+            .map(|(_, _, v)| v),
+        )
         .collect();
     /// `f`'s result and the seconds it took.
     fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
