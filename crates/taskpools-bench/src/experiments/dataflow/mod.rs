@@ -485,6 +485,7 @@ mod tests {
             graphs: Graph::ALL.to_vec(),
             pin: false,
             trace: None,
+            peers: PEERS.to_vec(),
         };
         let r = run(&p, &Progress::new(false)).unwrap();
         assert!(r.iter().any(|r| r.variant == "forkjoin rows"));
