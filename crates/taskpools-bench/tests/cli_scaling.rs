@@ -89,7 +89,7 @@ fn charts_and_tables_from_a_folder_of_runs() {
         "## fork-join fib",
         "## fork-join tree-sum",
         "## N-Queens 7",
-        "## data-flow chains",
+        "## data-flow ns per task, chains",
         "## places cache-stress",
     ] {
         assert!(md.contains(panel), "{panel} missing from:\n{md}");

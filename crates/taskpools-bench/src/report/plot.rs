@@ -228,14 +228,19 @@ pub fn loglog_speedup(
     title: &str,
     series: &[(String, Vec<(f64, f64)>)],
 ) -> Result<()> {
+    // Drawn in log2 coordinates on linear axes, so that the thread counts 1, 2, 4, 8, 16 are
+    // evenly spaced and each gets its label (plotters' own log axes label only decades, and
+    // shade the space between their many minor lines).
+    let lg = |v: f64| v.log2();
     let pts: Vec<(f64, f64)> = series
         .iter()
         .flat_map(|(_, v)| v.iter().copied())
         .filter(|(x, y)| x.is_finite() && y.is_finite() && *x > 0.0 && *y > 0.0)
         .collect();
     let xmax = pts.iter().map(|p| p.0).fold(2.0f64, f64::max);
-    let ymax = pts.iter().map(|p| p.1).fold(xmax, f64::max) * 1.3;
-    let ymin = pts.iter().map(|p| p.1).fold(0.5f64, f64::min) * 0.8;
+    let ymax = pts.iter().map(|p| p.1).fold(xmax, f64::max);
+    let ymin = pts.iter().map(|p| p.1).fold(0.5f64, f64::min);
+    let (x1, y0, y1) = (lg(xmax) + 0.15, (lg(ymin) - 0.3).floor(), lg(ymax) + 0.4);
     let root = SVGBackend::new(path, (720, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let mut chart = ChartBuilder::on(&root)
@@ -243,20 +248,25 @@ pub fn loglog_speedup(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d((1f64..xmax * 1.1).log_scale(), (ymin..ymax).log_scale())
+        .build_cartesian_2d(-0.15f64..x1, y0..y1)
         .map_err(|e| anyhow!("{e}"))?;
+    // Ticks at whole powers of two, labelled with the power's value.
+    let pow2 = |v: &f64| short_number(2f64.powf(*v));
     chart
         .configure_mesh()
-        .x_desc("threads (log)")
-        .y_desc("speedup over sequential (log)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| short_number(*y))
+        .x_desc("threads (log scale)")
+        .y_desc("speedup over sequential (log scale)")
+        .x_labels((x1.ceil() + 1.0) as usize)
+        .y_labels((y1 - y0).ceil() as usize + 1)
+        .x_label_formatter(&pow2)
+        .y_label_formatter(&pow2)
+        .light_line_style(WHITE)
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     let grey = RGBColor(170, 170, 170);
     chart
         .draw_series(LineSeries::new(
-            [(1.0, 1.0), (xmax, xmax)],
+            [(0.0, 0.0), (lg(xmax), lg(xmax))],
             grey.stroke_width(1),
         ))
         .map_err(|e| anyhow!("{e}"))?
@@ -282,6 +292,7 @@ pub fn loglog_speedup(
             .iter()
             .copied()
             .filter(|(x, y)| x.is_finite() && y.is_finite() && *x > 0.0 && *y > 0.0)
+            .map(|(x, y)| (lg(x), lg(y)))
             .collect();
         chart
             .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
