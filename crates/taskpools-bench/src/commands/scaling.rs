@@ -115,7 +115,13 @@ pub fn exec(a: ScalingArgs) -> Result<()> {
                 &lines,
             )
         } else if title.starts_with(DATAFLOW_PANEL) {
-            report::line_chart(&path, title, "threads", "ns per task (lower is better)", &lines)
+            report::line_chart(
+                &path,
+                title,
+                "threads",
+                "ns per task (lower is better)",
+                &lines,
+            )
         } else {
             report::loglog_speedup(&path, title, &lines)
         }
