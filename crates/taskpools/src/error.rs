@@ -76,6 +76,20 @@ pub enum Error {
          or on another Runtime"
     )]
     PhaseBusy,
+    /// [`RuntimeBuilder::use_current_thread`](crate::RuntimeBuilder::use_current_thread) on a
+    /// thread that is already a worker of a runtime.
+    #[error(
+        "use_current_thread: this thread is already a worker of a runtime (build the runtime \
+         on a thread of your own, or without use_current_thread)"
+    )]
+    CurrentThreadInRuntime,
+    /// [`Runtime::shutdown_and_wait`](crate::Runtime::shutdown_and_wait) on one of the
+    /// runtime's own workers, which cannot wait for itself to leave; the shutdown was signalled.
+    #[error(
+        "shutdown_and_wait on one of the runtime's own workers cannot wait for itself: the \
+         shutdown was signalled, and the workers leave once their work is done"
+    )]
+    WaitOnOwnWorker,
     /// A working phase or broadcast was started on a runtime that is being dropped (from a
     /// job that runs during its shutdown).
     #[error("the runtime is shutting down: no working phase or broadcast can start on it")]

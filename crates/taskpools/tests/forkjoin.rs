@@ -253,9 +253,14 @@ fn join_from_everywhere(pa: Pool, pb: Pool) {
     assert_eq!(r, (2584, (1597, 987)));
 }
 
+/// `threads(0)` means the default (as rayon's `num_threads(0)`): one worker per CPU, unless
+/// `TASKPOOLS_NUM_THREADS` says otherwise (not set in this test binary).
 #[test]
-fn zero_threads_is_an_error() {
-    assert!(Runtime::new(0).is_err());
+fn zero_threads_means_the_default() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(Runtime::new(0).unwrap().threads(), cpus.min(taskpools::MAX_THREADS));
+    let rt = Runtime::builder().threads(0).build().unwrap();
+    assert_eq!(rt.threads(), cpus.min(taskpools::MAX_THREADS));
 }
 
 /// A random mix of joins and scopes (with joins inside spawns and scopes inside joins), whose
@@ -509,7 +514,7 @@ fn a_panicking_spawn_does_not_kill_the_worker() {
 }
 
 #[test]
-fn dropping_the_runtime_runs_queued_spawns() {
+fn shutting_the_runtime_down_runs_queued_spawns() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     for pool in Pool::ALL {
@@ -532,7 +537,7 @@ fn dropping_the_runtime_runs_queued_spawns() {
                 d.fetch_add(1, Ordering::SeqCst);
             });
         }
-        drop(r);
+        r.shutdown_and_wait().unwrap();
         assert_eq!(done.load(Ordering::SeqCst), 52, "{pool}");
         // Every closure (and so every clone of the Arc) was run and dropped: no leak.
         assert_eq!(Arc::strong_count(&done), 1, "{pool}");

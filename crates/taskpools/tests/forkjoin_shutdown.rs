@@ -1,5 +1,6 @@
-//! Dropping a runtime with idle workers ends its threads. In its own test binary, so that no
-//! other test creates or ends threads while it counts them.
+//! Shutting a runtime down ends its threads: `shutdown_and_wait` before it returns, a drop
+//! (which only signals) soon after. In its own test binary, so that no other test creates or
+//! ends threads while it counts them.
 #![cfg(not(loom))]
 
 use taskpools::forkjoin::{Pool, Runtime};
@@ -17,10 +18,8 @@ fn threads_now() -> usize {
 }
 
 #[cfg(target_os = "linux")]
-#[test]
-fn dropping_a_runtime_with_idle_workers_ends_its_threads() {
-    let before = threads_now();
-    let rts: Vec<Runtime> = (0..8)
+fn idle_runtimes(n: usize) -> Vec<Runtime> {
+    let rts: Vec<Runtime> = (0..n)
         .map(|i| {
             Runtime::builder()
                 .threads(3)
@@ -34,12 +33,30 @@ fn dropping_a_runtime_with_idle_workers_ends_its_threads() {
         assert_eq!(rt.join(|| 1, || 2), (1, 2));
     }
     std::thread::sleep(std::time::Duration::from_millis(50)); // workers go idle / to sleep
+    rts
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn shutting_down_a_runtime_with_idle_workers_ends_its_threads() {
+    let before = threads_now();
+    let rts = idle_runtimes(8);
     let during = threads_now();
     assert_eq!(during, before + 24, "8 runtimes (4 per pool) x 3 workers");
-    drop(rts);
+    for rt in rts {
+        rt.shutdown_and_wait().unwrap();
+    }
     let after = threads_now();
-    assert!(
-        after + 20 <= during,
-        "threads left running: {during} -> {after}"
-    );
+    assert_eq!(after, before, "threads left running: {during} -> {after}");
+
+    // A drop only signals: the threads end soon after, on their own.
+    let rts = idle_runtimes(8);
+    let during = threads_now();
+    drop(rts);
+    let t0 = std::time::Instant::now();
+    while threads_now() > before && t0.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let after = threads_now();
+    assert_eq!(after, before, "threads left running after a drop: {during} -> {after}");
 }

@@ -56,7 +56,7 @@ impl Task for Plain {
 #[test]
 fn every_phase_runs_on_the_runtime_s_own_threads() {
     let rt = Runtime::new(2).unwrap();
-    let workers: Vec<ThreadId> = rt.broadcast(|_| thread::current().id()).unwrap();
+    let workers: Vec<ThreadId> = rt.broadcast(|_| thread::current().id());
     let workers_set: HashSet<ThreadId> = workers.iter().copied().collect();
     assert_eq!(workers_set.len(), 2);
     for pool in PoolKind::ALL {
@@ -176,7 +176,6 @@ fn a_phase_inside_a_fork_join_task_runs_on_that_runtime() {
         let rt = Runtime::builder().threads(2).pool(fj).build().unwrap();
         let workers: HashSet<ThreadId> = rt
             .broadcast(|_| thread::current().id())
-            .unwrap()
             .into_iter()
             .collect();
         let (r, seen) = rt.install(|| {
@@ -237,7 +236,6 @@ fn a_phase_inside_a_phase_task_runs_elsewhere_or_is_a_clear_error() {
     let rt = Runtime::new(2).unwrap();
     let workers: HashSet<ThreadId> = rt
         .broadcast(|_| thread::current().id())
-        .unwrap()
         .into_iter()
         .collect();
     // Named runtime: it is held by the outer phase, so the inner one is refused.
@@ -309,7 +307,6 @@ fn a_pinned_phase_inside_an_unpinned_runtime_s_task_gets_a_pinned_runtime() {
     assert!(!rt.pinned());
     let workers: HashSet<ThreadId> = rt
         .broadcast(|_| thread::current().id())
-        .unwrap()
         .into_iter()
         .collect();
     let seen = rt.install(|| {
@@ -407,9 +404,10 @@ fn a_panic_in_a_phase_reaches_the_caller_and_the_runtime_stays_usable() {
 #[test]
 fn broadcast_runs_once_per_worker_and_propagates_panics() {
     let rt = Runtime::new(2).unwrap();
-    assert_eq!(rt.broadcast(|i| i + 100).unwrap(), [100, 101]);
+    assert_eq!(rt.broadcast(|c| c.index() + 100), [100, 101]);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.broadcast(|i| {
+        rt.broadcast(|c| {
+            let i = c.index();
             if i == 1 {
                 panic!("share 1");
             }
@@ -417,7 +415,7 @@ fn broadcast_runs_once_per_worker_and_propagates_panics() {
         })
     }));
     assert!(r.is_err());
-    assert_eq!(rt.broadcast(|i| i).unwrap(), [0, 1]);
+    assert_eq!(rt.broadcast(|c| c.index()), [0, 1]);
 }
 
 /// Names of the threads that ran a phase's tasks.
@@ -489,7 +487,7 @@ fn initial_tasks_made_by_an_iterator_that_uses_the_runtime_do_not_deadlock() {
     within(30, || {
         let rt = Runtime::new(2).unwrap();
         let initial = (0..2).map(|_| {
-            rt.broadcast(|i| i).unwrap();
+            rt.broadcast(|c| c.index());
             Plain(3)
         });
         let r = Builder::new().runtime(&rt).run(initial).unwrap();
@@ -515,7 +513,7 @@ fn worker_counters_count_shares_injections_steals_and_sleeps() {
         .unwrap();
     let before: u64 = rt.worker_counters().iter().map(|c| c.shares).sum();
     for _ in 0..3 {
-        rt.broadcast(|_| ()).unwrap();
+        rt.broadcast(|_| ());
     }
     let c = rt.worker_counters();
     // Each broadcast's caller runs its own share inline; the other worker takes one by mail.

@@ -37,7 +37,7 @@ fn os_threads() -> Option<usize> {
 fn phases_on_a_runtime_start_no_threads() {
     let rt = Runtime::new(2).unwrap();
     // Warm: the runtime's workers are running (a broadcast reaches both).
-    assert_eq!(rt.broadcast(|i| i).unwrap(), [0, 1]);
+    assert_eq!(rt.broadcast(|c| c.index()), [0, 1]);
     let before = os_threads();
     let mut phases = 0;
     for pool in PoolKind::ALL {

@@ -249,14 +249,10 @@ fn places_with_listed_cores_pin_their_workers() {
         .build()
         .unwrap();
     assert!(rt.pinned());
-    let seen = rt
-        .broadcast(|_| core_affinity::get_core_ids().unwrap_or_default())
-        .unwrap();
+    let seen = rt.broadcast(|_| core_affinity::get_core_ids().unwrap_or_default());
     assert_eq!(seen[0], [cores[1]]);
     assert_eq!(seen[1], [cores[0]]);
-    let places = rt
-        .broadcast(|_| taskpools::places::current_place())
-        .unwrap();
+    let places = rt.broadcast(|_| taskpools::places::current_place());
     assert_eq!(places, [Some(PlaceId(0)), Some(PlaceId(1))]);
 }
 
@@ -269,18 +265,16 @@ fn current_place_is_the_running_workers_place_or_none() {
     use taskpools::places::current_place;
     assert_eq!(current_place(), None, "not a worker");
     let plain = Runtime::new(2).unwrap();
-    assert_eq!(plain.broadcast(|_| current_place()).unwrap(), [None, None]);
+    assert_eq!(plain.broadcast(|_| current_place()), [None, None]);
     let placed = Runtime::builder()
         .places(Places::uniform(2, 1).unwrap())
         .build()
         .unwrap();
-    let seen = placed
-        .broadcast(|_| {
-            let before = current_place();
-            let inside = plain.install(current_place);
-            (before, inside, current_place())
-        })
-        .unwrap();
+    let seen = placed.broadcast(|_| {
+        let before = current_place();
+        let inside = plain.install(current_place);
+        (before, inside, current_place())
+    });
     for (i, (before, inside, after)) in seen.into_iter().enumerate() {
         assert_eq!(before, Some(PlaceId(i)), "worker {i}");
         assert_eq!(

@@ -107,16 +107,19 @@
 //! live in per-thread recycled slots, so a scope that spawns in a loop stops allocating once
 //! warm; larger ones get a box each (`tests/forkjoin_alloc.rs` counts both).
 
+mod context;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod on_runtime;
 mod scope;
 
 pub use crate::runtime::{
-    current_num_threads, current_thread_index, spawn, yield_now, Pool, Runtime, RuntimeBuilder,
-    Yield, NUM_THREADS_ENV, STALL_REPORT,
+    broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
+    max_num_threads, spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext,
+    Pool, Runtime, RuntimeBuilder, ThreadBuilder, Yield, NUM_THREADS_ENV, STALL_REPORT,
 };
-pub use scope::{scope, scope_fifo, Scope};
+pub use context::{join_context, FnContext};
+pub use scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope};
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -177,7 +180,7 @@ where
 }
 
 #[inline(always)]
-fn join_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
+pub(super) fn join_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,

@@ -19,6 +19,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::runtime::job::{JobRef, SpawnJob};
 use crate::runtime::worker::WorkerThread;
+use crate::runtime::BroadcastContext;
 use crate::runtime::{global, Registry};
 use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
 
@@ -104,6 +105,78 @@ where
     }
 }
 
+/// As [`scope`], but `op` runs on the calling thread, whatever it is (rayon's
+/// `in_place_scope`): the spawns go to the calling worker's runtime, or, from a thread that is
+/// not a worker, to the global runtime, and this waits for them. On a worker it is [`scope`];
+/// elsewhere the calling thread does not run the spawns, it waits for them (briefly spinning,
+/// then sleeping in growing steps of at most 100 µs), and `op` may borrow what is not `Send`.
+///
+/// ```
+/// let local = std::cell::Cell::new(1); // not `Sync`: `op` can use it, the spawns cannot
+/// let mut parts = [0u64; 4];
+/// taskpools::forkjoin::in_place_scope(|s| {
+///     local.set(local.get() + 1);
+///     for (i, p) in parts.iter_mut().enumerate() {
+///         s.spawn(move |_| *p = i as u64 * 2);
+///     }
+/// });
+/// assert_eq!((local.get(), parts), (2, [0, 2, 4, 6]));
+/// ```
+pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    in_place(op, false)
+}
+
+/// [`in_place_scope`] whose spawns start in spawn order, as [`scope_fifo`]'s (rayon's
+/// `in_place_scope_fifo`).
+pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    in_place(op, true)
+}
+
+fn in_place<'scope, OP, R>(op: OP, fifo: bool) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let (registry, worker) = match WorkerThread::current() {
+        Some(w) => (Arc::clone(&w.registry), Some(w)),
+        None => (Arc::clone(&global().registry), None),
+    };
+    let mut s = Scope::new(registry);
+    if fifo {
+        s.fifo = Some(Mutex::new(VecDeque::new()));
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
+    match worker {
+        Some(w) => w.wait_until(|| s.all_done()),
+        None => {
+            // Not a worker: nothing to run meanwhile. The spawns were injected into the
+            // runtime; wait for the count, without a wake-up to lose.
+            let mut pause = std::time::Duration::from_micros(1);
+            let mut spins = 0u32;
+            while !s.all_done() {
+                if spins < 64 {
+                    spins += 1;
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_micros(100));
+                }
+            }
+        }
+    }
+    let spawned_panic = lock(&s.panic).take();
+    match (r, spawned_panic) {
+        (Err(p), _) => resume_unwind(p),
+        (Ok(_), Some(p)) => resume_unwind(p),
+        (Ok(r), None) => r,
+    }
+}
+
 fn scope_on<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
@@ -175,6 +248,43 @@ impl<'scope> Scope<'scope> {
         }
         self.spawn_to(Some(place.0), f);
         Ok(())
+    }
+
+    /// Spawns `f` once on every worker of the scope's runtime (rayon's `Scope::spawn_broadcast`):
+    /// each call is a job addressed to its worker, which runs it at its next look for work; the
+    /// scope waits for all of them.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let rt = taskpools::Runtime::new(3)?;
+    /// let seen = AtomicUsize::new(0);
+    /// rt.scope(|s| s.spawn_broadcast(|_, ctx| {
+    ///     seen.fetch_add(1 << ctx.index(), Ordering::Relaxed);
+    /// }));
+    /// assert_eq!(seen.into_inner(), 0b111);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn spawn_broadcast<F>(&self, f: F)
+    where
+        F: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        let f = std::sync::Arc::new(f);
+        let n = self.registry.threads;
+        for i in 0..n {
+            self.pending.fetch_add(1, Ordering::Relaxed);
+            let scope_ptr = ScopePtr(self as *const Scope<'scope>);
+            let f = std::sync::Arc::clone(&f);
+            let job = move || {
+                let sp = scope_ptr;
+                // SAFETY: as in `spawn_to`: the scope waits for this job before it ends.
+                let s = unsafe { &*sp.0 };
+                s.run_spawned(|s| f(s, BroadcastContext::new(i, n)));
+            };
+            // SAFETY: as in `spawn_to`: the scope waits for `pending` to reach zero, so the job
+            // runs once and before anything it borrows goes away.
+            let job = unsafe { SpawnJob::into_job_ref(job) };
+            self.registry.post(i, job);
+        }
     }
 
     fn spawn_to<F>(&self, place: Option<usize>, f: F)

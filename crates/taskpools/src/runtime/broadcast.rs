@@ -1,6 +1,6 @@
 //! Work for each worker at once: a *broadcast* posts one share per worker to the workers'
 //! mailboxes and waits until every share has run. A working phase is a broadcast whose shares
-//! run the phase loop.
+//! run the phase loop. `spawn_broadcast` posts a fire-and-forget job to every worker.
 //!
 //! # Why it cannot hang
 //!
@@ -9,36 +9,217 @@
 //! wakes sleeping workers (see `registry.rs`). So a share waits only for its worker to finish
 //! what it is running *now*. A worker running a share of broadcast A cannot be expected to take
 //! a share of broadcast B; so one broadcast holds a runtime at a time, claimed through
-//! `Registry::broadcast_busy`: a thread outside the runtime waits for the claim (it holds no
-//! worker), while a worker — of this runtime or of another — that finds the runtime claimed
-//! returns [`Error::PhaseBusy`] instead of waiting (it may be a
-//! worker that the running broadcast needs, directly or through a job it stole).
+//! `Registry::broadcast_busy`. Who may wait for a claim held by another broadcast:
+//!
+//! - a thread outside every runtime: it holds no worker, so it blocks until the claim is free;
+//! - a worker of another runtime: it waits as `install` does, running its own runtime's work
+//!   meanwhile, so nothing that waits for it is held up;
+//! - a worker of this runtime that is neither running a share nor broadcasting itself: it waits
+//!   running other work, its own mailbox first, so it runs its share of the holder's broadcast
+//!   and the holder finishes.
+//!
+//! A worker of this runtime inside a share, or inside a broadcast of its own (waiting for the
+//! other workers' shares), would wait for itself: [`Runtime::try_broadcast`] returns
+//! [`Error::PhaseBusy`] there, and [`Runtime::broadcast`] panics with that message. A working
+//! phase's claim never waits on a worker (`claim`): the phase's entry then tries another
+//! runtime, or returns `PhaseBusy`.
 //!
 //! While a worker runs a share it declines fork-join steal requests (on the private-deque pool
 //! a thief waits for an answer that the share's loop would not give); it answers them again
 //! when the share ends.
 
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use super::job::StackJob;
 use super::registry::Registry;
+use super::spawn::post_counted;
 use super::worker::WorkerThread;
-use super::{install_in, Runtime};
+use super::{global, install_in, Runtime};
 use crate::sync::{lock, Arc, Ordering};
 use crate::Error;
 
-impl Runtime {
-    /// Runs `f(i)` once on every worker `i` of this runtime, all at the same time, and returns
-    /// the results in worker order (rayon's `broadcast`). A panic in any call is resumed here
-    /// after every call has ended.
-    ///
-    /// Fails with [`Error::PhaseBusy`] when called on a worker while another broadcast or
-    /// working phase holds this runtime (from a thread outside the runtime it waits instead).
-    pub fn broadcast<R: Send>(&self, f: impl Fn(usize) -> R + Sync) -> Result<Vec<R>, Error> {
-        let claim = claim(&self.registry)?;
-        Ok(broadcast_claimed(&self.registry, claim, self.threads(), &f).0)
+/// Where a broadcast's call runs: the worker's index and the runtime's size (rayon's
+/// `BroadcastContext`).
+#[derive(Debug)]
+pub struct BroadcastContext<'a> {
+    index: usize,
+    num_threads: usize,
+    _marker: PhantomData<&'a mut ()>,
+}
+
+impl BroadcastContext<'_> {
+    pub(crate) fn new(index: usize, num_threads: usize) -> Self {
+        BroadcastContext {
+            index,
+            num_threads,
+            _marker: PhantomData,
+        }
     }
+
+    /// The index of the worker this call runs on (`0..num_threads()`).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The number of workers of the runtime, so the number of calls of the broadcast.
+    pub fn num_threads(&self) -> usize {
+        self.num_threads
+    }
+}
+
+impl Runtime {
+    /// Runs `f` once on every worker of this runtime, all at the same time, and returns the
+    /// results in worker order (rayon's `broadcast`). A panic in any call is resumed here after
+    /// every call has ended.
+    ///
+    /// If another broadcast or working phase holds the runtime, this waits for it, except on a
+    /// worker of this runtime that runs a share or broadcasts itself, which would wait for
+    /// itself: there it panics with [`Error::PhaseBusy`]'s message ([`try_broadcast`] returns
+    /// the error instead). See the module notes of `broadcast.rs` for who may wait.
+    ///
+    /// [`try_broadcast`]: Self::try_broadcast
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let seen = rt.broadcast(|ctx| (ctx.index(), ctx.num_threads()));
+    /// assert_eq!(seen, [(0, 2), (1, 2)]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn broadcast<R: Send>(&self, f: impl Fn(BroadcastContext<'_>) -> R + Sync) -> Vec<R> {
+        match self.try_broadcast(f) {
+            Ok(r) => r,
+            Err(e) => panic!("Runtime::broadcast: {e}"),
+        }
+    }
+
+    /// [`broadcast`](Self::broadcast), returning [`Error::PhaseBusy`] where it would wait for
+    /// itself and [`Error::ShuttingDown`] on a runtime that is shutting down.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let inner = rt.broadcast(|_| rt.try_broadcast(|_| ()).is_err());
+    /// assert_eq!(inner, [true, true]); // inside a share: it would wait for itself
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn try_broadcast<R: Send>(
+        &self,
+        f: impl Fn(BroadcastContext<'_>) -> R + Sync,
+    ) -> Result<Vec<R>, Error> {
+        let claim = claim_waiting(&self.registry)?;
+        let n = self.threads();
+        Ok(broadcast_claimed(&self.registry, claim, n, &|i| {
+            f(BroadcastContext::new(i, n))
+        })
+        .0)
+    }
+
+    /// Runs `f` once on every worker of this runtime without waiting for it (rayon's
+    /// `spawn_broadcast`): each call is a fire-and-forget job addressed to its worker, which
+    /// runs it at its next look for work; panics go to the
+    /// [`panic_handler`](super::RuntimeBuilder::panic_handler).
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let (tx, rx) = mpsc::channel();
+    /// let tx = std::sync::Mutex::new(tx);
+    /// rt.spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+    /// let mut seen: Vec<usize> = rx.iter().take(2).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, [0, 1]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn spawn_broadcast(&self, f: impl Fn(BroadcastContext<'_>) + Send + Sync + 'static) {
+        spawn_broadcast_in(&self.registry, f);
+    }
+}
+
+/// [`Runtime::broadcast`] on the current worker's runtime, or, on a thread that is not a
+/// worker, on the global runtime (rayon's `broadcast`).
+///
+/// ```
+/// let n = taskpools::broadcast(|ctx| ctx.num_threads()).len();
+/// assert_eq!(n, taskpools::current_num_threads());
+/// ```
+pub fn broadcast<R: Send>(f: impl Fn(BroadcastContext<'_>) -> R + Sync) -> Vec<R> {
+    match WorkerThread::current() {
+        Some(w) => {
+            let n = w.registry.threads;
+            let claim = match claim_waiting(&w.registry) {
+                Ok(c) => c,
+                Err(e) => panic!("broadcast: {e}"),
+            };
+            broadcast_claimed(&w.registry, claim, n, &|i| f(BroadcastContext::new(i, n))).0
+        }
+        None => global().broadcast(f),
+    }
+}
+
+/// [`Runtime::spawn_broadcast`] on the current worker's runtime, or, on a thread that is not a
+/// worker, on the global runtime (rayon's `spawn_broadcast`).
+pub fn spawn_broadcast(f: impl Fn(BroadcastContext<'_>) + Send + Sync + 'static) {
+    match WorkerThread::current() {
+        Some(w) => spawn_broadcast_in(&w.registry, f),
+        None => global().spawn_broadcast(f),
+    }
+}
+
+/// A fire-and-forget job running `f` posted to every worker of the runtime of `registry`.
+fn spawn_broadcast_in(
+    registry: &Registry,
+    f: impl Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+) {
+    let f = std::sync::Arc::new(f);
+    let n = registry.threads;
+    for i in 0..n {
+        let f = std::sync::Arc::clone(&f);
+        post_counted(registry, i, move || f(BroadcastContext::new(i, n)));
+    }
+}
+
+/// Claims `registry` for a broadcast, waiting for another broadcast to end wherever waiting
+/// cannot deadlock (module docs): blocking on a thread outside every runtime, running other
+/// work on a worker of another runtime or on a worker of this one that holds no share and no
+/// claim of its own; [`Error::PhaseBusy`] otherwise.
+pub(crate) fn claim_waiting(registry: &Arc<Registry>) -> Result<Claim<'_>, Error> {
+    let Some(w) = WorkerThread::current() else {
+        return claim(registry);
+    };
+    let own = Arc::ptr_eq(&w.registry, registry);
+    if own && (w.shares.get() > 0 || w.claims.get() > 0) {
+        return try_claim(registry)?.ok_or(Error::PhaseBusy);
+    }
+    let mut idle = 0u32;
+    loop {
+        if let Some(c) = try_claim(registry)? {
+            return Ok(c);
+        }
+        if w.run_one() {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// The claim if the runtime is free now, `None` if a broadcast holds it.
+fn try_claim(registry: &Registry) -> Result<Option<Claim<'_>>, Error> {
+    let mut busy = lock(&registry.broadcast_busy);
+    if registry.shutdown.load(Ordering::Acquire) {
+        return Err(Error::ShuttingDown);
+    }
+    if *busy {
+        return Ok(None);
+    }
+    *busy = true;
+    Ok(Some(Claim(registry)))
 }
 
 /// The right to broadcast on one runtime; released when dropped (also when a share's panic
@@ -49,6 +230,11 @@ impl Drop for Claim<'_> {
     fn drop(&mut self) {
         *lock(&self.0.broadcast_busy) = false;
         self.0.broadcast_free.notify_all();
+        // Workers of a runtime that shut down while this broadcast held it stayed for it;
+        // those asleep may leave now.
+        if self.0.shutdown.load(Ordering::Acquire) {
+            self.0.notify_all();
+        }
     }
 }
 
@@ -102,6 +288,16 @@ pub(crate) fn broadcast_claimed<R: Send, F: Fn(usize) -> R + Sync>(
     let r = install_in(registry, || {
         let w = WorkerThread::current().expect("install runs on a worker of this runtime");
         let start = Instant::now();
+        // This worker broadcasts: a broadcast it would start while waiting for the shares
+        // could not wait for this one (`claim_waiting`).
+        w.claims.set(w.claims.get() + 1);
+        struct Unclaim<'a>(&'a WorkerThread);
+        impl Drop for Unclaim<'_> {
+            fn drop(&mut self) {
+                self.0.claims.set(self.0.claims.get() - 1);
+            }
+        }
+        let _unclaim = Unclaim(w);
         let results = broadcast_on(w, n, f);
         (results, start.elapsed())
     });
@@ -119,10 +315,12 @@ fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f
         struct Unblock<'a>(&'a WorkerThread);
         impl Drop for Unblock<'_> {
             fn drop(&mut self) {
+                self.0.shares.set(self.0.shares.get() - 1);
                 self.0.unblock_requests();
             }
         }
         me.block_requests();
+        me.shares.set(me.shares.get() + 1);
         let _unblock = Unblock(me);
         f(i)
     };

@@ -1,8 +1,10 @@
 //! [`RuntimeBuilder`]: how a [`Runtime`]'s workers are made.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::{Arc, Mutex};
 
-use super::{Pool, Runtime, GLOBAL};
+use super::handlers::{PanicHandler, WorkerHandler};
+use super::{Pool, Runtime, ThreadBuilder, GLOBAL};
 
 /// Builds a [`Runtime`]: thread count, fork-join pool, pinning, stack size, thread names.
 #[derive(Clone)]
@@ -19,9 +21,16 @@ pub struct RuntimeBuilder {
     pub(super) threads_set: bool,
     /// Events per worker's trace buffer (`None`: no trace).
     pub(super) trace: Option<usize>,
+    pub(super) panic_handler: Option<PanicHandler>,
+    pub(super) start_handler: Option<WorkerHandler>,
+    pub(super) exit_handler: Option<WorkerHandler>,
+    pub(super) spawn_handler: Option<SpawnHandler>,
+    pub(super) use_current_thread: bool,
 }
 
 type ThreadName = Arc<dyn Fn(usize) -> String + Send + Sync>;
+/// Starts a worker's thread (see [`RuntimeBuilder::spawn_handler`]).
+pub(super) type SpawnHandler = Arc<Mutex<dyn FnMut(ThreadBuilder) -> std::io::Result<()> + Send>>;
 
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -34,6 +43,21 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("serial_elision", &self.serial_elision)
             .field("places", &self.places)
             .field("place_policy", &self.place_policy)
+            .field("trace", &self.trace)
+            .field(
+                "panic_handler",
+                &self.panic_handler.as_ref().map(|_| "<fn>"),
+            )
+            .field(
+                "start_handler",
+                &self.start_handler.as_ref().map(|_| "<fn>"),
+            )
+            .field("exit_handler", &self.exit_handler.as_ref().map(|_| "<fn>"))
+            .field(
+                "spawn_handler",
+                &self.spawn_handler.as_ref().map(|_| "<fn>"),
+            )
+            .field("use_current_thread", &self.use_current_thread)
             .finish()
     }
 }
@@ -41,9 +65,7 @@ impl std::fmt::Debug for RuntimeBuilder {
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
-            threads: std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(crate::MAX_THREADS),
+            threads: 0,
             pool: Pool::PrivateDeque,
             pin: false,
             stack_size: None,
@@ -53,16 +75,30 @@ impl Default for RuntimeBuilder {
             place_policy: Default::default(),
             threads_set: false,
             trace: None,
+            panic_handler: None,
+            start_handler: None,
+            exit_handler: None,
+            spawn_handler: None,
+            use_current_thread: false,
         }
     }
 }
 
 impl RuntimeBuilder {
-    /// Worker threads (default: one per CPU). Zero, or more than
-    /// [`MAX_THREADS`](crate::MAX_THREADS), is refused by [`build`](Self::build).
+    /// Worker threads. 0, the default, means the value of the environment variable
+    /// [`TASKPOOLS_NUM_THREADS`](super::NUM_THREADS_ENV) if it holds a valid count, else one
+    /// per CPU (as rayon's `num_threads(0)`: configuration files may pass 0 for "the
+    /// default"); with [`places`](Self::places), the places' workers. More than
+    /// [`MAX_THREADS`](crate::MAX_THREADS) is refused by [`build`](Self::build).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(0).build()?;
+    /// assert!(rt.threads() >= 1);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
-        self.threads_set = true;
+        self.threads_set = n != 0;
         self
     }
 
@@ -98,7 +134,7 @@ impl RuntimeBuilder {
     ///     .threads(2)
     ///     .thread_name(|i| format!("solver-{i}"))
     ///     .build()?;
-    /// let names = rt.broadcast(|_| std::thread::current().name().map(String::from))?;
+    /// let names = rt.broadcast(|_| std::thread::current().name().map(String::from));
     /// assert_eq!(names, [Some("solver-0".into()), Some("solver-1".into())]);
     /// # Ok::<(), taskpools::Error>(())
     /// ```
@@ -172,9 +208,195 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Where the panics of fire-and-forget jobs go ([`Runtime::spawn`], `spawn_fifo`,
+    /// `spawn_broadcast`, and the free functions of the same names): the payload is handed to
+    /// `handler` on the worker that ran the job, which then goes on. Without one, such a
+    /// panic is reported with one line on stderr and the worker goes on (rayon aborts the
+    /// process instead: a runtime that serves a long-running program should not lose its
+    /// workers to one job, and the line says what was lost). A handler that panics is reported
+    /// the same way. The panics of jobs that somebody waits for (`join`, `scope`, `install`,
+    /// `broadcast`) are resumed in the waiter and never reach the handler.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// let (tx, rx) = mpsc::channel();
+    /// let tx = std::sync::Mutex::new(tx);
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(1)
+    ///     .panic_handler(move |p| {
+    ///         let msg = p.downcast_ref::<&str>().copied().unwrap_or("?");
+    ///         tx.lock().unwrap().send(msg.to_string()).unwrap();
+    ///     })
+    ///     .build()?;
+    /// rt.spawn(|| panic!("lost job"));
+    /// assert_eq!(rx.recv().unwrap(), "lost job");
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn panic_handler(
+        mut self,
+        handler: impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    ) -> Self {
+        self.panic_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Runs `handler(i)` on worker `i`'s thread when it starts, before it takes any work (to
+    /// set thread-locals, a thread priority, a profiler's thread name). A panic there is
+    /// reported as a fire-and-forget job's ([`panic_handler`](Self::panic_handler)) and the
+    /// worker starts anyway.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let s = Arc::clone(&started);
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(2)
+    ///     .start_handler(move |_| { s.fetch_add(1, Ordering::SeqCst); })
+    ///     .build()?;
+    /// rt.broadcast(|_| ()); // every worker has started once its share ran
+    /// assert_eq!(started.load(Ordering::SeqCst), 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn start_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.start_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Runs `handler(i)` on worker `i`'s thread when it leaves, after the runtime's shutdown
+    /// (see [`Runtime::shutdown_and_wait`], which returns after every exit handler). A panic
+    /// there is reported as a fire-and-forget job's.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let left = Arc::new(AtomicUsize::new(0));
+    /// let l = Arc::clone(&left);
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(3)
+    ///     .exit_handler(move |_| { l.fetch_add(1, Ordering::SeqCst); })
+    ///     .build()?;
+    /// rt.shutdown_and_wait()?;
+    /// assert_eq!(left.load(Ordering::SeqCst), 3);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn exit_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.exit_handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Starts each worker's thread with `handler` instead of `std::thread::Builder`: the
+    /// handler gets a [`ThreadBuilder`], starts a thread however it likes (its own stack, a
+    /// scoped thread-local, a platform's threads) and calls [`ThreadBuilder::run`] on it. An
+    /// error it returns fails [`build`](Self::build) (the workers started so far leave). The
+    /// runtime keeps no handle of such threads: [`Runtime::shutdown_and_wait`] waits for their
+    /// workers to leave, not for the threads to end. (rayon's `spawn_handler`.)
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(2)
+    ///     .spawn_handler(|worker| {
+    ///         std::thread::Builder::new()
+    ///             .stack_size(8 << 20)
+    ///             .spawn(move || worker.run())?;
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// assert_eq!(rt.join(|| 1, || 2), (1, 2));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn spawn_handler(
+        mut self,
+        handler: impl FnMut(ThreadBuilder) -> std::io::Result<()> + Send + 'static,
+    ) -> Self {
+        self.spawn_handler = Some(Arc::new(Mutex::new(handler)));
+        self
+    }
+
+    /// Makes the thread that calls [`build`](Self::build) worker 0 of the runtime (rayon's
+    /// `use_current_thread`). It does not run the worker loop: it takes part in the runtime's
+    /// work when it waits in it (`join`, `scope`, `install`, [`yield_now`](super::yield_now),
+    /// [`yield_local`](super::yield_local)), so jobs queued on it are run by the other workers
+    /// (which steal them) or when it waits. Its start and exit handlers do not run and it is
+    /// not pinned. Its worker state stays on the thread after the runtime is dropped (as in
+    /// rayon, it is leaked): a later `join` there still runs, on its own. [`build`](Self::build)
+    /// fails with [`Error::CurrentThreadInRuntime`](crate::Error::CurrentThreadInRuntime) if
+    /// the thread is already a worker. A [`broadcast`](Runtime::broadcast) or working phase
+    /// started from another thread waits for this thread's share until it waits in the
+    /// runtime.
+    ///
+    /// ```
+    /// std::thread::spawn(|| {
+    ///     let rt = taskpools::Runtime::builder().threads(2).use_current_thread().build()?;
+    ///     assert_eq!(taskpools::current_thread_index(), Some(0));
+    ///     assert_eq!(rt.current_thread_index(), Some(0));
+    ///     let (a, b) = taskpools::forkjoin::join(|| 1, || 2); // forks here, worker 1 may steal
+    ///     assert_eq!(a + b, 3);
+    ///     Ok::<(), taskpools::Error>(())
+    /// })
+    /// .join()
+    /// .unwrap()?;
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
+        self
+    }
+
     /// Starts the workers.
     pub fn build(self) -> Result<Runtime, crate::Error> {
-        Runtime::start(self)
+        Runtime::start(self, None)
+    }
+
+    /// Builds the runtime with `spawn` starting each worker's thread, as
+    /// [`spawn_handler`](Self::spawn_handler) does, for a handler that is not `Send` or not
+    /// `'static` (it is used only during the build).
+    pub fn build_with_spawn_handler(
+        self,
+        mut spawn: impl FnMut(ThreadBuilder) -> std::io::Result<()>,
+    ) -> Result<Runtime, crate::Error> {
+        Runtime::start(self, Some(&mut spawn))
+    }
+
+    /// Builds a runtime whose worker threads are scoped threads of this call (rayon's
+    /// `build_scoped`): each worker runs `wrapper(thread_builder)` on its thread, and `wrapper`
+    /// must call [`ThreadBuilder::run`] (around it, it may set up what the worker's thread
+    /// needs, such as a scoped thread-local). `with_runtime` then runs with the runtime; when
+    /// it returns, the runtime shuts down and this call returns once every worker thread has
+    /// ended, so the workers may borrow from the caller's stack.
+    ///
+    /// ```
+    /// let answer = 42;
+    /// let seen = taskpools::Runtime::builder().threads(2).build_scoped(
+    ///     |worker| { let _borrowed = &answer; worker.run() },
+    ///     |rt| rt.join(|| answer, || answer + 1),
+    /// )?;
+    /// assert_eq!(seen, (42, 43));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn build_scoped<W, F, R>(self, wrapper: W, with_runtime: F) -> Result<R, crate::Error>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&Runtime) -> R,
+    {
+        std::thread::scope(|s| {
+            let wrapper = &wrapper;
+            let rt = self.build_with_spawn_handler(|worker| {
+                let mut b = std::thread::Builder::new();
+                if let Some(name) = worker.name() {
+                    b = b.name(name.to_string());
+                }
+                if let Some(bytes) = worker.stack_size() {
+                    b = b.stack_size(bytes);
+                }
+                b.spawn_scoped(s, move || wrapper(worker))?;
+                Ok(())
+            })?;
+            let r = with_runtime(&rt);
+            // The scope joins the worker threads once they have left (the drop signals it).
+            drop(rt);
+            Ok(r)
+        })
     }
 
     /// Builds the global runtime, the one that [`join`](crate::forkjoin::join),

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use super::worker::WorkerThread;
-use super::{eprintln_best_effort, spawn_in, Runtime};
+use super::{eprintln_best_effort, spawn_in, Order, Runtime};
 
 /// The global runtime, created on first use or by
 /// [`RuntimeBuilder::build_global`](super::RuntimeBuilder::build_global).
@@ -31,22 +31,34 @@ fn threads_from_env(v: Option<&str>) -> Result<Option<usize>, String> {
     }
 }
 
+/// The thread count a runtime built with `threads(0)` (the default) gets: the value of
+/// [`NUM_THREADS_ENV`] if it is a valid count, else one per CPU. An invalid value is reported
+/// once per process on stderr.
+pub(crate) fn default_threads() -> usize {
+    static REPORTED: std::sync::Once = std::sync::Once::new();
+    let cpus = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(crate::MAX_THREADS);
+    let env = std::env::var(NUM_THREADS_ENV).ok();
+    match threads_from_env(env.as_deref()) {
+        Ok(n) => n.unwrap_or(cpus),
+        Err(why) => {
+            REPORTED.call_once(|| {
+                eprintln_best_effort(&format!(
+                    "taskpools: {why}; using {cpus} threads (one per CPU)"
+                ))
+            });
+            cpus
+        }
+    }
+}
+
 pub(crate) fn global() -> &'static Runtime {
     GLOBAL.get_or_init(|| {
-        let cpus = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(crate::MAX_THREADS);
-        let env = std::env::var(NUM_THREADS_ENV).ok();
-        let n = match threads_from_env(env.as_deref()) {
-            Ok(n) => n.unwrap_or(cpus),
-            Err(why) => {
-                eprintln_best_effort(&format!(
-                    "taskpools: {why}; the global runtime uses {cpus} threads (one per CPU)"
-                ));
-                cpus
-            }
-        };
-        Runtime::new(n).expect("could not start the global runtime")
+        Runtime::builder()
+            .threads(0)
+            .build()
+            .expect("could not start the global runtime")
     })
 }
 
@@ -72,9 +84,45 @@ pub fn current_thread_index() -> Option<usize> {
 /// the process exits does not run, so wait for what must finish (a channel, a counter).
 pub fn spawn(f: impl FnOnce() + Send + 'static) {
     match WorkerThread::current() {
-        Some(w) => spawn_in(&w.registry, f),
+        Some(w) => spawn_in(&w.registry, f, Order::Lifo),
         None => global().spawn(f),
     }
+}
+
+/// [`spawn`], ordered as [`Runtime::spawn_fifo`]: on the current worker's runtime, or, on a
+/// thread that is not a worker, on the global runtime (rayon's `spawn_fifo`).
+pub fn spawn_fifo(f: impl FnOnce() + Send + 'static) {
+    match WorkerThread::current() {
+        Some(w) => spawn_in(&w.registry, f, Order::Fifo),
+        None => global().spawn_fifo(f),
+    }
+}
+
+/// The most worker threads a runtime may have ([`MAX_THREADS`](crate::MAX_THREADS)); rayon's
+/// `max_num_threads`.
+///
+/// ```
+/// assert_eq!(taskpools::max_num_threads(), taskpools::MAX_THREADS);
+/// ```
+pub fn max_num_threads() -> usize {
+    crate::MAX_THREADS
+}
+
+/// Whether the current worker has jobs queued on its own deque, or `None` on a thread that is
+/// not a worker; rayon's `current_thread_has_pending_tasks`.
+///
+/// ```
+/// assert_eq!(taskpools::current_thread_has_pending_tasks(), None);
+/// let rt = taskpools::Runtime::new(1)?;
+/// let seen = rt.install(|| {
+///     taskpools::spawn(|| {});
+///     taskpools::current_thread_has_pending_tasks()
+/// });
+/// assert_eq!(seen, Some(true));
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    WorkerThread::current().map(|w| w.has_queued_jobs())
 }
 
 #[cfg(all(test, not(loom)))]

@@ -1,37 +1,12 @@
-//! Handing work to a runtime from any thread: `install` (run and wait for the result, also
-//! from a worker of another runtime) and fire-and-forget `spawn`.
+//! Handing work to a runtime from any thread and waiting for its result: `install` (also from
+//! a worker of another runtime). Fire-and-forget jobs are `spawn.rs`'s.
 
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::resume_unwind;
 
-use super::job::{self, LockJob, StackJob};
+use super::job::{LockJob, StackJob};
 use super::worker::WorkerThread;
-use super::{eprintln_best_effort, Registry};
+use super::Registry;
 use crate::sync::Arc;
-
-/// A fire-and-forget job: always injected (never onto a worker's own deque), so that the
-/// shutdown drain in `main_loop` finds every one that has not run.
-pub(crate) fn spawn_in(registry: &Registry, f: impl FnOnce() + Send + 'static) {
-    let job = move || {
-        if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
-            let msg = p
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| p.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("(a non-string payload)");
-            eprintln_best_effort(&format!("taskpools: a spawned job panicked: {msg}"));
-            // The payload's own destructor could panic in turn: drop it under a guard, and
-            // leak only such a second payload.
-            if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
-                std::mem::forget(again);
-            }
-        }
-    };
-    // SAFETY: `f` is `'static`, so it borrows nothing that can go away; the job is injected,
-    // and every injected job is executed exactly once: by a worker, or by the shutdown drain
-    // of `main_loop` before the workers stop.
-    let job = unsafe { job::SpawnJob::into_job_ref(job) };
-    registry.inject(job);
-}
 
 /// [`Runtime::install`](super::Runtime::install) on the runtime of `registry`.
 pub(crate) fn install_in<R: Send>(registry: &Arc<Registry>, op: impl FnOnce() -> R + Send) -> R {

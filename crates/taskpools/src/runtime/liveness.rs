@@ -81,6 +81,32 @@ pub fn yield_now() -> Option<Yield> {
     })
 }
 
+/// Lets the current worker run one job from its own deque (answering pending steal requests
+/// first), without looking elsewhere: rayon's `yield_local`. `Some(Yield::Executed)` if it ran
+/// one, `Some(Yield::Idle)` if its deque was empty, `None` on a thread that is not a worker.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// let rt = taskpools::Runtime::new(1)?;
+/// let ran = AtomicBool::new(false);
+/// rt.scope(|s| {
+///     s.spawn(|_| ran.store(true, Ordering::Relaxed));
+///     assert_eq!(taskpools::yield_local(), Some(taskpools::Yield::Executed));
+///     assert!(ran.load(Ordering::Relaxed));
+///     assert_eq!(taskpools::yield_local(), Some(taskpools::Yield::Idle));
+/// });
+/// assert_eq!(taskpools::yield_local(), None);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+pub fn yield_local() -> Option<Yield> {
+    let w = WorkerThread::current()?;
+    Some(if w.run_own() {
+        Yield::Executed
+    } else {
+        Yield::Idle
+    })
+}
+
 /// How long a thief waits for an answer before it reports the owner. Setting the environment
 /// variable `TASKPOOLS_STALL_REPORT=off` turns the report off (for programs whose jobs are
 /// long and never fork, where a second without an answer is expected).

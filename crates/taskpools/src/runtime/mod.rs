@@ -54,6 +54,7 @@ mod builder;
 mod counters;
 mod current;
 pub(crate) mod frames;
+mod handlers;
 mod install;
 pub(crate) mod job;
 pub(crate) mod liveness;
@@ -61,25 +62,33 @@ mod pinning;
 pub(crate) mod places;
 mod pool_choice;
 mod registry;
+mod spawn;
 mod start;
+mod threads;
 pub mod trace;
 pub(crate) mod worker;
 
 pub use crate::places::current_place;
+pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::RuntimeBuilder;
 pub use counters::WorkerCounters;
-pub use current::{current_num_threads, current_thread_index, spawn, NUM_THREADS_ENV};
-pub use liveness::{yield_now, Yield, STALL_REPORT};
+pub use current::{
+    current_num_threads, current_thread_has_pending_tasks, current_thread_index, max_num_threads,
+    spawn, spawn_fifo, NUM_THREADS_ENV,
+};
+pub use liveness::{yield_local, yield_now, Yield, STALL_REPORT};
 pub use pool_choice::Pool;
+pub use threads::ThreadBuilder;
 
 use std::thread::JoinHandle;
 
 use crate::sync::Arc;
 pub(crate) use current::global;
 use current::GLOBAL;
-pub(crate) use install::{install_in, spawn_in};
+pub(crate) use install::install_in;
 pub(crate) use registry::Registry;
 pub(crate) use registry::Stealers;
+pub(crate) use spawn::{spawn_in, Order};
 use worker::WorkerThread;
 
 /// A set of persistent worker threads that every front end runs on: working phases
@@ -93,14 +102,18 @@ use worker::WorkerThread;
 /// let rt = Runtime::builder().threads(2).build()?;
 /// let (a, b) = rt.join(|| 1 + 1, || 2 + 2);
 /// assert_eq!((a, b), (2, 4));
-/// let seen = rt.broadcast(|i| i * 10)?;
+/// let seen = rt.broadcast(|ctx| ctx.index() * 10);
 /// assert_eq!(seen, [0, 10]);
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct Runtime {
     pub(crate) registry: Arc<Registry>,
     pool: Pool,
+    /// The threads the runtime started itself (not those of a spawn handler).
     threads: Vec<JoinHandle<()>>,
+    /// Workers that run the worker loop on a thread of their own (all but a
+    /// `use_current_thread` worker 0): `shutdown_and_wait` waits for them to leave.
+    looping_workers: usize,
     /// Events per worker's trace buffer (0: no trace).
     trace_capacity: usize,
     /// The trace's clock (with a trace).
@@ -185,7 +198,7 @@ impl Runtime {
         if self.trace_capacity == 0 {
             return Ok(None);
         }
-        let parts = self.broadcast(|_| {
+        let parts = self.try_broadcast(|_| {
             let w = WorkerThread::current().expect("a broadcast runs on the workers");
             w.trace.as_ref().map(|t| t.take()).unwrap_or_default()
         })?;
@@ -235,7 +248,57 @@ impl Runtime {
     /// not run yet (including jobs those jobs spawn) before the workers stop, so none is lost
     /// or leaked; a job that keeps spawning itself keeps the drop waiting.
     pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
-        spawn_in(&self.registry, f);
+        spawn_in(&self.registry, f, Order::Lifo);
+    }
+
+    /// As [`spawn`](Self::spawn), but the jobs a worker spawns this way start in the order
+    /// they were spawned (rayon's `spawn_fifo`): from one of this runtime's workers the job
+    /// joins that worker's FIFO and a ticket joins its deque, and whoever runs a ticket runs
+    /// the oldest job of the FIFO; from any other thread the job is injected, and injected jobs
+    /// are taken oldest first.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// let rt = taskpools::Runtime::new(1)?;
+    /// let order = Arc::new(Mutex::new(Vec::new()));
+    /// let o = Arc::clone(&order);
+    /// rt.install(move || {
+    ///     for i in 0..4 {
+    ///         let o = Arc::clone(&o);
+    ///         taskpools::spawn_fifo(move || o.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// rt.shutdown_and_wait()?;
+    /// assert_eq!(*order.lock().unwrap(), [0, 1, 2, 3]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn spawn_fifo(&self, f: impl FnOnce() + Send + 'static) {
+        spawn_in(&self.registry, f, Order::Fifo);
+    }
+
+    /// The index of the calling thread among this runtime's workers, or `None` if it is not
+    /// one of them (a worker of another runtime included); rayon's
+    /// `ThreadPool::current_thread_index`.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// assert_eq!(rt.current_thread_index(), None);
+    /// let i = rt.install(|| rt.current_thread_index());
+    /// assert!(matches!(i, Some(0 | 1)));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn current_thread_index(&self) -> Option<usize> {
+        WorkerThread::current()
+            .filter(|w| Arc::ptr_eq(&w.registry, &self.registry))
+            .map(|w| w.index)
+    }
+
+    /// Whether the calling thread, a worker of this runtime, has jobs queued on its own deque
+    /// (`None` on any other thread); rayon's `ThreadPool::current_thread_has_pending_tasks`.
+    pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
+        WorkerThread::current()
+            .filter(|w| Arc::ptr_eq(&w.registry, &self.registry))
+            .map(|w| w.has_queued_jobs())
     }
 }
 

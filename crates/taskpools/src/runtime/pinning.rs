@@ -26,9 +26,7 @@ mod pin_tests {
             drop(Runtime::builder().threads(1).build().unwrap());
             core_affinity::set_for_current(cores[0]);
             let rt = Runtime::builder().threads(2).pin(true).build().unwrap();
-            let seen = rt
-                .broadcast(|_| core_affinity::get_core_ids().unwrap_or_default())
-                .unwrap();
+            let seen = rt.broadcast(|_| core_affinity::get_core_ids().unwrap_or_default());
             assert_eq!(seen[0], [cores[0]]);
             assert_eq!(seen[1], [cores[1]], "worker 1 pinned to {:?}", seen[1]);
         })

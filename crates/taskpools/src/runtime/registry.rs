@@ -33,19 +33,20 @@ pub(crate) enum Stealers {
     Private(Arc<StealTable<JobRef>>),
 }
 
-/// Work addressed to one worker: at most one job at a time (a broadcast posts one per worker
-/// and waits for all before the next can start).
+/// Work addressed to one worker, oldest first: a broadcast's share (one broadcast holds the
+/// workers at a time, see `broadcast.rs`) and the jobs of `spawn_broadcast`, which queue
+/// behind it.
 pub(crate) struct Mailbox {
-    /// Whether `job` holds a job: the lock-free check on the worker's search path.
+    /// Whether `jobs` holds a job: the lock-free check on the worker's search path.
     pending: AtomicBool,
-    job: Mutex<Option<JobRef>>,
+    jobs: Mutex<VecDeque<JobRef>>,
 }
 
 impl Mailbox {
     fn new() -> Mailbox {
         Mailbox {
             pending: AtomicBool::new(false),
-            job: Mutex::new(None),
+            jobs: Mutex::new(VecDeque::new()),
         }
     }
 }
@@ -71,6 +72,18 @@ pub(crate) struct Registry {
     pub(crate) sleep: Mutex<()>,
     pub(crate) wake: Condvar,
     pub(crate) shutdown: AtomicBool,
+    /// Fire-and-forget jobs (`spawn`, `spawn_fifo`, `spawn_broadcast`) not yet finished: after
+    /// a shutdown the workers stay until it is zero (see `spawn.rs`).
+    pub(crate) live_spawns: CachePadded<AtomicUsize>,
+    /// Per worker, the jobs of its `spawn_fifo`s, oldest first; a ticket on the worker's deque
+    /// runs the oldest (see `spawn.rs`).
+    pub(crate) fifos: Box<[CachePadded<Mutex<VecDeque<JobRef>>>]>,
+    /// What the builder asked to run on panics and at each worker's start and exit.
+    pub(crate) handlers: super::handlers::Handlers,
+    /// Worker threads that have left their loop, and the waiters for all of them
+    /// (`Runtime::shutdown_and_wait`).
+    pub(crate) exited: Mutex<usize>,
+    pub(crate) all_exited: Condvar,
     /// Whether a thief has reported an owner that does not answer steal requests (the
     /// diagnostic is printed once per runtime; see [`StallWatch`](super::liveness::StallWatch)).
     pub(crate) stall_reported: AtomicBool,
@@ -106,6 +119,13 @@ impl Registry {
             sleep: Mutex::new(()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            live_spawns: CachePadded::new(AtomicUsize::new(0)),
+            fifos: (0..threads)
+                .map(|_| CachePadded::new(Mutex::new(VecDeque::new())))
+                .collect(),
+            handlers: Default::default(),
+            exited: Mutex::new(0),
+            all_exited: Condvar::new(),
             stall_reported: AtomicBool::new(false),
             places: None,
             tracing: false,
@@ -170,20 +190,14 @@ impl Registry {
     }
 
     /// Addresses `job` to worker `to`, which takes it at its next look for work (in its loop,
-    /// or in any wait of a join, scope or install), and wakes it if it sleeps.
-    ///
-    /// # Panics
-    /// If the mailbox already holds a job (one broadcast at a time holds the workers).
+    /// or in any wait of a join, scope or install), after any job addressed to it before, and
+    /// wakes it if it sleeps.
     pub(crate) fn post(&self, to: usize, job: JobRef) {
         let mb = &self.mailboxes[to];
-        let mut slot = lock(&mb.job);
-        assert!(
-            slot.is_none(),
-            "worker {to} already has a job addressed to it"
-        );
-        *slot = Some(job);
+        let mut jobs = lock(&mb.jobs);
+        jobs.push_back(job);
         mb.pending.store(true, Ordering::Release);
-        drop(slot);
+        drop(jobs);
         self.notify_all();
     }
 
@@ -193,16 +207,25 @@ impl Registry {
         self.mailboxes[me].pending.load(Ordering::Relaxed)
     }
 
-    /// The job addressed to worker `me`, if any.
+    /// The oldest job addressed to worker `me`, if any.
     #[inline]
     pub(crate) fn take_mail(&self, me: usize) -> Option<JobRef> {
         let mb = &self.mailboxes[me];
         if !mb.pending.load(Ordering::Acquire) {
             return None;
         }
-        let j = lock(&mb.job).take();
-        mb.pending.store(false, Ordering::Relaxed);
+        let mut jobs = lock(&mb.jobs);
+        let j = jobs.pop_front();
+        mb.pending.store(!jobs.is_empty(), Ordering::Relaxed);
         j
+    }
+
+    /// Whether a shut-down runtime's workers may leave: the shutdown was signalled and every
+    /// fire-and-forget job has finished (jobs of other kinds belong to a caller that waits for
+    /// them, which the shutdown rules out: an `install` or scope borrows the runtime).
+    #[inline]
+    pub(crate) fn may_exit(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire) && self.live_spawns.load(Ordering::Acquire) == 0
     }
 
     pub(crate) fn inject(&self, job: JobRef) {
@@ -234,7 +257,10 @@ impl Registry {
         #[cfg(not(loom))]
         let recheck = true;
         let work = recheck && (self.has_work() || self.has_mail(me));
-        let waits = !work && !self.shutdown.load(Ordering::Acquire);
+        // A shut-down runtime's worker sleeps while fire-and-forget jobs it may have to run
+        // are still unfinished (one that blocks its worker may spawn the job it waits for);
+        // the last one's end wakes it (`spawn::done`, Dekker pair through `live_spawns`).
+        let waits = !(work || (recheck && self.may_exit()));
         if waits {
             before_wait();
             drop(self.wake.wait(g).unwrap_or_else(|e| e.into_inner()));

@@ -1,19 +1,25 @@
-//! Starting a [`Runtime`] (its checks, deques, places, pinning and worker threads) and
-//! stopping it when it is dropped.
+//! Starting a [`Runtime`] (its checks, deques, places, pinning and worker threads, see
+//! `threads.rs`) and shutting it down (by `Drop`, or `shutdown_and_wait`).
 
-use std::cell::Cell;
-
+use super::current::default_threads;
+use super::handlers::Handlers;
 use super::job::JobRef;
 use super::pinning::worker_cores;
-use super::worker::{self, LocalDeque, PrivateFrames, WorkerThread, CURRENT, EXPOSED};
-use super::{places, trace, Pool, Registry, Runtime, RuntimeBuilder, Stealers};
-use crate::places::set_current_place;
+use super::threads::{make_current_thread_a_worker, WorkerParts};
+use super::worker::{LocalDeque, PrivateFrames, WorkerThread, EXPOSED};
+use super::{places, trace, Pool, Registry, Runtime, RuntimeBuilder, Stealers, ThreadBuilder};
 use crate::queue::chase_lev;
 use crate::queue::private_deque::StealRequests;
 use crate::sync::{lock, Arc, Ordering};
 
 impl Runtime {
-    pub(super) fn start(b: RuntimeBuilder) -> Result<Runtime, crate::Error> {
+    pub(super) fn start(
+        b: RuntimeBuilder,
+        mut spawn: Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>>,
+    ) -> Result<Runtime, crate::Error> {
+        if b.use_current_thread && WorkerThread::current().is_some() {
+            return Err(crate::Error::CurrentThreadInRuntime);
+        }
         let threads = match &b.places {
             Some(p) if b.threads_set && b.threads != p.workers() => {
                 return Err(crate::Error::BadPlaces {
@@ -27,11 +33,9 @@ impl Runtime {
                 })
             }
             Some(p) => p.workers(),
+            None if b.threads == 0 => default_threads(),
             None => b.threads,
         };
-        if threads == 0 {
-            return Err(crate::Error::ZeroThreads);
-        }
         if threads > crate::MAX_THREADS {
             return Err(crate::Error::TooManyThreads {
                 requested: threads,
@@ -102,88 +106,125 @@ impl Runtime {
         registry.pinned = cores.iter().any(Option::is_some);
         registry.tracing = b.trace.is_some();
         registry.spawn_stealers = spawn_stealers;
+        registry.handlers = Handlers {
+            panic: b.panic_handler.clone(),
+            start: b.start_handler.clone(),
+            exit: b.exit_handler.clone(),
+        };
         let registry = Arc::new(registry);
+        let clock = b.trace.map(|_| trace::Clock::start());
         let mut rt = Runtime {
             registry,
             pool: b.pool,
             threads: Vec::with_capacity(threads),
-            trace_capacity: 0,
-            clock: None,
+            looping_workers: 0,
+            trace_capacity: b.trace.unwrap_or(0),
+            clock,
         };
-        let place_of: std::sync::Arc<[usize]> = place_of.into();
-        let (trace_cap, clock) = (b.trace, b.trace.map(|_| trace::Clock::start()));
         let has_places = b.places.is_some();
-        rt.trace_capacity = trace_cap.unwrap_or(0);
-        rt.clock = clock;
         for (index, deque) in locals.into_iter().enumerate() {
-            let reg = Arc::clone(&rt.registry);
-            let place_of = std::sync::Arc::clone(&place_of);
-            let core = cores[index];
-            let name = match &b.thread_name {
-                Some(f) => f(index),
-                None => format!("taskpools-{index}"),
+            let parts = WorkerParts {
+                index,
+                registry: Arc::clone(&rt.registry),
+                deque,
+                core: cores[index],
+                place: place_of[index],
+                has_places,
+                trace: b.trace.zip(clock),
             };
-            let mut tb = std::thread::Builder::new().name(name);
-            if let Some(bytes) = b.stack_size {
-                tb = tb.stack_size(bytes);
+            if index == 0 && b.use_current_thread {
+                make_current_thread_a_worker(parts);
+                continue;
             }
-            let h = tb.spawn(move || {
-                if let Some(c) = core {
-                    core_affinity::set_for_current(c);
+            let worker = ThreadBuilder {
+                parts,
+                name: Some(match &b.thread_name {
+                    Some(f) => f(index),
+                    None => format!("taskpools-{index}"),
+                }),
+                stack_size: b.stack_size,
+            };
+            let started = match (&mut spawn, &b.spawn_handler) {
+                (Some(f), _) => f(worker),
+                (None, Some(h)) => (h.lock().unwrap_or_else(|e| e.into_inner()))(worker),
+                (None, None) => {
+                    let mut tb = std::thread::Builder::new();
+                    if let Some(name) = worker.name() {
+                        tb = tb.name(name.to_string());
+                    }
+                    if let Some(bytes) = worker.stack_size() {
+                        tb = tb.stack_size(bytes);
+                    }
+                    tb.spawn(move || worker.run()).map(|h| rt.threads.push(h))
                 }
-                let w = WorkerThread {
-                    index,
-                    registry: reg,
-                    deque,
-                    rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
-                    waits: Cell::new(0),
-                    place: place_of[index],
-                    has_places,
-                    rr: Cell::new(place_of[index]),
-                    idle_since: Cell::new(None),
-                    spin_budget: Cell::new(worker::SPIN_ROUNDS),
-                    trace: trace_cap
-                        .zip(clock)
-                        .map(|(cap, clock)| Box::new(trace::TraceBuf::new(clock, index, cap))),
-                    source: Cell::new(trace::Source::Own),
-                };
-                CURRENT.with(|c| c.set(&w));
-                set_current_place(w.has_places.then_some(crate::places::PlaceId(w.place)));
-                w.main_loop();
-                set_current_place(None);
-                CURRENT.with(|c| c.set(std::ptr::null()));
-            });
-            match h {
-                Ok(h) => rt.threads.push(h),
-                // Dropping `rt` stops the workers started so far.
+            };
+            match started {
+                Ok(()) => rt.looping_workers += 1,
+                // Dropping `rt` signals the shutdown to the workers started so far.
                 Err(e) => return Err(crate::Error::Spawn(e)),
             }
         }
         Ok(rt)
     }
-}
 
-impl Drop for Runtime {
-    /// Stops the workers: each runs what is left in the injector (spawned jobs) and exits.
-    /// From a thread outside the runtime, the drop waits for them. Dropped on one of its own
-    /// workers (the last `Arc<Runtime>` moved into a spawned job, say), it cannot wait for
-    /// itself or for a worker that may be waiting on this one: it then only signals the
-    /// shutdown and returns; the workers finish and exit on their own (each holds the shared
-    /// state it needs).
-    fn drop(&mut self) {
+    /// Signals the shutdown: the workers finish what is queued and every fire-and-forget job
+    /// (and the jobs those spawn), then leave (see `spawn.rs`).
+    fn signal_shutdown(&self) {
         self.registry.shutdown.store(true, Ordering::Release);
-        {
-            let _g = lock(&self.registry.sleep);
-            self.registry.wake.notify_all();
+        let _g = lock(&self.registry.sleep);
+        self.registry.wake.notify_all();
+    }
+
+    /// Shuts the runtime down and waits until its workers have left: after every job it was
+    /// given has run, fire-and-forget jobs (and the jobs they spawn) included, and every
+    /// worker's exit handler has returned. Dropping a runtime signals the same shutdown without
+    /// waiting.
+    ///
+    /// On one of the runtime's own workers (say in a job that owns the runtime) it cannot
+    /// wait for itself: it signals the shutdown and returns
+    /// [`Error::WaitOnOwnWorker`](crate::Error::WaitOnOwnWorker).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let ran = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..100 {
+    ///     let ran = Arc::clone(&ran);
+    ///     rt.spawn(move || { ran.fetch_add(1, Ordering::Relaxed); });
+    /// }
+    /// rt.shutdown_and_wait()?;
+    /// assert_eq!(ran.load(Ordering::Relaxed), 100);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn shutdown_and_wait(mut self) -> Result<(), crate::Error> {
+        self.signal_shutdown();
+        if WorkerThread::current().is_some_and(|w| Arc::ptr_eq(&w.registry, &self.registry)) {
+            return Err(crate::Error::WaitOnOwnWorker);
         }
-        let on_own_worker =
-            WorkerThread::current().is_some_and(|w| Arc::ptr_eq(&w.registry, &self.registry));
-        if on_own_worker {
-            self.threads.clear();
-            return;
+        let mut exited = lock(&self.registry.exited);
+        while *exited < self.looping_workers {
+            exited = self
+                .registry
+                .all_exited
+                .wait(exited)
+                .unwrap_or_else(|e| e.into_inner());
         }
+        drop(exited);
         for h in self.threads.drain(..) {
             let _ = h.join();
         }
+        Ok(())
+    }
+}
+
+impl Drop for Runtime {
+    /// Signals the shutdown and returns at once (rayon's drop does the same). The workers
+    /// finish what they were given, fire-and-forget jobs and the jobs those spawn included, and
+    /// then leave; nothing queued is lost. Waiting here could deadlock: a spawned job may wait
+    /// for something the dropping thread does after the drop. To wait, call
+    /// [`shutdown_and_wait`](Runtime::shutdown_and_wait).
+    fn drop(&mut self) {
+        self.signal_shutdown();
     }
 }

@@ -107,19 +107,6 @@ impl WorkerThread {
         j
     }
 
-    /// Any place's task, ignoring the policy (the shutdown drain).
-    pub(super) fn take_any_place(&self) -> Option<JobRef> {
-        if !self.has_places {
-            return None;
-        }
-        let ps = self.registry.places.as_ref()?;
-        let j = ps.deques.iter().find_map(|d| d.pop());
-        if j.is_some() {
-            self.note(super::trace::Source::Place);
-        }
-        j
-    }
-
     /// One attempt to find work elsewhere: a random victim first, then around; then the
     /// injector.
     pub(crate) fn steal(&self) -> Option<JobRef> {

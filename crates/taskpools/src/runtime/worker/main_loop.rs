@@ -2,7 +2,7 @@
 //! shutdown) and the wait that runs other jobs until a condition holds (`wait_until`).
 
 use super::{WorkerThread, MAX_STEALING_WAITS, MIN_SPIN_ROUNDS, SPIN_ROUNDS, STARVING_ROUNDS};
-use crate::sync::{lock, Ordering};
+use crate::sync::lock;
 
 impl WorkerThread {
     /// Runs jobs until `done()` holds, without sleeping (the job we wait for is running).
@@ -48,6 +48,22 @@ impl WorkerThread {
     /// Returns whether it ran a job.
     pub(crate) fn run_one(&self) -> bool {
         self.run_one_or_starve(false)
+    }
+
+    /// One job from this worker's own deque, if any, run here (`yield_local`); answers a
+    /// pending steal request first. Returns whether it ran one.
+    pub(crate) fn run_own(&self) -> bool {
+        self.poll();
+        let Some(j) = self.pop_own() else {
+            return false;
+        };
+        let depth = self.waits.get();
+        self.waits.set(depth + 1);
+        // SAFETY: popped from our own deque, so executed once, here; jobs catch their own
+        // panics, so the depth is restored.
+        unsafe { self.run_job(j) };
+        self.waits.set(depth);
+        true
     }
 
     /// [`run_one`](Self::run_one). A deep wait takes from the places' deques only the tasks
@@ -111,9 +127,12 @@ impl WorkerThread {
         });
     }
 
+    /// The worker's loop: runs work until the runtime has shut down, every fire-and-forget job
+    /// has finished, and no broadcast holds the runtime (see `spawn.rs`); between pieces of
+    /// work it spins a while, then sleeps.
     pub(crate) fn main_loop(&self) {
         let mut idle = 0u32;
-        while !self.registry.shutdown.load(Ordering::Acquire) {
+        loop {
             self.poll();
             match self.find_work() {
                 // SAFETY: as in `wait_until`.
@@ -130,6 +149,9 @@ impl WorkerThread {
                 }
                 None => {
                     idle = 0;
+                    if self.may_leave() {
+                        break;
+                    }
                     self.adapt_spin(false);
                     self.block_requests();
                     if let Some(t) = &self.trace {
@@ -153,32 +175,15 @@ impl WorkerThread {
                 }
             }
         }
-        // Shutdown: run what is still injected (fire-and-forget `spawn`s; nothing else can be
-        // there, since installs and scopes borrow the runtime that is being dropped). A job
-        // that spawns more while this runs is seen here too, by this worker's next look. Such
-        // a job may also have started a broadcast (a working phase) just before the shutdown
-        // (`broadcast::claim` refuses one after it): while one holds the runtime, this worker
-        // stays to run its share, which the broadcaster waits for.
-        loop {
-            // Own spawns too: a stolen spawn run here may have spawned into its scope, whose
-            // owner waits for it.
-            while let Some(j) = self
-                .take_mail()
-                .or_else(|| self.take_injected())
-                .or_else(|| self.pop_own())
-                .or_else(|| self.take_any_place())
-            {
-                // SAFETY: as in `wait_until`.
-                unsafe { self.run_job(j) };
-            }
-            if !*lock(&self.registry.broadcast_busy) {
-                break;
-            }
-            // A share ends by taking steal requests again; this loop does not answer them,
-            // so decline them (and answer one that is pending) before waiting.
-            self.block_requests();
-            std::thread::yield_now();
-        }
         self.block_requests();
+    }
+
+    /// Whether this worker may leave the runtime, having found no work: the runtime has shut
+    /// down and every fire-and-forget job has finished (no other job can still be given to it:
+    /// `install`, scopes and broadcasts from outside borrow the runtime, and those inside jobs
+    /// run inside counted ones). A broadcast that a job started before the shutdown keeps the
+    /// worker for its share (`broadcast::claim` refuses new ones after the shutdown).
+    fn may_leave(&self) -> bool {
+        self.registry.may_exit() && !*lock(&self.registry.broadcast_busy)
     }
 }

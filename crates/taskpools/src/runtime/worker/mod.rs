@@ -47,6 +47,11 @@ pub(crate) struct WorkerThread {
     pub(crate) trace: Option<Box<super::trace::TraceBuf>>,
     /// Where the job about to run was found (kept only while tracing).
     pub(crate) source: Cell<super::trace::Source>,
+    /// Broadcast shares (working-phase shares too) running on this thread's stack: a
+    /// broadcast started inside one cannot wait for the runtime (see `broadcast.rs`).
+    pub(crate) shares: Cell<u32>,
+    /// Broadcast claims this thread holds (it is a broadcaster, waiting for shares): likewise.
+    pub(crate) claims: Cell<u32>,
 }
 
 /// Empty rounds of the main loop before a worker parks (the adaptive policy's maximum).
@@ -66,7 +71,9 @@ impl WorkerThread {
     pub(crate) fn current() -> Option<&'static WorkerThread> {
         let p = CURRENT.with(Cell::get);
         // SAFETY: the pointer is set by the worker's thread for as long as its `WorkerThread`
-        // lives (on that thread's stack) and cleared before it is dropped.
+        // lives (on that thread's stack, in `ThreadBuilder::run`, cleared before it is
+        // dropped; or leaked, for a thread the runtime was built on with
+        // `use_current_thread`).
         unsafe { p.as_ref() }
     }
 
@@ -189,7 +196,7 @@ impl WorkerThread {
     /// before them (each such half once; the join then finds it done), as a wait on a
     /// Chase–Lev deque runs an enclosing join's half.
     #[inline]
-    fn pop_own(&self) -> Option<JobRef> {
+    pub(super) fn pop_own(&self) -> Option<JobRef> {
         let j = match &self.deque {
             LocalDeque::Private(p) => p.spawns.pop().or_else(|| p.pop()),
             LocalDeque::ChaseLev(d) => d.pop(),
@@ -198,6 +205,14 @@ impl WorkerThread {
             self.note(super::trace::Source::Own);
         }
         j
+    }
+
+    /// Whether this worker has jobs queued on its own deque (spawns, or join halves).
+    pub(crate) fn has_queued_jobs(&self) -> bool {
+        match &self.deque {
+            LocalDeque::Private(p) => !p.nothing_queued(),
+            LocalDeque::ChaseLev(d) => !d.is_empty(),
+        }
     }
 
     /// Answers a pending steal request (private deques).

@@ -1,0 +1,93 @@
+//! `join_context`: a join whose closures learn whether they run on another thread than the one
+//! that called the join (rayon's `join_context` and `FnContext`). rayon's parallel iterators
+//! split again when a half was stolen (`migrated()`), to use the thief adaptively.
+
+use std::marker::PhantomData;
+
+use crate::runtime::global;
+use crate::runtime::worker::WorkerThread;
+
+/// What a closure of [`join_context`] is told about where it runs.
+#[derive(Debug)]
+pub struct FnContext {
+    migrated: bool,
+    /// Not `Send` or `Sync`, as rayon's.
+    _marker: PhantomData<*mut ()>,
+}
+
+impl FnContext {
+    fn new(migrated: bool) -> Self {
+        FnContext {
+            migrated,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Whether the closure runs on another thread than the one that called `join_context`:
+    /// for the second closure, that another worker took it; for both, that the join was
+    /// called from a thread that is not a worker and so handed to one.
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
+}
+
+/// [`join`](super::join), with a [`FnContext`] for each closure (rayon's `join_context`).
+///
+/// ```
+/// let rt = taskpools::Runtime::new(1)?;
+/// let (a, b) = rt.install(|| {
+///     taskpools::forkjoin::join_context(|ca| ca.migrated(), |cb| cb.migrated())
+/// });
+/// assert_eq!((a, b), (false, false)); // one worker: nothing can move
+/// let (a, _) = taskpools::forkjoin::join_context(|ca| ca.migrated(), |_| ());
+/// assert!(a); // called outside the runtime: handed to a worker
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+#[inline]
+pub fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => join_context_on(w, a, b, false),
+        None => join_context_outside(a, b),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn join_context_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    global().install(|| {
+        let w = WorkerThread::current().expect("install runs on a worker");
+        join_context_on(w, a, b, true)
+    })
+}
+
+#[inline(always)]
+fn join_context_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B, injected: bool) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    // The caller's worker, as an address: `b` compares it with the worker it runs on.
+    let me = w as *const WorkerThread as usize;
+    super::join_on(
+        w,
+        move || a(FnContext::new(injected)),
+        move || {
+            let here = WorkerThread::current().map_or(0, |w| w as *const WorkerThread as usize);
+            b(FnContext::new(injected || here != me))
+        },
+    )
+}

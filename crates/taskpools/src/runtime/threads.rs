@@ -1,0 +1,162 @@
+//! The threads a runtime's workers run on: started by the runtime (the default), by the
+//! caller's spawn handler (rayon's `spawn_handler`: scoped thread-locals, custom stacks, a
+//! platform's own threads), inside a scope of the caller (`build_scoped`), or the building
+//! thread itself as worker 0 (`use_current_thread`). Whichever thread it is, it becomes a
+//! worker through [`ThreadBuilder::run`], which returns once the runtime has shut down and
+//! every fire-and-forget job has finished; `Registry::exited` counts the workers that left,
+//! for `Runtime::shutdown_and_wait`.
+
+use std::cell::Cell;
+
+use super::registry::Registry;
+use super::trace;
+use super::worker::{self, LocalDeque, WorkerThread, CURRENT};
+use crate::places::set_current_place;
+use crate::sync::{lock, Arc};
+
+/// What a worker needs to start on its thread: made by the runtime's build, moved to the thread.
+pub(super) struct WorkerParts {
+    pub(super) index: usize,
+    pub(super) registry: Arc<Registry>,
+    pub(super) deque: LocalDeque,
+    pub(super) core: Option<core_affinity::CoreId>,
+    pub(super) place: usize,
+    pub(super) has_places: bool,
+    /// Events per trace buffer and the trace's clock, when the runtime records a trace.
+    pub(super) trace: Option<(usize, trace::Clock)>,
+}
+
+impl WorkerParts {
+    fn into_worker(self) -> WorkerThread {
+        let WorkerParts {
+            index,
+            registry,
+            deque,
+            core: _,
+            place,
+            has_places,
+            trace,
+        } = self;
+        WorkerThread {
+            index,
+            registry,
+            deque,
+            rng: Cell::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1)),
+            waits: Cell::new(0),
+            place,
+            has_places,
+            rr: Cell::new(place),
+            idle_since: Cell::new(None),
+            spin_budget: Cell::new(worker::SPIN_ROUNDS),
+            trace: trace.map(|(cap, clock)| Box::new(trace::TraceBuf::new(clock, index, cap))),
+            source: Cell::new(trace::Source::Own),
+            shares: Cell::new(0),
+            claims: Cell::new(0),
+        }
+    }
+}
+
+/// One worker of a runtime being built, handed to a spawn handler
+/// ([`RuntimeBuilder::spawn_handler`](super::RuntimeBuilder::spawn_handler),
+/// [`build_scoped`](super::RuntimeBuilder::build_scoped)): the handler starts a thread however
+/// it likes and calls [`run`](Self::run) on it. (rayon's `ThreadBuilder`.)
+///
+/// ```
+/// use taskpools::Runtime;
+///
+/// let rt = Runtime::builder()
+///     .threads(2)
+///     .spawn_handler(|worker| {
+///         std::thread::Builder::new()
+///             .name(format!("my-worker-{}", worker.index()))
+///             .spawn(move || worker.run())?;
+///         Ok(())
+///     })
+///     .build()?;
+/// let names = rt.broadcast(|_| std::thread::current().name().map(String::from));
+/// assert_eq!(names, [Some("my-worker-0".into()), Some("my-worker-1".into())]);
+/// rt.shutdown_and_wait()?;
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+pub struct ThreadBuilder {
+    pub(super) parts: WorkerParts,
+    pub(super) name: Option<String>,
+    pub(super) stack_size: Option<usize>,
+}
+
+impl std::fmt::Debug for ThreadBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadBuilder")
+            .field("index", &self.parts.index)
+            .field("name", &self.name)
+            .field("stack_size", &self.stack_size)
+            .finish()
+    }
+}
+
+impl ThreadBuilder {
+    /// The worker's index in its runtime (`0..threads`).
+    pub fn index(&self) -> usize {
+        self.parts.index
+    }
+
+    /// The thread name the builder asked for
+    /// ([`RuntimeBuilder::thread_name`](super::RuntimeBuilder::thread_name)), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The stack size the builder asked for
+    /// ([`RuntimeBuilder::stack_size`](super::RuntimeBuilder::stack_size)), if any.
+    pub fn stack_size(&self) -> Option<usize> {
+        self.stack_size
+    }
+
+    /// Runs the worker on the calling thread: pins it (if the runtime pins), runs the start
+    /// handler, takes part in the runtime's work until the runtime has shut down and its
+    /// fire-and-forget jobs have finished, runs the exit handler, and returns.
+    ///
+    /// # Panics
+    /// If the calling thread is already a worker (of any runtime).
+    pub fn run(self) {
+        assert!(
+            WorkerThread::current().is_none(),
+            "ThreadBuilder::run: this thread is already a worker of a runtime"
+        );
+        if let Some(c) = self.parts.core {
+            core_affinity::set_for_current(c);
+        }
+        let w = self.parts.into_worker();
+        // Counted as gone however the thread leaves its loop, so that `shutdown_and_wait`
+        // cannot wait for it forever.
+        struct Exit<'a>(&'a Registry);
+        impl Drop for Exit<'_> {
+            fn drop(&mut self) {
+                *lock(&self.0.exited) += 1;
+                self.0.all_exited.notify_all();
+            }
+        }
+        let registry = Arc::clone(&w.registry);
+        let _exit = Exit(&registry);
+        CURRENT.with(|c| c.set(&w));
+        set_current_place(w.has_places.then_some(crate::places::PlaceId(w.place)));
+        let h = &w.registry.handlers;
+        h.run_worker_handler(h.start.as_ref(), w.index, "start");
+        w.main_loop();
+        h.run_worker_handler(h.exit.as_ref(), w.index, "exit");
+        set_current_place(None);
+        CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+}
+
+/// Makes the calling thread worker `parts.index` without running the worker loop
+/// ([`RuntimeBuilder::use_current_thread`](super::RuntimeBuilder::use_current_thread)): its
+/// state is leaked, and it takes part in the runtime's work whenever it waits in it (`join`,
+/// `scope`, `install`, `yield_now`, ...). Its start and exit handlers do not run, and it is not
+/// pinned.
+pub(super) fn make_current_thread_a_worker(parts: WorkerParts) {
+    debug_assert!(WorkerThread::current().is_none());
+    let w: &'static WorkerThread = Box::leak(Box::new(parts.into_worker()));
+    CURRENT.with(|c| c.set(w));
+    set_current_place(w.has_places.then_some(crate::places::PlaceId(w.place)));
+}
