@@ -89,8 +89,8 @@ pub use phase::{
 pub use pool::{PoolConfig, PoolKind, PutOutcome, Search, TaskPool};
 pub use runtime::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
-    max_num_threads, spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext,
-    Runtime, RuntimeBuilder, ThreadBuilder, Yield, NUM_THREADS_ENV,
+    max_num_threads, spawn, spawn_async, spawn_broadcast, spawn_fifo, yield_local, yield_now,
+    BroadcastContext, Runtime, RuntimeBuilder, SpawnFuture, ThreadBuilder, Yield, NUM_THREADS_ENV,
 };
 pub use task::{BoxedTask, Ctx, PutAtError, Task};
 

@@ -258,7 +258,10 @@ fn join_from_everywhere(pa: Pool, pb: Pool) {
 #[test]
 fn zero_threads_means_the_default() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert_eq!(Runtime::new(0).unwrap().threads(), cpus.min(taskpools::MAX_THREADS));
+    assert_eq!(
+        Runtime::new(0).unwrap().threads(),
+        cpus.min(taskpools::MAX_THREADS)
+    );
     let rt = Runtime::builder().threads(0).build().unwrap();
     assert_eq!(rt.threads(), cpus.min(taskpools::MAX_THREADS));
 }

@@ -58,5 +58,8 @@ fn shutting_down_a_runtime_with_idle_workers_ends_its_threads() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let after = threads_now();
-    assert_eq!(after, before, "threads left running after a drop: {during} -> {after}");
+    assert_eq!(
+        after, before,
+        "threads left running after a drop: {during} -> {after}"
+    );
 }

@@ -49,6 +49,7 @@
 //! task of the running phase) cannot wait — the worker may be one the first needs — and
 //! returns [`Error::PhaseBusy`](crate::Error::PhaseBusy) instead.
 
+mod async_job;
 pub(crate) mod broadcast;
 mod builder;
 mod counters;
@@ -69,6 +70,7 @@ pub mod trace;
 pub(crate) mod worker;
 
 pub use crate::places::current_place;
+pub use async_job::{spawn_async, SpawnFuture};
 pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use builder::RuntimeBuilder;
 pub use counters::WorkerCounters;

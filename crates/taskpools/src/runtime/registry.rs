@@ -96,6 +96,10 @@ pub(crate) struct Registry {
     /// work again after announcing itself, so an injection can slip in between.
     #[cfg(loom)]
     pub(crate) broken_no_recheck: bool,
+    /// Loom-only switch for a test of the tests: the last fire-and-forget job after a
+    /// shutdown does not wake the sleepers (`spawn::done`).
+    #[cfg(loom)]
+    pub(crate) broken_done_no_notify: bool,
 }
 
 impl Registry {
@@ -131,6 +135,8 @@ impl Registry {
             tracing: false,
             #[cfg(loom)]
             broken_no_recheck: false,
+            #[cfg(loom)]
+            broken_done_no_notify: false,
         }
     }
 
@@ -169,6 +175,15 @@ impl Registry {
                 self.notify_one();
             }
         }
+    }
+
+    /// Signals the shutdown to the workers (see `spawn.rs`): they leave once every
+    /// fire-and-forget job has finished. Under the sleep lock, so that a worker between its
+    /// look at the flag and its wait cannot miss it.
+    pub(crate) fn signal_shutdown(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        let _g = lock(&self.sleep);
+        self.wake.notify_all();
     }
 
     /// Wakes one sleeping worker, if any (Dekker pair with `sleep_until_work`).

@@ -10,7 +10,7 @@ use super::worker::{LocalDeque, PrivateFrames, WorkerThread, EXPOSED};
 use super::{places, trace, Pool, Registry, Runtime, RuntimeBuilder, Stealers, ThreadBuilder};
 use crate::queue::chase_lev;
 use crate::queue::private_deque::StealRequests;
-use crate::sync::{lock, Arc, Ordering};
+use crate::sync::{lock, Arc};
 
 impl Runtime {
     pub(super) fn start(
@@ -170,9 +170,7 @@ impl Runtime {
     /// Signals the shutdown: the workers finish what is queued and every fire-and-forget job
     /// (and the jobs those spawn), then leave (see `spawn.rs`).
     fn signal_shutdown(&self) {
-        self.registry.shutdown.store(true, Ordering::Release);
-        let _g = lock(&self.registry.sleep);
-        self.registry.wake.notify_all();
+        self.registry.signal_shutdown();
     }
 
     /// Shuts the runtime down and waits until its workers have left: after every job it was

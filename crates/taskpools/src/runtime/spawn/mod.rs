@@ -22,7 +22,10 @@
 //! worker that finds no work after the shutdown announces itself as a sleeper, fences, and
 //! reads `live_spawns` (`Registry::sleep_until_work`); the job that brings it to zero fences
 //! and reads the sleepers (`Registry::notify_all`): one of the two sees the other (the loom
-//! model `loom_the_last_spawn_wakes_a_worker_to_leave` in `spawn.rs`, with a planted-bug twin).
+//! models in `spawn/loom_models.rs`, with planted-bug twins).
+
+#[cfg(all(test, loom))]
+mod loom_models;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -85,9 +88,12 @@ fn counted(registry: &Registry, f: impl FnOnce() + Send + 'static) -> JobRef {
 pub(crate) fn done(registry: &Registry) {
     // Release: what the job did happens before a worker's Acquire read of zero, and so before
     // `shutdown_and_wait` returns.
-    if registry.live_spawns.fetch_sub(1, Ordering::Release) == 1
-        && registry.shutdown.load(Ordering::Acquire)
-    {
+    let last = registry.live_spawns.fetch_sub(1, Ordering::Release) == 1;
+    #[cfg(loom)]
+    if registry.broken_done_no_notify {
+        return;
+    }
+    if last && registry.shutdown.load(Ordering::Acquire) {
         registry.notify_all();
     }
 }
