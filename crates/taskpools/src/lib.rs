@@ -45,6 +45,34 @@
 //! assert_eq!((a, b), (2, 4));
 //! ```
 //!
+//! # Coming from rayon
+//!
+//! rayon-core's API is here under its names: `join`, `join_context`, `scope`, `scope_fifo`,
+//! `in_place_scope`, `spawn`, `spawn_fifo`, `broadcast`, `spawn_broadcast`, `yield_now`,
+//! `yield_local`, `current_num_threads`, `current_thread_index` in [`forkjoin`]; `ThreadPool`
+//! is [`Runtime`] and `ThreadPoolBuilder` is [`RuntimeBuilder`] (`threads` for `num_threads`;
+//! the handlers, `spawn_handler`, `build_scoped` and `use_current_thread` as in rayon). A rayon
+//! program that uses them ports by changing its imports:
+//!
+//! ```
+//! use taskpools::forkjoin::{join, scope, Runtime};
+//!
+//! let pool = Runtime::builder().threads(2).thread_name(|i| format!("w{i}")).build()?;
+//! let total = pool.install(|| {
+//!     let (a, b) = join(|| (1..=50u64).sum::<u64>(), || (51..=100u64).sum::<u64>());
+//!     let mut parts = [0u64; 4];
+//!     scope(|s| for (i, p) in parts.iter_mut().enumerate() { s.spawn(move |_| *p = i as u64) });
+//!     a + b + parts.iter().sum::<u64>()
+//! });
+//! assert_eq!(total, 5050 + 6);
+//! # Ok::<(), taskpools::Error>(())
+//! ```
+//!
+//! The differences (a join may run its halves as plain calls once a few jobs are queued; a
+//! spawned job's panic without a handler is reported instead of aborting; a broadcast inside a
+//! share of the same runtime is refused) and their reasons are listed in the README, "Coming
+//! from rayon". [`spawn_async`] is ours: a spawned job that async code awaits.
+//!
 //! Nested tasks that declare what they read and write, ordered by a dependence analysis
 //! (PARTEE's data-flow model), are in [`dataflow`].
 //!
