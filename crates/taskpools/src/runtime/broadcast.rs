@@ -25,6 +25,7 @@ use super::job::StackJob;
 use super::registry::Registry;
 use super::worker::WorkerThread;
 use super::{install_in, Runtime};
+use crate::panics::drop_payload;
 use crate::sync::{lock, Arc, Ordering};
 use crate::Error;
 
@@ -169,9 +170,10 @@ fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f
     for o in outcomes {
         match o.expect("every share ran") {
             Ok(r) => results.push(r),
-            Err(p) => {
-                panic.get_or_insert(p);
-            }
+            // The first share's panic is resumed; the others' are dropped now, not during
+            // its unwind.
+            Err(p) if panic.is_none() => panic = Some(p),
+            Err(p) => drop_payload(p),
         }
     }
     if let Some(p) = panic {

@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use super::job::{self, LockJob, StackJob};
 use super::worker::WorkerThread;
 use super::{eprintln_best_effort, Registry};
+use crate::panics::drop_payload;
 use crate::sync::Arc;
 
 /// A fire-and-forget job: always injected (never onto a worker's own deque), so that the
@@ -19,11 +20,8 @@ pub(crate) fn spawn_in(registry: &Registry, f: impl FnOnce() + Send + 'static) {
                 .or_else(|| p.downcast_ref::<String>().map(String::as_str))
                 .unwrap_or("(a non-string payload)");
             eprintln_best_effort(&format!("taskpools: a spawned job panicked: {msg}"));
-            // The payload's own destructor could panic in turn: drop it under a guard, and
-            // leak only such a second payload.
-            if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
-                std::mem::forget(again);
-            }
+            // The payload's own destructor could panic in turn.
+            drop_payload(p);
         }
     };
     // SAFETY: `f` is `'static`, so it borrows nothing that can go away; the job is injected,
