@@ -453,7 +453,9 @@ pub fn summary(path: &Path) -> Result<String> {
             Default::default()
         };
         if !g.tasks.is_empty() {
-            let (path, len) = g.critical_path();
+            let (crit, len) = g
+                .critical_path()
+                .with_context(|| format!("{} (pid {pid})", path.display()))?;
             let work = g.work_ns();
             let _ = writeln!(
                 s,
@@ -462,7 +464,7 @@ pub fn summary(path: &Path) -> Result<String> {
                 g.deps.len(),
                 work as f64 / 1e6,
                 len as f64 / 1e6,
-                path.iter().filter(|id| g.tasks.contains_key(id)).count(),
+                crit.iter().filter(|id| g.tasks.contains_key(id)).count(),
                 work as f64 / len.max(1) as f64
             );
         }
@@ -638,7 +640,10 @@ pub fn write_files(path: &Path, traces: &[(String, Trace)]) -> Result<()> {
             std::fs::create_dir_all(&dots)
                 .with_context(|| format!("creating {}", dots.display()))?;
             let f = dots.join(format!("{file}.dot"));
-            std::fs::write(&f, g.dot(name)).with_context(|| format!("writing {}", f.display()))?;
+            let dot = g
+                .dot(name)
+                .with_context(|| format!("the task graph of {name}"))?;
+            std::fs::write(&f, dot).with_context(|| format!("writing {}", f.display()))?;
         }
     }
     Ok(())
