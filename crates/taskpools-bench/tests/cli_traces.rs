@@ -195,3 +195,57 @@ fn a_trace_whose_tasks_are_their_own_ancestors_is_refused() {
     refused_within_2gib(&["trace", &pair], "is its own ancestor");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Worker ids (`tid`) and victims read from a trace file are bounded by the runtime's limit
+/// of 4096 workers (a `tid` of 10^12 sized a vector by it: an abort on an allocation of
+/// 8 TB); timestamps at the ends of the range are summarized without an overflow.
+#[test]
+fn trace_fields_that_size_or_index_arrays_are_bounded() {
+    let dir = std::env::temp_dir().join(format!("taskpools-trace-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let put = |tid: u64, ts: f64| {
+        format!(r#"{{"name":"put","cat":"phase","ph":"i","s":"t","ts":{ts},"pid":1,"tid":{tid}}}"#)
+    };
+    let huge = crafted(
+        &dir,
+        "huge-tid.json",
+        &[put(0, 1.0), put(1_000_000_000_000, 2.0)],
+    );
+    refused_within_2gib(
+        &["trace", &huge],
+        "worker 1000000000000: beyond the limit of 4096",
+    );
+    let just = crafted(&dir, "tid-4096.json", &[put(4096, 1.0)]);
+    refused(&["trace", &just], "worker 4096: beyond the limit of 4096");
+    let meta = crafted(
+        &dir,
+        "huge-meta-tid.json",
+        &[r#"{"name":"thread_name","ph":"M","pid":1,"tid":18446744073709551615,"args":{"name":"w"}}"#.to_string(), put(0, 1.0)],
+    );
+    refused(
+        &["trace", &meta],
+        "worker 18446744073709551615: beyond the limit of 4096",
+    );
+    let victim = crafted(
+        &dir,
+        "huge-victim.json",
+        &[
+            r#"{"name":"pool-steal","cat":"job","ph":"B","ts":1,"pid":1,"tid":0,"args":{"from":"pool-steal","victim":4294967297,"tasks":1}}"#.to_string(),
+            r#"{"ph":"E","ts":2,"pid":1,"tid":0}"#.to_string(),
+        ],
+    );
+    refused(
+        &["trace", &victim],
+        "victim 4294967297: beyond the limit of 4096",
+    );
+    // The first phase event at 0, the last where nanoseconds no longer fit in 64 bits.
+    let far = crafted(&dir, "far.json", &[put(0, 0.0), put(1, 1.0e17)]);
+    let out = taskpools(&["trace", &far]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("the working phase over time"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
