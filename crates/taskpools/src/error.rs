@@ -172,6 +172,13 @@ pub enum Error {
         /// What differs.
         what: String,
     },
+    /// A task graph that cannot be analysed (built from a corrupt trace file, say): its
+    /// parent relation has a cycle.
+    #[error("bad task graph: {why}")]
+    BadTaskGraph {
+        /// What is wrong, naming a task.
+        why: String,
+    },
     /// A task panicked on a rank of a distributed phase; the phase ended on every rank.
     #[error("a task panicked on rank {rank}: {message}")]
     RankPanicked {

@@ -131,7 +131,13 @@ fn bad_descriptions_say_what_is_wrong() {
         ("{3-1}", "backwards"),
         ("100x100", "more than the limit"),
         ("{0:100000000000}", "more than"),
-        ("{18446744073709551615:2}", "more than"),
+        // A first core whose range runs past the largest core id: named, not "too many".
+        (
+            "{18446744073709551615:1}",
+            "core 18446744073709551615 + 1 overflows: too large for a core id",
+        ),
+        ("{18446744073709551615:2}", "overflows"),
+        ("{18446744073709551615:100000}", "more than 4096 cores"),
         ("{0-100000000000}", "more than 65536 CPUs"),
     ] {
         let e = Places::parse_on(spec, &t).unwrap_err();

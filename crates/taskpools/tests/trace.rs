@@ -355,7 +355,7 @@ fn nested_dataflow_critical_path_follows_spawns_and_syncs() {
         pn.work_ns >= 5_000_000 && pn.work_ns < wall - 20_000_000,
         "{pn:?}"
     );
-    let (path, len) = g.critical_path();
+    let (path, len) = g.critical_path().unwrap();
     // The root scope's spawning of the parent comes first when it took measurable time.
     let path: Vec<u64> = path.into_iter().filter(|&id| id != g.roots[0]).collect();
     assert_eq!(path.len(), 3, "{path:?}");
@@ -366,7 +366,7 @@ fn nested_dataflow_critical_path_follows_spawns_and_syncs() {
         "{len} against the run's {wall}"
     );
     assert!(g.work_ns() >= 85_000_000);
-    let dot = g.dot("nested");
+    let dot = g.dot("nested").unwrap();
     assert_eq!(
         dot.matches("style=dashed").count(),
         5,
@@ -408,7 +408,7 @@ fn dataflow_task_graph_and_critical_path() {
     assert_eq!(g.tasks.len(), 20, "{:?}", g.tasks.keys());
     let chain_edges: Vec<_> = g.deps.clone();
     assert_eq!(chain_edges.len(), 9, "{chain_edges:?}");
-    let (path, len) = g.critical_path();
+    let (path, len) = g.critical_path().unwrap();
     // The root scope's spawning up to a chain task, then the rest of the chain. (The chain
     // tasks take far longer than a spawn, so the path enters the chain at its first task;
     // where the root's thread loses its CPU between two spawns, as under valgrind, which
@@ -443,7 +443,7 @@ fn dataflow_task_graph_and_critical_path() {
         g.tasks[&tasks[0]].spawned_after_ns >= before,
         "the path skips {k} chain tasks that the root's spawning outlasted"
     );
-    let dot = g.dot("chain");
+    let dot = g.dot("chain").unwrap();
     let arrows =
         |f: &dyn Fn(&str) -> bool| dot.lines().filter(|l| l.contains("->") && f(l)).count();
     assert!(dot.starts_with("digraph"));

@@ -187,6 +187,10 @@ fn xml(s: &str) -> String {
 
 /// What `taskpools trace` prints about one process (one traced configuration) of a Chrome
 /// trace-event file: utilisation per worker, the steal matrix, the longest idle gaps.
+///
+/// The file is input: a worker id (`tid`) or a victim at or past
+/// [`MAX_THREADS`](taskpools::MAX_THREADS), whose per-worker tables would not fit, and a task
+/// graph whose ids contradict each other (a task its own ancestor) are refused, naming them.
 pub fn summary(path: &Path) -> Result<String> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -234,14 +238,27 @@ pub fn summary(path: &Path) -> Result<String> {
         seen: bool,
     }
     let mut procs: BTreeMap<u64, Proc> = BTreeMap::new();
+    // A worker id read from the file: each sizes per-worker tables, so it stays below the
+    // runtime's limit.
+    let worker = |i: usize, what: &str, id: u64| -> Result<u64> {
+        if id >= taskpools::MAX_THREADS as u64 {
+            bail!(
+                "{}: event {i}: {what} {id}: beyond the limit of {} workers",
+                path.display(),
+                taskpools::MAX_THREADS
+            );
+        }
+        Ok(id)
+    };
     for (i, e) in events.iter().enumerate() {
         let ph = e["ph"].as_str().unwrap_or("");
         let pid = e["pid"].as_u64().unwrap_or(0);
+        let tid = worker(i, "worker", e["tid"].as_u64().unwrap_or(0))?;
         let p = procs.entry(pid).or_default();
         if ph == "M" {
             if e["name"] == "process_name" {
                 p.name = e["args"]["name"].as_str().unwrap_or("").to_string();
-            } else if let Some(tid) = e["tid"].as_u64() {
+            } else if e["tid"].is_u64() {
                 // A worker that ran nothing still gets its row.
                 p.tracks.entry(tid).or_default();
             }
@@ -256,7 +273,6 @@ pub fn summary(path: &Path) -> Result<String> {
         }
         p.first = p.first.min(ts);
         p.last = p.last.max(ts);
-        let tid = e["tid"].as_u64().unwrap_or(0);
         // The same event for the rebuilt trace.
         let kind = match ph {
             "B" if e["name"] == "sleep" => {
@@ -270,20 +286,24 @@ pub fn summary(path: &Path) -> Result<String> {
             "B" => {
                 p.open_sleep.entry(tid).or_default().push(Slice::Job);
                 let a = &e["args"];
-                let n = |k: &str| a[k].as_u64().unwrap_or(0) as u32;
+                let n = |k: &str| a[k].as_u64().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+                // Victims (workers, places) are bounded as workers are.
+                let v = |k: &str| -> Result<u32> {
+                    Ok(worker(i, "victim", a[k].as_u64().unwrap_or(0))? as u32)
+                };
                 Some(EventKind::Start(match a["from"].as_str().unwrap_or("") {
                     "place" => Source::Place,
                     "place-steal" => Source::PlaceSteal {
-                        place: n("victim_place"),
+                        place: v("victim_place")?,
                     },
                     "steal" => Source::Steal {
-                        victim: n("victim"),
+                        victim: v("victim")?,
                     },
                     "injected" => Source::Injected,
                     "mail" => Source::Mail,
                     "pool" => Source::Pool,
                     "pool-steal" => Source::PoolSteal {
-                        victim: n("victim"),
+                        victim: v("victim")?,
                         tasks: n("tasks"),
                     },
                     _ => Source::Own,
@@ -394,8 +414,10 @@ pub fn summary(path: &Path) -> Result<String> {
                 }
             }
             "i" if e["name"] == "steal misses" => {
-                p.tracks.entry(tid).or_default().misses +=
-                    e["args"]["attempts"].as_u64().unwrap_or(0);
+                let t = p.tracks.entry(tid).or_default();
+                t.misses = t
+                    .misses
+                    .saturating_add(e["args"]["attempts"].as_u64().unwrap_or(0));
             }
             "i" if e["cat"] != "dataflow" && e["cat"] != "phase" => {
                 p.notes.push(e["name"].as_str().unwrap_or("").to_string())
@@ -447,13 +469,15 @@ pub fn summary(path: &Path) -> Result<String> {
             .events
             .iter()
             .any(|e| matches!(e.kind, EventKind::Task { .. }));
-        let g = if has_tasks && p.rebuilt.workers <= taskpools::MAX_THREADS {
+        let g = if has_tasks {
             p.rebuilt.task_graph()
         } else {
             Default::default()
         };
         if !g.tasks.is_empty() {
-            let (path, len) = g.critical_path();
+            let (crit, len) = g
+                .critical_path()
+                .with_context(|| format!("{} (pid {pid})", path.display()))?;
             let work = g.work_ns();
             let _ = writeln!(
                 s,
@@ -462,7 +486,7 @@ pub fn summary(path: &Path) -> Result<String> {
                 g.deps.len(),
                 work as f64 / 1e6,
                 len as f64 / 1e6,
-                path.iter().filter(|id| g.tasks.contains_key(id)).count(),
+                crit.iter().filter(|id| g.tasks.contains_key(id)).count(),
                 work as f64 / len.max(1) as f64
             );
         }
@@ -520,10 +544,17 @@ pub fn over_time(t: &Trace, slices: usize) -> Option<String> {
         )
     };
     let first = t.events.iter().find(phase)?.t_ns;
-    let last = t.events.iter().rev().find(phase)?.t_ns.max(first + 1);
+    let last = t
+        .events
+        .iter()
+        .rev()
+        .find(phase)?
+        .t_ns
+        .max(first.saturating_add(1));
     let n = t.workers;
+    // In u128: the times may span all of u64 (a file's).
     let slot =
-        |ns: u64| (((ns - first) as u128 * slices as u128) / (last - first + 1) as u128) as usize;
+        |ns: u64| (((ns - first) as u128 * slices as u128) / ((last - first) as u128 + 1)) as usize;
     let mut ran = vec![0u64; slices];
     let mut steals = vec![0u64; slices];
     let mut moved = vec![0u64; slices];
@@ -638,7 +669,10 @@ pub fn write_files(path: &Path, traces: &[(String, Trace)]) -> Result<()> {
             std::fs::create_dir_all(&dots)
                 .with_context(|| format!("creating {}", dots.display()))?;
             let f = dots.join(format!("{file}.dot"));
-            std::fs::write(&f, g.dot(name)).with_context(|| format!("writing {}", f.display()))?;
+            let dot = g
+                .dot(name)
+                .with_context(|| format!("the task graph of {name}"))?;
+            std::fs::write(&f, dot).with_context(|| format!("writing {}", f.display()))?;
         }
     }
     Ok(())

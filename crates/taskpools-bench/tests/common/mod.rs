@@ -17,7 +17,30 @@ pub fn taskpools(args: &[&str]) -> std::process::Output {
 pub fn refused(args: &[&str], expect: &str) {
     let t0 = std::time::Instant::now();
     let out = taskpools(args);
-    let elapsed = t0.elapsed();
+    assert_refused(args, expect, out, t0.elapsed());
+}
+
+/// [`refused`] for input that once made `taskpools` allocate without bound: it runs with its
+/// address space limited to 2 GiB (`ulimit -v`), so that a regression fails on an allocation
+/// instead of taking the machine's memory.
+pub fn refused_within_2gib(args: &[&str], expect: &str) {
+    let t0 = std::time::Instant::now();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_taskpools"))
+        .args(args)
+        .output()
+        .expect("run taskpools under sh");
+    assert_refused(args, expect, out, t0.elapsed());
+}
+
+fn assert_refused(
+    args: &[&str],
+    expect: &str,
+    out: std::process::Output,
+    elapsed: std::time::Duration,
+) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} succeeded");
     assert_eq!(

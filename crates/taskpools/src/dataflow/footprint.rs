@@ -59,7 +59,7 @@ impl Footprint {
         rect
     }
 
-    /// Element ranges `[lo, hi)` of the footprint's non-empty rows.
+    /// Element ranges `[lo, hi)` of the footprint's non-empty rows, in address order.
     pub(super) fn row_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let n = if self.len == 0 { 0 } else { self.rows };
         (0..n).map(move |r| {
@@ -70,6 +70,11 @@ impl Footprint {
 
     /// Whether the two footprints (of the same region) share an element.
     pub(super) fn overlaps(&self, o: &Footprint) -> bool {
+        self.overlaps_counted(o, &mut 0)
+    }
+
+    /// [`overlaps`](Self::overlaps), adding to `steps` the pairs of rows it compared.
+    pub(super) fn overlaps_counted(&self, o: &Footprint, steps: &mut u64) -> bool {
         if self.len == 0 || o.len == 0 || self.rows == 0 || o.rows == 0 {
             return false;
         }
@@ -87,7 +92,29 @@ impl Footprint {
                     && c2 < c1 + self.len;
             }
         }
-        self.row_ranges()
-            .any(|(a, b)| o.row_ranges().any(|(c, d)| a < d && c < b))
+        // A sweep over the rows of both, in address order: each footprint's rows start
+        // `ld >= 0` apart and have one length, so both their starts and their ends never
+        // decrease. Of two disjoint rows, the one that ends first meets no later row of the
+        // other (those start no earlier than the row it missed), nor any row already passed
+        // over (each was passed over for the same reason), so it is passed over in turn: at
+        // most `self.rows + o.rows` comparisons, where every pair of rows took their product.
+        let row = |f: &Footprint, r: usize| {
+            let lo = f.start + r * f.ld;
+            (lo, lo + f.len)
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < self.rows && j < o.rows {
+            *steps += 1;
+            let ((a, b), (c, d)) = (row(self, i), row(o, j));
+            if a < d && c < b {
+                return true;
+            }
+            if b <= c {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        false
     }
 }

@@ -9,6 +9,7 @@ use super::lut::{RectMode, Trie};
 use super::task::TaskDesc;
 use super::{Config, Footprint};
 use crate::mem::region::Region as Arena;
+use crate::panics::keep_first;
 use crate::runtime::trace::{EventKind, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::Registry;
@@ -120,11 +121,10 @@ impl Frame {
         unsafe { &*self.registry }
     }
 
+    /// Keeps `p` if it is the first panic, else drops it (a drop that panics in turn is
+    /// caught: the caller must go on to complete the task).
     pub(super) fn keep_panic(&self, p: Box<dyn Any + Send>) {
-        let mut slot = lock(&self.panic);
-        if slot.is_none() {
-            *slot = Some(p);
-        }
+        keep_first(&self.panic, p);
         self.panicked.store(true, Ordering::Relaxed);
     }
 

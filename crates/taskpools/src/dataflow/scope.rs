@@ -8,6 +8,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use super::frame::{Frame, LazyFrame, RegionInfo, Shared};
 use super::lut::{RectMode, Trie};
 use super::{Config, Matrix, Region, TileMut};
+use crate::panics::first_of;
 use crate::runtime::global;
 use crate::runtime::trace::EventKind;
 use crate::runtime::worker::WorkerThread;
@@ -227,6 +228,11 @@ where
     let cancelled = shared.cancelled.load(Ordering::Relaxed);
     match (r, child_panic) {
         (Ok(r), None) => Ok(r),
-        (Err(payload), _) | (Ok(_), Some(payload)) => Err(TaskPanic { payload, cancelled }),
+        (Ok(_), Some(payload)) => Err(TaskPanic { payload, cancelled }),
+        // The closure's panic; a child's is dropped here (its drop may panic in turn).
+        (Err(payload), child) => Err(TaskPanic {
+            payload: first_of(Some(payload), child).expect("the closure's panic"),
+            cancelled,
+        }),
     }
 }

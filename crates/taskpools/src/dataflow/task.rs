@@ -8,6 +8,7 @@ use std::ptr;
 use super::frame::{Frame, LazyFrame};
 use super::notify::{DepCounter, NotifyList};
 use super::{Accesses, Scope};
+use crate::panics::first_of;
 use crate::runtime::job::{JobHeader, JobRef};
 use crate::runtime::trace::EventKind;
 use crate::runtime::worker::WorkerThread;
@@ -133,7 +134,8 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
             };
             (r, child_panic)
         };
-        if let Some(p) = r.err().or(child_panic) {
+        // The body's panic first; a child's, if the body panicked too, is dropped here.
+        if let Some(p) = first_of(r.err(), child_panic) {
             failed = true;
             parent.keep_panic(p);
         }

@@ -16,7 +16,7 @@ use super::agent::{Agent, End};
 use super::link::Link;
 use super::report::{gather_stats, DistReport};
 use super::{mpi_error, DistributedConfig};
-use crate::panics::panic_text;
+use crate::panics::{drop_payload, panic_text};
 use crate::phase::inbox::Inbox;
 use crate::phase::{run_shares, Coordinator};
 use crate::pool::TaskPool;
@@ -157,7 +157,14 @@ where
     let ranks = gather_stats(&comm, &mine);
     match (phase?, end) {
         (Ok((local, states)), End::Terminated) => Ok((DistReport { local, ranks }, states)),
-        (_, End::Aborted { rank, message }) => Err(Error::RankPanicked { rank, message }),
+        (local, End::Aborted { rank, message }) => {
+            // This rank's own panic, if it had one, is reported as text: its payload is
+            // dropped here, where a drop that panics must not replace the error.
+            if let Err(p) = local {
+                drop_payload(p);
+            }
+            Err(Error::RankPanicked { rank, message })
+        }
         (Err(_), End::Terminated) => unreachable!("a local panic aborts the phase"),
     }
 }

@@ -123,6 +123,7 @@ pub use scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope};
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
+use crate::panics::first_of;
 use crate::runtime::global;
 use crate::runtime::job::{self, StackJob};
 use crate::runtime::worker::{LocalDeque, PrivateFrames, WorkerThread};
@@ -249,12 +250,14 @@ where
 }
 
 /// Both halves' results, or the first half's panic (else the second's) resumed: once neither
-/// half can still be running.
+/// half can still be running. When both panicked, the second payload is dropped before the
+/// first is resumed (not during its unwind, where a drop that panics would abort).
 #[inline(always)]
 fn both<RA, RB>(ra: std::thread::Result<RA>, rb: job::Outcome<RB>) -> (RA, RB) {
     match (ra, rb) {
         (Ok(ra), Ok(rb)) => (ra, rb),
-        (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        (Err(p), rb) => resume_unwind(first_of(Some(p), rb.err()).expect("a panic")),
+        (Ok(_), Err(p)) => resume_unwind(p),
     }
 }
 

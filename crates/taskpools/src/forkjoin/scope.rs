@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
+use crate::panics::{first_of, keep_first};
 use crate::runtime::job::{JobRef, SpawnJob};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::BroadcastContext;
@@ -171,9 +172,9 @@ where
     }
     let spawned_panic = lock(&s.panic).take();
     match (r, spawned_panic) {
-        (Err(p), _) => resume_unwind(p),
-        (Ok(_), Some(p)) => resume_unwind(p),
         (Ok(r), None) => r,
+        // The closure's panic first; a spawn's is dropped before it is resumed.
+        (r, spawned) => resume_unwind(first_of(r.err(), spawned).expect("a panic")),
     }
 }
 
@@ -198,9 +199,9 @@ where
     w.wait_until(|| s.all_done());
     let spawned_panic = lock(&s.panic).take();
     match (r, spawned_panic) {
-        (Err(p), _) => resume_unwind(p),
-        (Ok(_), Some(p)) => resume_unwind(p),
         (Ok(r), None) => r,
+        // The closure's panic first; a spawn's is dropped before it is resumed.
+        (r, spawned) => resume_unwind(first_of(r.err(), spawned).expect("a panic")),
     }
 }
 
@@ -346,10 +347,8 @@ impl<'scope> Scope<'scope> {
             return;
         }
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
-            let mut slot = lock(&self.panic);
-            if slot.is_none() {
-                *slot = Some(p);
-            }
+            // Never unwinds: `job_done` must run.
+            keep_first(&self.panic, p);
         }
         self.job_done();
     }

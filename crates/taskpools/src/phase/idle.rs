@@ -51,6 +51,7 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 
 use super::{Remote, WorkerStats};
+use crate::panics::keep_first;
 use crate::pool::TaskPool;
 use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex, Ordering};
 
@@ -262,10 +263,8 @@ impl Coordinator {
     /// Ends the phase because a worker panicked; the first payload is kept for the caller.
     pub(crate) fn abort(&self, payload: Option<Box<dyn Any + Send>>) {
         if let Some(p) = payload {
-            let mut slot = lock(&self.panic);
-            if slot.is_none() {
-                *slot = Some(p);
-            }
+            // Never unwinds (a later payload's drop may panic): `finish` must run.
+            keep_first(&self.panic, p);
         }
         self.finish();
     }

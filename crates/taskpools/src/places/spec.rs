@@ -85,12 +85,17 @@ impl Places {
                             let n: usize = n.trim().parse().map_err(|_| {
                                 bad(format!("`{item}`: `{n}` is not a number of cores"))
                             })?;
-                            let end = a
-                                .checked_add(n)
-                                .filter(|_| n <= crate::MAX_THREADS)
-                                .ok_or_else(|| {
-                                    bad(format!("`{item}`: more than {} cores", crate::MAX_THREADS))
-                                })?;
+                            if n > crate::MAX_THREADS {
+                                return Err(bad(format!(
+                                    "`{item}`: more than {} cores",
+                                    crate::MAX_THREADS
+                                )));
+                            }
+                            let end = a.checked_add(n).ok_or_else(|| {
+                                bad(format!(
+                                    "`{item}`: core {a} + {n} overflows: too large for a core id"
+                                ))
+                            })?;
                             cores.extend(a..end);
                         }
                         None => cores.extend(parse_cpu_list(item).map_err(bad)?),

@@ -9,7 +9,6 @@
 //! a poll either sees `Done` or leaves a waker the job will take: no wake-up is lost. No
 //! executor is needed: a `std::task::Waker` is all the future uses.
 
-use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -18,6 +17,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::worker::WorkerThread;
 use super::{global, spawn_in, Order, Runtime};
+use crate::panics::drop_payload;
 
 /// The slot a job and its future share.
 enum Slot<T> {
@@ -91,13 +91,6 @@ impl<T> Drop for SpawnFuture<T> {
         if let Slot::Done(Err(p)) = unawaited {
             drop_payload(p);
         }
-    }
-}
-
-/// Drops a panic payload no one will resume; a second panic from its `Drop` is leaked.
-fn drop_payload(p: Box<dyn Any + Send>) {
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
-        std::mem::forget(again);
     }
 }
 

@@ -37,6 +37,7 @@ use super::registry::Registry;
 use super::spawn::post_counted;
 use super::worker::WorkerThread;
 use super::{global, install_in, Runtime};
+use crate::panics::drop_payload;
 use crate::sync::{lock, Arc, Ordering};
 use crate::Error;
 
@@ -367,9 +368,10 @@ fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f
     for o in outcomes {
         match o.expect("every share ran") {
             Ok(r) => results.push(r),
-            Err(p) => {
-                panic.get_or_insert(p);
-            }
+            // The first share's panic is resumed; the others' are dropped now, not during
+            // its unwind.
+            Err(p) if panic.is_none() => panic = Some(p),
+            Err(p) => drop_payload(p),
         }
     }
     if let Some(p) = panic {

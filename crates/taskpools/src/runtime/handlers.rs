@@ -14,6 +14,8 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use crate::panics::drop_payload;
+
 /// Called with the payload of a fire-and-forget job's panic.
 pub(crate) type PanicHandler = Arc<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 /// Called with a worker's index on that worker's thread.
@@ -64,9 +66,6 @@ fn report(what: &str, payload: Box<dyn Any + Send>) {
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(a non-string payload)");
     super::eprintln_best_effort(&format!("taskpools: {what}: {msg}"));
-    // The payload's own destructor could panic in turn: drop it under a guard, and leak only
-    // such a second payload.
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        std::mem::forget(again);
-    }
+    // The payload's own destructor could panic in turn.
+    drop_payload(payload);
 }

@@ -44,6 +44,38 @@ fn overlapping_declarations_with_a_write_in_one_spawn_are_refused_before_anythin
     assert_eq!(v[7], 2);
 }
 
+/// One spawn declares two strided sub-matrices of 60 000 rows with different leading
+/// dimensions (even elements, and every fourth odd one): they do not overlap, so the spawn
+/// runs and writes both; moved onto shared elements, the same pair is refused. (How much
+/// work the check does is counted in the unit test
+/// `the_overlap_check_of_two_strided_accesses_is_linear_in_their_rows`.)
+#[test]
+fn two_long_strided_accesses_with_different_leading_dimensions_are_checked_for_overlap() {
+    const ROWS: usize = 60_000;
+    let mut v = vec![0u8; 4 * ROWS];
+    dataflow::scope(|df| {
+        let r = df.region(&mut v);
+        let evens = r.matrix_ld(ROWS, 1, 2).sub(0, 0, ROWS, 1);
+        let odds = r.matrix_ld(ROWS, 2, 4).sub(0, 1, ROWS, 1);
+        df.spawn((evens.inout(), odds.out()), |_, (mut a, mut b)| {
+            a[(ROWS - 1, 0)] = 1;
+            b[(ROWS - 1, 0)] = 2;
+        });
+    });
+    assert_eq!((v[2 * (ROWS - 1)], v[4 * (ROWS - 1) + 1]), (1, 2));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        dataflow::scope(|df| {
+            let r = df.region(&mut v);
+            let evens = r.matrix_ld(ROWS, 1, 2).sub(0, 0, ROWS, 1);
+            let fourths = r.matrix_ld(ROWS, 2, 4).sub(0, 0, ROWS, 1);
+            df.spawn((evens.read(), fourths.out()), |_, _| {});
+        })
+    }));
+    let msg = r.unwrap_err();
+    let msg = msg.downcast_ref::<String>().unwrap();
+    assert!(msg.contains("overlap"), "{msg}");
+}
+
 #[test]
 fn a_panicking_task_cancels_its_dependents_and_its_siblings_finish() {
     for pool in Pool::ALL {

@@ -1,6 +1,7 @@
 //! The data-flow task graph of a [`Trace`] and its critical path (span) and work.
 
 use super::{EventKind, Trace};
+use crate::Error;
 
 impl Trace {
     /// The data-flow task graph of this trace: each task that ran (with its worker, times,
@@ -108,10 +109,12 @@ impl Trace {
                 EventKind::Sync { task } => {
                     if let Some((t, n)) = waiting.remove(&task) {
                         let nested = stack.last().map_or(0, |t| t.nested);
-                        *waited.entry(task).or_default() += e
-                            .t_ns
-                            .saturating_sub(t)
-                            .saturating_sub(nested.saturating_sub(n));
+                        let w = waited.entry(task).or_default();
+                        *w = w.saturating_add(
+                            e.t_ns
+                                .saturating_sub(t)
+                                .saturating_sub(nested.saturating_sub(n)),
+                        );
                     }
                     if let Some(at) = own(task, stack, &waited) {
                         if let Some(r) = g.root_work.get_mut(&task) {
@@ -124,16 +127,18 @@ impl Trace {
                 EventKind::End => {
                     if let Some(o) = stack.pop() {
                         let dur = e.t_ns.saturating_sub(o.start);
+                        // Sums saturate: the times may come from a file.
                         if let Some(parent) = stack.last_mut() {
-                            parent.nested += dur;
+                            parent.nested = parent.nested.saturating_add(dur);
                         }
                         if let Some(id) = o.task {
                             let mut wait = waited.remove(&id).unwrap_or(0);
                             if let Some((t, n)) = waiting.remove(&id) {
-                                wait += e
-                                    .t_ns
-                                    .saturating_sub(t)
-                                    .saturating_sub(o.nested.saturating_sub(n));
+                                wait = wait.saturating_add(
+                                    e.t_ns
+                                        .saturating_sub(t)
+                                        .saturating_sub(o.nested.saturating_sub(n)),
+                                );
                             }
                             // Filled in below (a child's end may sort before its
                             // parent's spawn event where clocks of CPUs differ slightly).
@@ -231,19 +236,29 @@ impl TaskGraph {
     /// span and, for a scope inside a task, the work). Tasks whose spawn the trace did not
     /// see (dropped events, or a task run without a job of its own) start at time 0,
     /// alongside the root scopes; dependences on tasks it did not see run are left out.
-    pub fn critical_path(&self) -> (Vec<u64>, u64) {
+    /// Times add up saturating at `u64::MAX` ns.
+    ///
+    /// # Errors
+    /// [`Error::BadTaskGraph`], naming a task or root scope, if a task is its own ancestor,
+    /// a root scope is listed twice or is also a task (a graph read from a corrupt trace
+    /// file: the ids a runtime records are unique, and its tasks' parents were spawned
+    /// before them).
+    pub fn critical_path(&self) -> Result<(Vec<u64>, u64), Error> {
         use std::collections::{BTreeMap, HashMap, HashSet};
         let known: HashSet<u64> = self.roots.iter().copied().collect();
-        // Children per parent, in spawn order; tasks without a known parent hang off the
-        // synthetic root 0.
-        let mut children: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        for (&id, t) in &self.tasks {
-            let p = if self.tasks.contains_key(&t.parent) || known.contains(&t.parent) {
+        // The parent a task hangs off: its own if the graph knows it, else the synthetic root 0.
+        let parent_of = |t: &TaskNode| {
+            if self.tasks.contains_key(&t.parent) || known.contains(&t.parent) {
                 t.parent
             } else {
                 0
-            };
-            children.entry(p).or_default().push(id);
+            }
+        };
+        self.check_ids(parent_of)?;
+        // Children per parent, in spawn order.
+        let mut children: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for (&id, t) in &self.tasks {
+            children.entry(parent_of(t)).or_default().push(id);
         }
         for kids in children.values_mut() {
             kids.sort_by_key(|c| (self.tasks[c].spawn_index, *c));
@@ -268,7 +283,7 @@ impl TaskGraph {
                 }
             };
             Timed {
-                t: at.t + ns,
+                t: at.t.saturating_add(ns),
                 chain: link,
             }
         };
@@ -370,21 +385,75 @@ impl TaskGraph {
         }
         path.reverse();
         path.dedup();
-        (path, t.t)
+        Ok((path, t.t))
     }
 
-    /// The work: the tasks' own work and the root scopes' own work (spawning), summed (ns).
-    /// At least the critical path's length.
+    /// Checks what the walk of [`critical_path`](Self::critical_path) needs of ids: that
+    /// following `parent_of` from any task leads out of the tasks (to a root scope, or to the
+    /// synthetic root 0 when no task has id 0) — from a task that is its own ancestor the
+    /// walk would descend for ever — and that each root scope is listed once and is no task
+    /// (else the walk would go over the same tasks again for each copy). Each task is visited
+    /// once.
+    fn check_ids(&self, parent_of: impl Fn(&TaskNode) -> u64) -> Result<(), Error> {
+        use std::collections::HashSet;
+        let bad = |why: String| Err(Error::BadTaskGraph { why });
+        // Tasks known to lead out of the tasks.
+        let mut out: HashSet<u64> = HashSet::new();
+        let mut chain: Vec<u64> = Vec::new();
+        let mut on_chain: HashSet<u64> = HashSet::new();
+        for &id in self.tasks.keys() {
+            let mut at = id;
+            while let Some(t) = self.tasks.get(&at) {
+                if out.contains(&at) {
+                    break;
+                }
+                if !on_chain.insert(at) {
+                    return bad(format!(
+                        "task {at} is its own ancestor (a cycle of parents{})",
+                        if at == 0 {
+                            "; 0 is the id of no task"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                chain.push(at);
+                at = parent_of(t);
+            }
+            out.extend(chain.drain(..));
+            on_chain.clear();
+        }
+        let mut roots = HashSet::new();
+        for &r in &self.roots {
+            if !roots.insert(r) {
+                return bad(format!("root scope {r} is listed twice"));
+            }
+            if self.tasks.contains_key(&r) {
+                return bad(format!("task {r} is also a root scope"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The work: the tasks' own work and the root scopes' own work (spawning), summed (ns,
+    /// saturating at `u64::MAX`). At least the critical path's length.
     pub fn work_ns(&self) -> u64 {
-        self.tasks.values().map(|t| t.work_ns).sum::<u64>() + self.root_work.values().sum::<u64>()
+        self.tasks
+            .values()
+            .map(|t| t.work_ns)
+            .chain(self.root_work.values().copied())
+            .fold(0u64, u64::saturating_add)
     }
 
     /// The graph in Graphviz DOT: a box per task (its worker and own work in µs), an ellipse
     /// per root scope (its own work), an arrow per dependence, a dashed one per spawn (parent to child), the critical path in red
     /// (dotted where it goes from a child back to the parent that waited for it).
-    pub fn dot(&self, name: &str) -> String {
+    ///
+    /// # Errors
+    /// As [`critical_path`](Self::critical_path).
+    pub fn dot(&self, name: &str) -> Result<String, Error> {
         use std::fmt::Write;
-        let (path, len) = self.critical_path();
+        let (path, len) = self.critical_path()?;
         let on: std::collections::BTreeSet<u64> = path.iter().copied().collect();
         let crit: std::collections::BTreeSet<(u64, u64)> =
             path.windows(2).map(|w| (w[0], w[1])).collect();
@@ -463,6 +532,6 @@ impl TaskGraph {
             }
         }
         s.push_str("}\n");
-        s
+        Ok(s)
     }
 }
