@@ -96,7 +96,9 @@ use worker::WorkerThread;
 /// A set of persistent worker threads that every front end runs on: working phases
 /// ([`Builder::runtime`](crate::Builder::runtime), [`run_pool_on`](crate::phase::run_pool_on)),
 /// fork-join ([`install`](Self::install), [`join`](Self::join), [`scope`](Self::scope),
-/// [`spawn`](Self::spawn)) and [`broadcast`](Self::broadcast). Dropping it stops the workers.
+/// [`spawn`](Self::spawn)) and [`broadcast`](Self::broadcast). Dropping it signals the workers
+/// to leave once what they were given has run ([`shutdown_and_wait`](Self::shutdown_and_wait)
+/// also waits for that).
 ///
 /// ```
 /// use taskpools::Runtime;
@@ -244,11 +246,26 @@ impl Runtime {
     }
 
     /// Runs `f` on one of this runtime's workers without waiting for it (fire and forget).
+    /// Called on one of this runtime's workers, the job goes onto that worker's deque, which
+    /// runs its spawns newest first (other workers take them from there, without its help);
+    /// from any other thread it is injected, and injected jobs run oldest first.
     ///
-    /// A panic in `f` does not reach the caller and does not stop the worker: it is caught and
-    /// reported with one line on stderr. Dropping the runtime runs every spawned job that has
-    /// not run yet (including jobs those jobs spawn) before the workers stop, so none is lost
-    /// or leaked; a job that keeps spawning itself keeps the drop waiting.
+    /// A panic in `f` does not reach the caller and does not stop the worker: it goes to the
+    /// [`panic_handler`](RuntimeBuilder::panic_handler), or without one is reported with one
+    /// line on stderr. The workers do not leave the runtime before every spawned job (and every
+    /// job those spawn) has run, also after the runtime was dropped, so none is lost or leaked;
+    /// a job that keeps spawning itself keeps them there. [`shutdown_and_wait`] waits for that.
+    ///
+    /// [`shutdown_and_wait`]: Self::shutdown_and_wait
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let (tx, rx) = mpsc::channel();
+    /// rt.spawn(move || tx.send(6 * 7).unwrap());
+    /// assert_eq!(rx.recv().unwrap(), 42);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
         spawn_in(&self.registry, f, Order::Lifo);
     }
