@@ -138,3 +138,30 @@ fn current_thread_index_is_per_runtime() {
     assert_eq!(b.current_thread_has_pending_tasks(), None);
     assert_eq!(taskpools::max_num_threads(), taskpools::MAX_THREADS);
 }
+
+/// `Runtime::in_place_scope` spawns into *that* runtime, from anywhere: a plain thread, or a
+/// worker of another runtime (which waits running its own runtime's work); `Runtime::yield_now`
+/// and `yield_local` act only on that runtime's workers.
+#[test]
+fn runtime_in_place_scope_and_yields_are_per_runtime() {
+    let a = Runtime::new(2).unwrap();
+    let b = Runtime::new(1).unwrap();
+    let on = |rt: &Runtime| {
+        let seen = Mutex::new(Vec::new());
+        rt.in_place_scope(|s| {
+            for _ in 0..4 {
+                let seen = &seen;
+                s.spawn(move |_| seen.lock().unwrap().push(taskpools::current_thread_index()));
+            }
+        });
+        seen.into_inner().unwrap()
+    };
+    // From this thread: b's one worker runs them all.
+    assert_eq!(on(&b), [Some(0); 4]);
+    // From a worker of a: still b's worker.
+    assert_eq!(a.install(|| on(&b)), [Some(0); 4]);
+    assert_eq!(b.yield_now(), None);
+    assert_eq!(b.yield_local(), None);
+    assert_eq!(a.install(|| b.yield_local()), None);
+    assert!(b.install(|| b.yield_local()).is_some());
+}

@@ -127,7 +127,7 @@ pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    in_place(op, false)
+    in_place(None, op, false)
 }
 
 /// [`in_place_scope`] whose spawns start in spawn order, as [`scope_fifo`]'s (rayon's
@@ -136,16 +136,21 @@ pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    in_place(op, true)
+    in_place(None, op, true)
 }
 
-fn in_place<'scope, OP, R>(op: OP, fifo: bool) -> R
+/// An in-place scope whose spawns go to the runtime of `registry` (default: the calling
+/// worker's, else the global one). A worker (of that runtime or of another) waits for the
+/// spawns running its own runtime's work; any other thread waits without running anything.
+pub(super) fn in_place<'scope, OP, R>(registry: Option<&Arc<Registry>>, op: OP, fifo: bool) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    let (registry, worker) = match WorkerThread::current() {
-        Some(w) => (Arc::clone(&w.registry), Some(w)),
-        None => (Arc::clone(&global().registry), None),
+    let worker = WorkerThread::current();
+    let registry = match (registry, worker) {
+        (Some(r), _) => Arc::clone(r),
+        (None, Some(w)) => Arc::clone(&w.registry),
+        (None, None) => Arc::clone(&global().registry),
     };
     let mut s = Scope::new(registry);
     if fifo {
