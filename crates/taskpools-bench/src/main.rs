@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 use commands::{list, scaling, tour, trace};
 use experiments::{
-    blocked, dataflow, deque, distributed, forkjoin, manber, places, queens, suite, synthetic,
+    blocked, dataflow, deque, distributed, forkjoin, idle, manber, places, queens, suite, synthetic,
 };
 
 #[derive(Parser)]
@@ -37,6 +37,9 @@ enum Cmd {
     Deque(deque::DequeArgs),
     /// Fork-join kernels on taskpools::forkjoin, rayon, chili, forte and sequentially.
     Forkjoin(forkjoin::ForkjoinArgs),
+    /// What a runtime costs between bursts of work: the workers' CPU time per small fork-join
+    /// burst submitted every few milliseconds, and the burst's wall time, against rayon.
+    Idle(idle::IdleArgs),
     /// Manber's concurrent pool (Kotz & Ellis, "Evaluation of Concurrent Pools", 1989): job
     /// mixes, producers/consumers, search strategies.
     Manber(manber::ManberArgs),
@@ -97,6 +100,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Synthetic(a) => synthetic::exec(a)?,
         Cmd::Deque(a) => deque::exec(a)?,
         Cmd::Forkjoin(a) => forkjoin::exec(a)?,
+        Cmd::Idle(a) => idle::exec(a)?,
         Cmd::Manber(a) => manber::exec(a)?,
         Cmd::Queens(a) => queens::exec(a)?,
         Cmd::Blocked(a) => blocked::exec(a)?,

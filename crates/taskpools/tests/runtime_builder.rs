@@ -25,82 +25,88 @@ thread_local! {
 /// `shutdown_and_wait` returns.
 #[test]
 fn start_and_exit_handlers_run_once_per_worker_on_its_thread() {
-    for pool in Pool::ALL {
-        let started = Arc::new(Mutex::new(Vec::new()));
-        let exited = Arc::new(Mutex::new(Vec::new()));
-        let (s, e) = (Arc::clone(&started), Arc::clone(&exited));
-        let rt = Runtime::builder()
-            .threads(3)
-            .pool(pool)
-            .start_handler(move |i| {
-                TAG.with(|t| t.set(i * 10));
-                s.lock().unwrap().push(i);
-            })
-            .exit_handler(move |i| e.lock().unwrap().push(i))
-            .build()
-            .unwrap();
-        let tags = rt.broadcast(|ctx| (ctx.index(), TAG.with(Cell::get)));
-        assert_eq!(tags, [(0, 0), (1, 10), (2, 20)], "{pool}");
-        assert!(exited.lock().unwrap().is_empty(), "{pool}");
-        rt.shutdown_and_wait().unwrap();
-        let mut s = started.lock().unwrap().clone();
-        let mut e = exited.lock().unwrap().clone();
-        s.sort();
-        e.sort();
-        assert_eq!(s, [0, 1, 2], "{pool}");
-        assert_eq!(e, [0, 1, 2], "{pool}");
-    }
+    within(60, "start and exit handlers", || {
+        for pool in Pool::ALL {
+            let started = Arc::new(Mutex::new(Vec::new()));
+            let exited = Arc::new(Mutex::new(Vec::new()));
+            let (s, e) = (Arc::clone(&started), Arc::clone(&exited));
+            let rt = Runtime::builder()
+                .threads(3)
+                .pool(pool)
+                .start_handler(move |i| {
+                    TAG.with(|t| t.set(i * 10));
+                    s.lock().unwrap().push(i);
+                })
+                .exit_handler(move |i| e.lock().unwrap().push(i))
+                .build()
+                .unwrap();
+            let tags = rt.broadcast(|ctx| (ctx.index(), TAG.with(Cell::get)));
+            assert_eq!(tags, [(0, 0), (1, 10), (2, 20)], "{pool}");
+            assert!(exited.lock().unwrap().is_empty(), "{pool}");
+            rt.shutdown_and_wait().unwrap();
+            let mut s = started.lock().unwrap().clone();
+            let mut e = exited.lock().unwrap().clone();
+            s.sort();
+            e.sort();
+            assert_eq!(s, [0, 1, 2], "{pool}");
+            assert_eq!(e, [0, 1, 2], "{pool}");
+        }
+    });
 }
 
 /// A start handler that panics is reported (here to the panic handler) and its worker starts
 /// anyway.
 #[test]
 fn a_panicking_start_handler_does_not_lose_its_worker() {
-    let reported = Arc::new(AtomicUsize::new(0));
-    let r = Arc::clone(&reported);
-    let rt = Runtime::builder()
-        .threads(2)
-        .start_handler(|i| {
-            if i == 1 {
-                panic!("start handler of worker 1");
-            }
-        })
-        .panic_handler(move |_| {
-            r.fetch_add(1, Ordering::SeqCst);
-        })
-        .build()
-        .unwrap();
-    assert_eq!(rt.broadcast(|ctx| ctx.index()), [0, 1]);
-    assert_eq!(reported.load(Ordering::SeqCst), 1);
+    within(60, "a panicking start handler", || {
+        let reported = Arc::new(AtomicUsize::new(0));
+        let r = Arc::clone(&reported);
+        let rt = Runtime::builder()
+            .threads(2)
+            .start_handler(|i| {
+                if i == 1 {
+                    panic!("start handler of worker 1");
+                }
+            })
+            .panic_handler(move |_| {
+                r.fetch_add(1, Ordering::SeqCst);
+            })
+            .build()
+            .unwrap();
+        assert_eq!(rt.broadcast(|ctx| ctx.index()), [0, 1]);
+        assert_eq!(reported.load(Ordering::SeqCst), 1);
+    });
 }
 
 /// A spawn handler starts every worker's thread (with the builder's names), and the runtime
 /// runs on them; `shutdown_and_wait` returns once they left.
 #[test]
 fn a_spawn_handler_starts_the_worker_threads() {
-    let handles = Arc::new(Mutex::new(Vec::new()));
-    let h = Arc::clone(&handles);
-    let rt = Runtime::builder()
-        .threads(3)
-        .thread_name(|i| format!("custom-{i}"))
-        .spawn_handler(move |worker| {
-            assert!(worker.stack_size().is_none());
-            let name = worker.name().expect("a name").to_string();
-            let handle = std::thread::Builder::new()
-                .name(format!("{name}!"))
-                .spawn(move || worker.run())?;
-            h.lock().unwrap().push(handle);
-            Ok(())
-        })
-        .build()
-        .unwrap();
-    let names = rt.broadcast(|_| std::thread::current().name().unwrap().to_string());
-    assert_eq!(names, ["custom-0!", "custom-1!", "custom-2!"]);
-    assert_eq!(rt.join(|| 1, || 2), (1, 2));
-    rt.shutdown_and_wait().unwrap();
-    for h in handles.lock().unwrap().drain(..) {
-        h.join().unwrap();
-    }
+    within(60, "a spawn handler", || {
+        let handles = Arc::new(Mutex::new(Vec::new()));
+        let h = Arc::clone(&handles);
+        let rt = Runtime::builder()
+            .threads(3)
+            .thread_name(|i| format!("custom-{i}"))
+            .spawn_handler(move |worker| {
+                assert!(worker.stack_size().is_none());
+                let name = worker.name().expect("a name").to_string();
+                let handle = std::thread::Builder::new()
+                    .name(format!("{name}!"))
+                    .spawn(move || worker.run())?;
+                h.lock().unwrap().push(handle);
+                Ok(())
+            })
+            .build()
+            .unwrap();
+        let names = rt.broadcast(|_| std::thread::current().name().unwrap().to_string());
+        assert_eq!(names, ["custom-0!", "custom-1!", "custom-2!"]);
+        assert_eq!(rt.join(|| 1, || 2), (1, 2));
+        rt.shutdown_and_wait().unwrap();
+        for h in handles.lock().unwrap().drain(..) {
+            h.join().unwrap();
+        }
+    });
 }
 
 /// A spawn handler's error fails the build (`Error::Spawn`); the workers started before it
@@ -135,21 +141,23 @@ fn a_spawn_handler_error_fails_the_build() {
 /// caller's stack), the closure gets the runtime, and the call returns after the threads ended.
 #[test]
 fn build_scoped_runs_the_workers_on_scoped_threads() {
-    let borrowed = [1u64, 2, 3];
-    let entered = AtomicUsize::new(0);
-    let sum = Runtime::builder()
-        .threads(2)
-        .build_scoped(
-            |worker| {
-                entered.fetch_add(1, Ordering::SeqCst);
-                assert_eq!(borrowed.len(), 3);
-                worker.run();
-            },
-            |rt| rt.join(|| borrowed.iter().sum::<u64>(), || borrowed[0]),
-        )
-        .unwrap();
-    assert_eq!(sum, (6, 1));
-    assert_eq!(entered.load(Ordering::SeqCst), 2);
+    within(60, "build_scoped", || {
+        let borrowed = [1u64, 2, 3];
+        let entered = AtomicUsize::new(0);
+        let sum = Runtime::builder()
+            .threads(2)
+            .build_scoped(
+                |worker| {
+                    entered.fetch_add(1, Ordering::SeqCst);
+                    assert_eq!(borrowed.len(), 3);
+                    worker.run();
+                },
+                |rt| rt.join(|| borrowed.iter().sum::<u64>(), || borrowed[0]),
+            )
+            .unwrap();
+        assert_eq!(sum, (6, 1));
+        assert_eq!(entered.load(Ordering::SeqCst), 2);
+    });
 }
 
 /// `use_current_thread`: the building thread is worker 0 (without the worker loop); another
@@ -187,15 +195,72 @@ fn use_current_thread_makes_the_building_thread_worker_0() {
         let seen: BTreeSet<usize> = rt.broadcast(|ctx| ctx.index()).into_iter().collect();
         assert_eq!(seen, BTreeSet::from([0, 1]));
         drop(rt);
-        assert_eq!(fib(12), 144, "worker 0's state outlives its runtime");
+        // Dropped on this thread: it is released, and joins go to the global runtime.
+        assert_eq!(taskpools::current_thread_index(), None);
+        assert_eq!(fib(12), 144);
     });
 }
 
-/// `threads(0)` means the default, with and without `use_current_thread`.
+/// `threads(0)`, like leaving `threads` out, means the default: `TASKPOOLS_NUM_THREADS` if it
+/// holds a valid count, else one worker per CPU.
 #[test]
 fn threads_zero_is_the_default() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let expect = std::env::var(taskpools::NUM_THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| (1..=taskpools::MAX_THREADS).contains(n))
+        .unwrap_or(cpus);
     let rt = Runtime::builder().threads(0).build().unwrap();
-    assert_eq!(rt.threads(), cpus);
-    assert_eq!(Runtime::builder().build().unwrap().threads(), cpus);
+    assert_eq!(rt.threads(), expect);
+    assert_eq!(Runtime::builder().build().unwrap().threads(), expect);
+}
+
+/// `use_current_thread`, dropped on the thread that built it: the drop runs what is addressed
+/// to worker 0 (here a `spawn_broadcast` job) and releases the thread, the other workers leave
+/// (`shutdown_and_wait` from that thread returns), and the thread can be a worker again.
+#[test]
+fn a_use_current_thread_runtime_shut_down_on_its_thread_releases_it() {
+    within(30, "shutting down a use_current_thread runtime", || {
+        let rt = Runtime::builder()
+            .threads(2)
+            .use_current_thread()
+            .build()
+            .unwrap();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let h = Arc::clone(&hits);
+        rt.spawn_broadcast(move |ctx| {
+            h.fetch_add(1 + ctx.index() * 10, Ordering::SeqCst);
+        });
+        rt.shutdown_and_wait().unwrap();
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            1 + 11,
+            "both workers' jobs ran"
+        );
+        assert_eq!(taskpools::current_thread_index(), None, "released");
+        let again = Runtime::builder()
+            .threads(2)
+            .use_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(again.current_thread_index(), Some(0));
+        drop(again);
+        assert_eq!(taskpools::current_thread_index(), None);
+    });
+}
+
+/// A failed build does not leave the building thread a worker.
+#[test]
+fn a_failed_use_current_thread_build_leaves_the_thread_as_it_was() {
+    within(30, "a failed use_current_thread build", || {
+        let e = Runtime::builder()
+            .threads(2)
+            .use_current_thread()
+            .spawn_handler(|_| Err(std::io::Error::other("no threads today")))
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, Error::Spawn(_)), "{e}");
+        assert_eq!(taskpools::current_thread_index(), None);
+    });
 }

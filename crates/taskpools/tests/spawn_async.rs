@@ -30,7 +30,8 @@ impl Wake for Unpark {
     }
 }
 
-/// Polls `f` until it is ready, parking between polls; returns the output and the number of
+/// Polls `f` until it is ready, parking between polls (only a wake-up unparks it: a lost
+/// wake-up hangs, which the tests' watchdog reports); returns the output and the number of
 /// polls.
 fn block_on<F: Future>(f: F) -> (F::Output, usize) {
     let waker_state = Arc::new(Unpark {
@@ -45,7 +46,8 @@ fn block_on<F: Future>(f: F) -> (F::Output, usize) {
         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) {
             return (v, polls);
         }
-        std::thread::park_timeout(Duration::from_millis(100));
+        // `park` may return spuriously; the loop polls again then.
+        std::thread::park();
     }
 }
 
@@ -73,22 +75,33 @@ fn the_first_poll_is_pending_and_the_job_runs_on_a_worker() {
             .poll(&mut Context::from_waker(&waker))
             .is_pending());
         gate.wait();
-        let ((thread, index), _) = block_on(fut);
+        let ((thread, index), polls) = block_on(fut);
         assert_ne!(thread, caller, "the job ran inside poll");
         assert!(matches!(index, Some(0 | 1)));
+        assert!(polls >= 1);
+        // A job that takes a while: the first poll is `Pending`, the job's end wakes the
+        // poller, and the second poll is `Ready` (spurious unparks aside, at most a few).
+        let (v, polls) = block_on(rt.spawn_async(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            7
+        }));
+        assert_eq!(v, 7);
+        assert!((2..=4).contains(&polls), "{polls} polls");
     });
 }
 
 #[test]
 fn awaiting_resumes_the_jobs_panic() {
-    let rt = Runtime::new(1).unwrap();
-    let fut = rt.spawn_async(|| -> u32 { panic!("inside the job") });
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| block_on(fut)));
-    let p = r.unwrap_err();
-    assert_eq!(p.downcast_ref::<&str>(), Some(&"inside the job"));
-    // The runtime goes on.
-    let (v, _) = block_on(rt.spawn_async(|| 41 + 1));
-    assert_eq!(v, 42);
+    within(30, "awaiting a panicking job", || {
+        let rt = Runtime::new(1).unwrap();
+        let fut = rt.spawn_async(|| -> u32 { panic!("inside the job") });
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| block_on(fut)));
+        let p = r.unwrap_err();
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"inside the job"));
+        // The runtime goes on.
+        let (v, _) = block_on(rt.spawn_async(|| 41 + 1));
+        assert_eq!(v, 42);
+    });
 }
 
 #[test]
@@ -106,7 +119,9 @@ fn dropping_the_future_does_not_cancel_the_job() {
         drop(fut);
         gate.wait();
         assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok(7));
-        // A dropped future's panic goes nowhere, also one whose payload panics when dropped.
+        // A dropped future's panic goes nowhere, also one whose payload panics when dropped:
+        // once dropped with the future after the job ended (the future's side), once by the
+        // job after the future was dropped (the job's side).
         struct Bomb;
         impl Drop for Bomb {
             fn drop(&mut self) {
@@ -115,24 +130,32 @@ fn dropping_the_future_does_not_cancel_the_job() {
                 }
             }
         }
-        drop(rt.spawn_async(|| std::panic::panic_any(Bomb)));
+        let one = Runtime::new(1).unwrap();
+        let fut = one.spawn_async(|| std::panic::panic_any(Bomb));
+        // Injected jobs run in order on the one worker: once this one is done, so is `fut`'s.
+        block_on(one.spawn_async(|| ()));
+        drop(fut);
+        drop(one.spawn_async(|| std::panic::panic_any(Bomb)));
+        one.shutdown_and_wait().unwrap();
         rt.shutdown_and_wait().unwrap();
     });
 }
 
 #[test]
 fn the_global_runtime_and_many_futures_at_once() {
-    let futures: Vec<_> = (0..64u64)
-        .map(|i| taskpools::spawn_async(move || i * i))
-        .collect();
-    let (sum, _) = block_on(async {
-        let mut sum = 0;
-        for f in futures {
-            sum += f.await;
-        }
-        sum
+    within(30, "many futures", || {
+        let futures: Vec<_> = (0..64u64)
+            .map(|i| taskpools::spawn_async(move || i * i))
+            .collect();
+        let (sum, _) = block_on(async {
+            let mut sum = 0;
+            for f in futures {
+                sum += f.await;
+            }
+            sum
+        });
+        assert_eq!(sum, (0..64u64).map(|i| i * i).sum::<u64>());
     });
-    assert_eq!(sum, (0..64u64).map(|i| i * i).sum::<u64>());
 }
 
 #[test]
@@ -144,25 +167,30 @@ fn under_tokio() {
             .unwrap();
         let rt = Arc::new(Runtime::new(2).unwrap());
         let r2 = Arc::clone(&rt);
-        let (a, b, ticks) = tokio_rt.block_on(async move {
-            // The executor's thread stays free while the jobs run: a timer task ticks.
+        let (a, b, ticked_meanwhile) = tokio_rt.block_on(async move {
+            // The executor's one thread stays free while the jobs run: a timer task ticks five
+            // times (10 ms) while job `a` sleeps 200 ms. Had `a` run inside `poll`, the ticker
+            // could not have finished before `a` did.
             let ticker = tokio::spawn(async {
-                let mut n = 0;
                 for _ in 0..5 {
                     tokio::time::sleep(Duration::from_millis(2)).await;
-                    n += 1;
                 }
-                n
             });
             let a = r2.spawn_async(|| {
-                std::thread::sleep(Duration::from_millis(30));
+                std::thread::sleep(Duration::from_millis(200));
                 (1..=100u64).sum::<u64>()
             });
             let b = r2.spawn_async(|| taskpools::forkjoin::join(|| 2, || 3));
             let (a, b) = tokio::join!(a, b);
-            (a, b, ticker.await.unwrap())
+            let ticked = ticker.is_finished();
+            ticker.await.unwrap();
+            (a, b, ticked)
         });
-        assert_eq!((a, b, ticks), (5050, (2, 3), 5));
+        assert_eq!((a, b), (5050, (2, 3)));
+        assert!(
+            ticked_meanwhile,
+            "the executor was blocked while the job ran"
+        );
         let multi = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .build()

@@ -5,6 +5,7 @@ pub mod dataflow;
 pub mod deque;
 pub mod distributed;
 pub mod forkjoin;
+pub mod idle;
 pub mod manber;
 pub mod pinning;
 pub mod places;

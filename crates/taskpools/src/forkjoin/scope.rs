@@ -260,6 +260,11 @@ impl<'scope> Scope<'scope> {
     /// each call is a job addressed to its worker, which runs it at its next look for work; the
     /// scope waits for all of them.
     ///
+    /// # Panics
+    /// On one of the runtime's workers while a working phase holds the runtime (the phase's
+    /// workers would run these jobs only after the phase, which may be waiting for this
+    /// scope), with [`Error::PhaseBusy`](crate::Error::PhaseBusy)'s message.
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// let rt = taskpools::Runtime::new(3)?;
@@ -274,6 +279,12 @@ impl<'scope> Scope<'scope> {
     where
         F: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
     {
+        // The scope will wait for these jobs: not on a worker while a working phase holds the
+        // runtime (the phase's workers take no mail until it ends, and it may wait for this
+        // scope); from elsewhere, once the phase has ended (see `runtime/broadcast.rs`).
+        if let Err(e) = crate::runtime::broadcast::wait_for_phases(&self.registry) {
+            panic!("Scope::spawn_broadcast: {e}");
+        }
         let f = std::sync::Arc::new(f);
         let n = self.registry.threads;
         for i in 0..n {
@@ -284,7 +295,9 @@ impl<'scope> Scope<'scope> {
                 let sp = scope_ptr;
                 // SAFETY: as in `spawn_to`: the scope waits for this job before it ends.
                 let s = unsafe { &*sp.0 };
-                s.run_spawned(|s| f(s, BroadcastContext::new(i, n)));
+                // `move`: the job's handle on `f` goes (and `f` with the last one) inside
+                // `run_spawned`, before the job counts itself done and the scope may end.
+                s.run_spawned(move |s| f(s, BroadcastContext::new(i, n)));
             };
             // SAFETY: as in `spawn_to`: the scope waits for `pending` to reach zero, so the job
             // runs once and before anything it borrows goes away.

@@ -116,8 +116,9 @@ pub struct PlacePolicy {
     /// others to the thief's place (Manber's steal-half between places).
     pub steal_half: bool,
     /// Adapt the active workers to contention: a worker whose recent steal attempts mostly
-    /// failed parks after fewer empty rounds (down to 4 from 200), and a worker that finds
-    /// work again earns its rounds back. Pushes wake a sleeper whenever sleepers exist, so
+    /// failed parks sooner (its spin budget halves, down to a fiftieth of the runtime's
+    /// [`spin`](crate::RuntimeBuilder::spin)), and a worker that finds work again earns its
+    /// budget back. Pushes wake a sleeper whenever sleepers exist, so
     /// growing backlogs bring parked workers back.
     pub adaptive: bool,
 }

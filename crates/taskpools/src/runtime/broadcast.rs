@@ -1,28 +1,31 @@
 //! Work for each worker at once: a *broadcast* posts one share per worker to the workers'
-//! mailboxes and waits until every share has run. A working phase is a broadcast whose shares
-//! run the phase loop. `spawn_broadcast` posts a fire-and-forget job to every worker.
+//! mailboxes and waits until every share has run; `spawn_broadcast` posts a fire-and-forget
+//! job to every worker. A working phase is a broadcast whose shares run the phase loop.
 //!
 //! # Why it cannot hang
 //!
 //! Every place where a worker looks for work — its loop, and every wait of a join, scope,
-//! install or broadcast, at any nesting depth — takes a job from its mailbox first, and a post
-//! wakes sleeping workers (see `registry.rs`). So a share waits only for its worker to finish
-//! what it is running *now*. A worker running a share of broadcast A cannot be expected to take
-//! a share of broadcast B; so one broadcast holds a runtime at a time, claimed through
-//! `Registry::broadcast_busy`. Who may wait for a claim held by another broadcast:
+//! install or broadcast, at any nesting depth — takes a job from its mailbox first (mailboxes
+//! are queues), and a post wakes sleeping workers (see `registry.rs`). So a share waits only
+//! for its worker to finish what it is running *now*, and broadcasts need not exclude each
+//! other: as in rayon, any number may be in flight, nested inside each other's shares or
+//! across runtimes, and each worker runs the shares addressed to it in order, also while it
+//! waits inside one.
 //!
-//! - a thread outside every runtime: it holds no worker, so it blocks until the claim is free;
-//! - a worker of another runtime: it waits as `install` does, running its own runtime's work
-//!   meanwhile, so nothing that waits for it is held up;
-//! - a worker of this runtime that is neither running a share nor broadcasting itself: it waits
-//!   running other work, its own mailbox first, so it runs its share of the holder's broadcast
-//!   and the holder finishes.
+//! A working phase is the exception: its shares run the phase loop, which does not look at the
+//! mailbox until the phase ends. So a phase *claims* its runtime (`Registry::broadcast_busy`),
+//! one at a time, and while it holds it:
 //!
-//! A worker of this runtime inside a share, or inside a broadcast of its own (waiting for the
-//! other workers' shares), would wait for itself: [`Runtime::try_broadcast`] returns
-//! [`Error::PhaseBusy`] there, and [`Runtime::broadcast`] panics with that message. A working
-//! phase's claim never waits on a worker (`claim`): the phase's entry then tries another
-//! runtime, or returns `PhaseBusy`.
+//! - a broadcast (or a scope's `spawn_broadcast`, which a scope then waits for) started on one
+//!   of that runtime's workers is refused ([`Error::PhaseBusy`]: `try_broadcast` returns it,
+//!   `broadcast` panics with it). Its shares would wait for the phase's workers, and the phase
+//!   may wait for the caller: a phase task, or a job stolen from one (a phase over fewer
+//!   workers than the runtime has leaves some workers free to steal);
+//! - a broadcast from any other thread waits for the phase to end: a thread outside every
+//!   runtime blocks; a worker of another runtime runs its own runtime's work meanwhile.
+//!
+//! A phase started on a worker while another holds the runtime is refused the same way
+//! (`claim`), and its entry then tries another runtime.
 //!
 //! While a worker runs a share it declines fork-join steal requests (on the private-deque pool
 //! a thief waits for an answer that the share's loop would not give); it answers them again
@@ -75,10 +78,11 @@ impl Runtime {
     /// results in worker order (rayon's `broadcast`). A panic in any call is resumed here after
     /// every call has ended.
     ///
-    /// If another broadcast or working phase holds the runtime, this waits for it, except on a
-    /// worker of this runtime that runs a share or broadcasts itself, which would wait for
-    /// itself: there it panics with [`Error::PhaseBusy`]'s message ([`try_broadcast`] returns
-    /// the error instead). See the module notes of `broadcast.rs` for who may wait.
+    /// Broadcasts do not exclude each other (they may nest, also across runtimes). While a
+    /// working phase holds the runtime, this waits for it to end, except on one of the
+    /// runtime's own workers, which could be what the phase waits for: there it panics with
+    /// [`Error::PhaseBusy`]'s message ([`try_broadcast`] returns the error instead). It also
+    /// panics on a runtime that is shutting down.
     ///
     /// [`try_broadcast`]: Self::try_broadcast
     ///
@@ -96,30 +100,27 @@ impl Runtime {
     }
 
     /// [`broadcast`](Self::broadcast), returning [`Error::PhaseBusy`] where it would wait for
-    /// itself and [`Error::ShuttingDown`] on a runtime that is shutting down.
+    /// a working phase that may wait for it, and [`Error::ShuttingDown`] on a runtime that is
+    /// shutting down.
     ///
     /// ```
     /// let rt = taskpools::Runtime::new(2)?;
-    /// let inner = rt.broadcast(|_| rt.try_broadcast(|_| ()).is_err());
-    /// assert_eq!(inner, [true, true]); // inside a share: it would wait for itself
+    /// // Broadcasts nest: each share broadcasts again.
+    /// let inner = rt.broadcast(|_| rt.try_broadcast(|ctx| ctx.index()).unwrap());
+    /// assert_eq!(inner, [vec![0, 1], vec![0, 1]]);
     /// # Ok::<(), taskpools::Error>(())
     /// ```
     pub fn try_broadcast<R: Send>(
         &self,
         f: impl Fn(BroadcastContext<'_>) -> R + Sync,
     ) -> Result<Vec<R>, Error> {
-        let claim = claim_waiting(&self.registry)?;
-        let n = self.threads();
-        Ok(broadcast_claimed(&self.registry, claim, n, &|i| {
-            f(BroadcastContext::new(i, n))
-        })
-        .0)
+        broadcast_in(&self.registry, f)
     }
 
     /// Runs `f` once on every worker of this runtime without waiting for it (rayon's
     /// `spawn_broadcast`): each call is a fire-and-forget job addressed to its worker, which
-    /// runs it at its next look for work; panics go to the
-    /// [`panic_handler`](super::RuntimeBuilder::panic_handler).
+    /// runs it at its next look for work (after a working phase that holds it has ended);
+    /// panics go to the [`panic_handler`](super::RuntimeBuilder::panic_handler).
     ///
     /// ```
     /// use std::sync::mpsc;
@@ -144,16 +145,16 @@ impl Runtime {
 /// let n = taskpools::broadcast(|ctx| ctx.num_threads()).len();
 /// assert_eq!(n, taskpools::current_num_threads());
 /// ```
+///
+/// # Panics
+/// On a worker while a working phase holds its runtime ([`Error::PhaseBusy`]'s message), or on
+/// a runtime that is shutting down.
 pub fn broadcast<R: Send>(f: impl Fn(BroadcastContext<'_>) -> R + Sync) -> Vec<R> {
     match WorkerThread::current() {
-        Some(w) => {
-            let n = w.registry.threads;
-            let claim = match claim_waiting(&w.registry) {
-                Ok(c) => c,
-                Err(e) => panic!("broadcast: {e}"),
-            };
-            broadcast_claimed(&w.registry, claim, n, &|i| f(BroadcastContext::new(i, n))).0
-        }
+        Some(w) => match broadcast_in(&w.registry, f) {
+            Ok(r) => r,
+            Err(e) => panic!("broadcast: {e}"),
+        },
         None => global().broadcast(f),
     }
 }
@@ -180,67 +181,74 @@ fn spawn_broadcast_in(
     }
 }
 
-/// Claims `registry` for a broadcast, waiting for another broadcast to end wherever waiting
-/// cannot deadlock (module docs): blocking on a thread outside every runtime, running other
-/// work on a worker of another runtime or on a worker of this one that holds no share and no
-/// claim of its own; [`Error::PhaseBusy`] otherwise.
-pub(crate) fn claim_waiting(registry: &Arc<Registry>) -> Result<Claim<'_>, Error> {
-    let Some(w) = WorkerThread::current() else {
-        return claim(registry);
-    };
-    let own = Arc::ptr_eq(&w.registry, registry);
-    if own && (w.shares.get() > 0 || w.claims.get() > 0) {
-        return try_claim(registry)?.ok_or(Error::PhaseBusy);
-    }
-    let mut idle = 0u32;
+/// A broadcast (not a phase) on the runtime of `registry`, once no working phase holds it
+/// (module docs).
+fn broadcast_in<R: Send>(
+    registry: &Arc<Registry>,
+    f: impl Fn(BroadcastContext<'_>) -> R + Sync,
+) -> Result<Vec<R>, Error> {
+    wait_for_phases(registry)?;
+    let n = registry.threads;
+    Ok(install_in(registry, || {
+        let w = WorkerThread::current().expect("install runs on a worker of this runtime");
+        broadcast_on(w, n, &|i| f(BroadcastContext::new(i, n)))
+    }))
+}
+
+/// Returns once no working phase holds the runtime of `registry`: at once if none does;
+/// [`Error::PhaseBusy`] on one of its workers while one does (the phase may be waiting for this
+/// very worker); else it waits for the phase to end, blocking on a thread outside every runtime,
+/// running its own runtime's work on a worker of another. [`Error::ShuttingDown`] if the
+/// runtime is shutting down. (A phase may claim the runtime right after this returns: the
+/// broadcast's shares then queue behind or before the phase's, which is safe, see the module
+/// docs.)
+pub(crate) fn wait_for_phases(registry: &Arc<Registry>) -> Result<(), Error> {
+    let worker = WorkerThread::current();
+    let mut busy = lock(&registry.broadcast_busy);
     loop {
-        if let Some(c) = try_claim(registry)? {
-            return Ok(c);
+        if registry.shutdown.load(Ordering::Acquire) {
+            return Err(Error::ShuttingDown);
         }
-        if w.run_one() {
-            idle = 0;
-        } else {
-            idle += 1;
-            if idle < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+        if !*busy {
+            return Ok(());
+        }
+        match worker {
+            Some(w) if Arc::ptr_eq(&w.registry, registry) => return Err(Error::PhaseBusy),
+            Some(w) => {
+                drop(busy);
+                if !w.run_one() {
+                    std::thread::yield_now();
+                }
+                busy = lock(&registry.broadcast_busy);
+            }
+            None => {
+                busy = registry
+                    .broadcast_free
+                    .wait(busy)
+                    .unwrap_or_else(|e| e.into_inner());
             }
         }
     }
 }
 
-/// The claim if the runtime is free now, `None` if a broadcast holds it.
-fn try_claim(registry: &Registry) -> Result<Option<Claim<'_>>, Error> {
-    let mut busy = lock(&registry.broadcast_busy);
-    if registry.shutdown.load(Ordering::Acquire) {
-        return Err(Error::ShuttingDown);
-    }
-    if *busy {
-        return Ok(None);
-    }
-    *busy = true;
-    Ok(Some(Claim(registry)))
-}
-
-/// The right to broadcast on one runtime; released when dropped (also when a share's panic
-/// is resumed).
+/// A working phase's hold on one runtime (module docs); released when dropped (also when a
+/// share's panic is resumed).
 pub(crate) struct Claim<'a>(&'a Registry);
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
         *lock(&self.0.broadcast_busy) = false;
         self.0.broadcast_free.notify_all();
-        // Workers of a runtime that shut down while this broadcast held it stayed for it;
-        // those asleep may leave now.
+        // Workers of a runtime that shut down while this phase held it stayed for it; those
+        // asleep may leave now.
         if self.0.shutdown.load(Ordering::Acquire) {
             self.0.notify_all();
         }
     }
 }
 
-/// Claims `registry` for one broadcast: waits for the claim on a thread outside every runtime,
-/// and fails at once on a worker (module docs).
+/// Claims `registry` for one working phase: waits for the claim on a thread outside every
+/// runtime, and fails at once on a worker (module docs).
 pub(crate) fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
     let mut busy = lock(&registry.broadcast_busy);
     // Checked under the lock: a worker that leaves at shutdown looks at the claim under the
@@ -268,9 +276,9 @@ pub(crate) fn claim(registry: &Registry) -> Result<Claim<'_>, Error> {
     Ok(Claim(registry))
 }
 
-/// Runs `f(i)` on workers `0..n` of the runtime of `registry` (`1 <= n <= threads`), which
-/// `claim` holds; returns the results and the time from the first post to the last share's
-/// end (the wait for the claim not included).
+/// Runs `f(i)` on workers `0..n` of the runtime of `registry` (`1 <= n <= threads`) for the
+/// working phase that holds `claim`; returns the results and the time from the first post to
+/// the last share's end (the wait for the claim not included).
 pub(crate) fn broadcast_claimed<R: Send, F: Fn(usize) -> R + Sync>(
     registry: &Arc<Registry>,
     claim: Claim<'_>,
@@ -289,16 +297,6 @@ pub(crate) fn broadcast_claimed<R: Send, F: Fn(usize) -> R + Sync>(
     let r = install_in(registry, || {
         let w = WorkerThread::current().expect("install runs on a worker of this runtime");
         let start = Instant::now();
-        // This worker broadcasts: a broadcast it would start while waiting for the shares
-        // could not wait for this one (`claim_waiting`).
-        w.claims.set(w.claims.get() + 1);
-        struct Unclaim<'a>(&'a WorkerThread);
-        impl Drop for Unclaim<'_> {
-            fn drop(&mut self) {
-                self.0.claims.set(self.0.claims.get() - 1);
-            }
-        }
-        let _unclaim = Unclaim(w);
         let results = broadcast_on(w, n, f);
         (results, start.elapsed())
     });
@@ -306,8 +304,8 @@ pub(crate) fn broadcast_claimed<R: Send, F: Fn(usize) -> R + Sync>(
     r
 }
 
-/// The broadcast itself, on worker `w` of the claimed runtime: posts the other workers'
-/// shares, runs its own (if `w.index < n`), and waits for the rest by running other work.
+/// The broadcast itself, on worker `w` of its runtime: posts the other workers' shares, runs
+/// its own (if `w.index < n`), and waits for the rest by running other work (mail first).
 fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f: &F) -> Vec<R> {
     // A share, on the worker it is addressed to.
     let share = |i: usize| {
@@ -316,12 +314,10 @@ fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f
         struct Unblock<'a>(&'a WorkerThread);
         impl Drop for Unblock<'_> {
             fn drop(&mut self) {
-                self.0.shares.set(self.0.shares.get() - 1);
                 self.0.unblock_requests();
             }
         }
         me.block_requests();
-        me.shares.set(me.shares.get() + 1);
         let _unblock = Unblock(me);
         f(i)
     };
@@ -333,9 +329,8 @@ fn broadcast_on<R: Send, F: Fn(usize) -> R + Sync>(w: &WorkerThread, n: usize, f
         .collect();
     {
         // A job once posted lives in `jobs`, in this frame, until it has run: nothing may
-        // unwind out of here before `wait_until` below has seen every one done. (`post` cannot
-        // panic while the claim is held — every mailbox is empty between broadcasts — but
-        // this does not depend on it.)
+        // unwind out of here before `wait_until` below has seen every one done. (`post` does
+        // not panic, but this does not depend on it.)
         struct AbortOnUnwind;
         impl Drop for AbortOnUnwind {
             fn drop(&mut self) {

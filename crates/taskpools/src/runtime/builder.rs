@@ -26,6 +26,7 @@ pub struct RuntimeBuilder {
     pub(super) exit_handler: Option<WorkerHandler>,
     pub(super) spawn_handler: Option<SpawnHandler>,
     pub(super) use_current_thread: bool,
+    pub(super) spin: std::time::Duration,
 }
 
 type ThreadName = Arc<dyn Fn(usize) -> String + Send + Sync>;
@@ -58,6 +59,7 @@ impl std::fmt::Debug for RuntimeBuilder {
                 &self.spawn_handler.as_ref().map(|_| "<fn>"),
             )
             .field("use_current_thread", &self.use_current_thread)
+            .field("spin", &self.spin)
             .finish()
     }
 }
@@ -80,6 +82,7 @@ impl Default for RuntimeBuilder {
             exit_handler: None,
             spawn_handler: None,
             use_current_thread: false,
+            spin: super::worker::DEFAULT_SPIN,
         }
     }
 }
@@ -265,7 +268,9 @@ impl RuntimeBuilder {
 
     /// Runs `handler(i)` on worker `i`'s thread when it leaves, after the runtime's shutdown
     /// (see [`Runtime::shutdown_and_wait`], which returns after every exit handler). A panic
-    /// there is reported as a fire-and-forget job's.
+    /// there is reported as a fire-and-forget job's. The handler should not hand the runtime
+    /// more work: a job spawned there goes onto the leaving worker's deque, and the other
+    /// workers may already have left.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -292,6 +297,11 @@ impl RuntimeBuilder {
     /// runtime keeps no handle of such threads: [`Runtime::shutdown_and_wait`] waits for their
     /// workers to leave, not for the threads to end. (rayon's `spawn_handler`.)
     ///
+    /// Every `ThreadBuilder` must be run, soon: until its worker runs, jobs addressed to it (its
+    /// share of a broadcast or working phase) wait, and so do their callers. One that is dropped
+    /// without running counts as a worker that left (so `shutdown_and_wait` does not wait for
+    /// it), but a broadcast on that runtime then waits forever.
+    ///
     /// ```
     /// let rt = taskpools::Runtime::builder()
     ///     .threads(2)
@@ -317,13 +327,18 @@ impl RuntimeBuilder {
     /// `use_current_thread`). It does not run the worker loop: it takes part in the runtime's
     /// work when it waits in it (`join`, `scope`, `install`, [`yield_now`](super::yield_now),
     /// [`yield_local`](super::yield_local)), so jobs queued on it are run by the other workers
-    /// (which steal them) or when it waits. Its start and exit handlers do not run and it is
-    /// not pinned. Its worker state stays on the thread after the runtime is dropped (as in
-    /// rayon, it is leaked): a later `join` there still runs, on its own. [`build`](Self::build)
-    /// fails with [`Error::CurrentThreadInRuntime`](crate::Error::CurrentThreadInRuntime) if
-    /// the thread is already a worker. A [`broadcast`](Runtime::broadcast) or working phase
-    /// started from another thread waits for this thread's share until it waits in the
-    /// runtime.
+    /// (which steal them) or when it waits, and jobs addressed to it (its share of a
+    /// [`broadcast`](Runtime::broadcast) or working phase from another thread, its
+    /// `spawn_broadcast` jobs) wait until it does. Its start and exit handlers do not run and
+    /// it is not pinned. [`build`](Self::build) fails with
+    /// [`Error::CurrentThreadInRuntime`](crate::Error::CurrentThreadInRuntime) if the thread is
+    /// already a worker, and leaves it as it was if the build fails.
+    ///
+    /// Drop the runtime (or call [`Runtime::shutdown_and_wait`]) on this thread: there, outside
+    /// any wait, the drop first runs what is addressed or queued to worker 0 and then ends the
+    /// thread's membership, so the thread can be a worker again later. Dropped on another
+    /// thread, the runtime leaves this thread a worker of the shut-down runtime (its state is
+    /// leaked, as in rayon), and a job only it would run keeps the other workers waiting.
     ///
     /// ```
     /// std::thread::spawn(|| {
@@ -340,6 +355,24 @@ impl RuntimeBuilder {
     /// ```
     pub fn use_current_thread(mut self) -> Self {
         self.use_current_thread = true;
+        self
+    }
+
+    /// How long a worker that finds no work keeps looking (stealing, with a `yield` between
+    /// looks) before it sleeps; default 20 µs. A program that hands the runtime bursts of work
+    /// with pauses in between pays this much CPU per worker after each burst; a longer budget
+    /// keeps workers awake across short gaps in a computation (a sleeping worker takes tens of
+    /// microseconds to wake), a shorter one, down to zero, saves CPU between bursts.
+    /// [`Runtime::spin_budget`] reports it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = taskpools::Runtime::builder().threads(2).spin(Duration::from_micros(10)).build()?;
+    /// assert_eq!(rt.spin_budget(), Duration::from_micros(10));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn spin(mut self, budget: std::time::Duration) -> Self {
+        self.spin = budget;
         self
     }
 

@@ -118,6 +118,8 @@ pub struct Runtime {
     /// Workers that run the worker loop on a thread of their own (all but a
     /// `use_current_thread` worker 0): `shutdown_and_wait` waits for them to leave.
     looping_workers: usize,
+    /// Whether worker 0 is the thread that built the runtime (`use_current_thread`).
+    current_thread_worker: bool,
     /// Events per worker's trace buffer (0: no trace).
     trace_capacity: usize,
     /// The trace's clock (with a trace).
@@ -228,6 +230,12 @@ impl Runtime {
         Ok(Some(t))
     }
 
+    /// How long an idle worker looks for work before it sleeps
+    /// ([`RuntimeBuilder::spin`]).
+    pub fn spin_budget(&self) -> std::time::Duration {
+        self.registry.spin
+    }
+
     /// The pool the workers share.
     pub fn pool(&self) -> Pool {
         self.pool
@@ -247,8 +255,9 @@ impl Runtime {
 
     /// Runs `f` on one of this runtime's workers without waiting for it (fire and forget).
     /// Called on one of this runtime's workers, the job goes onto that worker's deque, which
-    /// runs its spawns newest first (other workers take them from there, without its help);
-    /// from any other thread it is injected, and injected jobs run oldest first.
+    /// runs its spawns newest first (other workers take them from there, without its help;
+    /// with places and round-robin placement, onto the next place's deque instead); from any
+    /// other thread it is injected, and injected jobs run oldest first.
     ///
     /// A panic in `f` does not reach the caller and does not stop the worker: it goes to the
     /// [`panic_handler`](RuntimeBuilder::panic_handler), or without one is reported with one

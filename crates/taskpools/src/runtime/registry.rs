@@ -72,6 +72,8 @@ pub(crate) struct Registry {
     pub(crate) sleep: Mutex<()>,
     pub(crate) wake: Condvar,
     pub(crate) shutdown: AtomicBool,
+    /// How long an idle worker looks for work before it sleeps (`RuntimeBuilder::spin`).
+    pub(crate) spin: std::time::Duration,
     /// Fire-and-forget jobs (`spawn`, `spawn_fifo`, `spawn_broadcast`) not yet finished: after
     /// a shutdown the workers stay until it is zero (see `spawn.rs`).
     pub(crate) live_spawns: CachePadded<AtomicUsize>,
@@ -123,6 +125,7 @@ impl Registry {
             sleep: Mutex::new(()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            spin: super::worker::DEFAULT_SPIN,
             live_spawns: CachePadded::new(AtomicUsize::new(0)),
             fifos: (0..threads)
                 .map(|_| CachePadded::new(Mutex::new(VecDeque::new())))
@@ -181,8 +184,12 @@ impl Registry {
     /// fire-and-forget job has finished. Under the sleep lock, so that a worker between its
     /// look at the flag and its wait cannot miss it.
     pub(crate) fn signal_shutdown(&self) {
-        self.shutdown.store(true, Ordering::Release);
+        // Stored under the lock that the last spawned job's end (`spawn::done`) reads it
+        // under: one of the two comes first in the lock's order, so either the job's end sees
+        // the shutdown and wakes the sleepers, or a sleeper's check (under the same lock, after
+        // this) sees the job's count at zero.
         let _g = lock(&self.sleep);
+        self.shutdown.store(true, Ordering::Release);
         self.wake.notify_all();
     }
 

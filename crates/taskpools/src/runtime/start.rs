@@ -5,7 +5,7 @@ use super::current::default_threads;
 use super::handlers::Handlers;
 use super::job::JobRef;
 use super::pinning::worker_cores;
-use super::threads::{make_current_thread_a_worker, WorkerParts};
+use super::threads::{detach_current_thread, make_current_thread_a_worker, WorkerParts};
 use super::worker::{LocalDeque, PrivateFrames, WorkerThread, EXPOSED};
 use super::{places, trace, Pool, Registry, Runtime, RuntimeBuilder, Stealers, ThreadBuilder};
 use crate::queue::chase_lev;
@@ -104,6 +104,7 @@ impl Runtime {
             )));
         }
         registry.pinned = cores.iter().any(Option::is_some);
+        registry.spin = b.spin;
         registry.tracing = b.trace.is_some();
         registry.spawn_stealers = spawn_stealers;
         registry.handlers = Handlers {
@@ -118,10 +119,14 @@ impl Runtime {
             pool: b.pool,
             threads: Vec::with_capacity(threads),
             looping_workers: 0,
+            current_thread_worker: false,
             trace_capacity: b.trace.unwrap_or(0),
             clock,
         };
         let has_places = b.places.is_some();
+        // Worker 0 on the building thread is made last, once every other worker has started:
+        // a failed build leaves the thread as it was.
+        let mut current_thread_worker = None;
         for (index, deque) in locals.into_iter().enumerate() {
             let parts = WorkerParts {
                 index,
@@ -133,11 +138,11 @@ impl Runtime {
                 trace: b.trace.zip(clock),
             };
             if index == 0 && b.use_current_thread {
-                make_current_thread_a_worker(parts);
+                current_thread_worker = Some(parts);
                 continue;
             }
             let worker = ThreadBuilder {
-                parts,
+                parts: Some(parts),
                 name: Some(match &b.thread_name {
                     Some(f) => f(index),
                     None => format!("taskpools-{index}"),
@@ -164,12 +169,38 @@ impl Runtime {
                 Err(e) => return Err(crate::Error::Spawn(e)),
             }
         }
+        if let Some(parts) = current_thread_worker {
+            make_current_thread_a_worker(parts);
+            rt.current_thread_worker = true;
+        }
         Ok(rt)
+    }
+
+    /// On the thread that is this runtime's `use_current_thread` worker 0, and not inside a
+    /// wait there: runs the jobs addressed or queued to it, then detaches the thread (it is no
+    /// longer a worker of any runtime). Returns whether it did. Called before the shutdown, so
+    /// that the other workers, which stay until every fire-and-forget job has run, are not kept
+    /// by a job only this thread would run.
+    fn release_current_thread(&self) -> bool {
+        let Some(w) = WorkerThread::current() else {
+            return false;
+        };
+        if !self.current_thread_worker
+            || !Arc::ptr_eq(&w.registry, &self.registry)
+            || w.index != 0
+            || w.waits.get() > 0
+        {
+            return false;
+        }
+        while w.run_own() {}
+        detach_current_thread();
+        true
     }
 
     /// Signals the shutdown: the workers finish what is queued and every fire-and-forget job
     /// (and the jobs those spawn), then leave (see `spawn.rs`).
     fn signal_shutdown(&self) {
+        self.release_current_thread();
         self.registry.signal_shutdown();
     }
 
@@ -197,18 +228,27 @@ impl Runtime {
     /// ```
     pub fn shutdown_and_wait(mut self) -> Result<(), crate::Error> {
         self.signal_shutdown();
-        if WorkerThread::current().is_some_and(|w| Arc::ptr_eq(&w.registry, &self.registry)) {
-            return Err(crate::Error::WaitOnOwnWorker);
+        match WorkerThread::current() {
+            Some(w) if Arc::ptr_eq(&w.registry, &self.registry) => {
+                return Err(crate::Error::WaitOnOwnWorker)
+            }
+            // A worker of another runtime waits running its own runtime's work, which a job of
+            // this one may be waiting for.
+            Some(w) => {
+                let n = self.looping_workers;
+                w.wait_until(|| *lock(&self.registry.exited) >= n);
+            }
+            None => {
+                let mut exited = lock(&self.registry.exited);
+                while *exited < self.looping_workers {
+                    exited = self
+                        .registry
+                        .all_exited
+                        .wait(exited)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+            }
         }
-        let mut exited = lock(&self.registry.exited);
-        while *exited < self.looping_workers {
-            exited = self
-                .registry
-                .all_exited
-                .wait(exited)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-        drop(exited);
         for h in self.threads.drain(..) {
             let _ = h.join();
         }
@@ -219,7 +259,9 @@ impl Runtime {
 impl Drop for Runtime {
     /// Signals the shutdown and returns at once (rayon's drop does the same). The workers
     /// finish what they were given, fire-and-forget jobs and the jobs those spawn included, and
-    /// then leave; nothing queued is lost. Waiting here could deadlock: a spawned job may wait
+    /// then leave; nothing queued is lost (but see
+    /// [`use_current_thread`](RuntimeBuilder::use_current_thread) for a runtime dropped on
+    /// another thread than its worker 0). Waiting here could deadlock: a spawned job may wait
     /// for something the dropping thread does after the drop. To wait, call
     /// [`shutdown_and_wait`](Runtime::shutdown_and_wait).
     fn drop(&mut self) {

@@ -10,7 +10,7 @@ use std::cell::Cell;
 
 use super::registry::Registry;
 use super::trace;
-use super::worker::{self, LocalDeque, WorkerThread, CURRENT};
+use super::worker::{LocalDeque, WorkerThread, CURRENT};
 use crate::places::set_current_place;
 use crate::sync::{lock, Arc};
 
@@ -37,6 +37,7 @@ impl WorkerParts {
             has_places,
             trace,
         } = self;
+        let spin = registry.spin;
         WorkerThread {
             index,
             registry,
@@ -47,11 +48,9 @@ impl WorkerParts {
             has_places,
             rr: Cell::new(place),
             idle_since: Cell::new(None),
-            spin_budget: Cell::new(worker::SPIN_ROUNDS),
+            spin_budget: Cell::new(spin),
             trace: trace.map(|(cap, clock)| Box::new(trace::TraceBuf::new(clock, index, cap))),
             source: Cell::new(trace::Source::Own),
-            shares: Cell::new(0),
-            claims: Cell::new(0),
         }
     }
 }
@@ -59,7 +58,8 @@ impl WorkerParts {
 /// One worker of a runtime being built, handed to a spawn handler
 /// ([`RuntimeBuilder::spawn_handler`](super::RuntimeBuilder::spawn_handler),
 /// [`build_scoped`](super::RuntimeBuilder::build_scoped)): the handler starts a thread however
-/// it likes and calls [`run`](Self::run) on it. (rayon's `ThreadBuilder`.)
+/// it likes and calls [`run`](Self::run) on it. (rayon's `ThreadBuilder`.) Until it runs, jobs
+/// addressed to its worker wait; dropped without running, it counts as a worker that left.
 ///
 /// ```
 /// use taskpools::Runtime;
@@ -79,7 +79,8 @@ impl WorkerParts {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct ThreadBuilder {
-    pub(super) parts: WorkerParts,
+    /// Taken by `run`; still here when the builder is dropped without running.
+    pub(super) parts: Option<WorkerParts>,
     pub(super) name: Option<String>,
     pub(super) stack_size: Option<usize>,
 }
@@ -87,7 +88,7 @@ pub struct ThreadBuilder {
 impl std::fmt::Debug for ThreadBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ThreadBuilder")
-            .field("index", &self.parts.index)
+            .field("index", &self.index())
             .field("name", &self.name)
             .field("stack_size", &self.stack_size)
             .finish()
@@ -97,7 +98,7 @@ impl std::fmt::Debug for ThreadBuilder {
 impl ThreadBuilder {
     /// The worker's index in its runtime (`0..threads`).
     pub fn index(&self) -> usize {
-        self.parts.index
+        self.parts.as_ref().map_or(usize::MAX, |p| p.index)
     }
 
     /// The thread name the builder asked for
@@ -118,15 +119,16 @@ impl ThreadBuilder {
     ///
     /// # Panics
     /// If the calling thread is already a worker (of any runtime).
-    pub fn run(self) {
+    pub fn run(mut self) {
         assert!(
             WorkerThread::current().is_none(),
             "ThreadBuilder::run: this thread is already a worker of a runtime"
         );
-        if let Some(c) = self.parts.core {
+        let parts = self.parts.take().expect("run once");
+        if let Some(c) = parts.core {
             core_affinity::set_for_current(c);
         }
-        let w = self.parts.into_worker();
+        let w = parts.into_worker();
         // Counted as gone however the thread leaves its loop, so that `shutdown_and_wait`
         // cannot wait for it forever.
         struct Exit<'a>(&'a Registry);
@@ -138,15 +140,42 @@ impl ThreadBuilder {
         }
         let registry = Arc::clone(&w.registry);
         let _exit = Exit(&registry);
+        // The thread stops being a worker before `w` goes, also if the loop unwinds (a bug in
+        // the runtime): `WorkerThread::current` must never see a dropped worker.
+        struct Detach;
+        impl Drop for Detach {
+            fn drop(&mut self) {
+                detach_current_thread();
+            }
+        }
         CURRENT.with(|c| c.set(&w));
+        let _detach = Detach;
         set_current_place(w.has_places.then_some(crate::places::PlaceId(w.place)));
         let h = &w.registry.handlers;
         h.run_worker_handler(h.start.as_ref(), w.index, "start");
         w.main_loop();
         h.run_worker_handler(h.exit.as_ref(), w.index, "exit");
-        set_current_place(None);
-        CURRENT.with(|c| c.set(std::ptr::null()));
     }
+}
+
+impl Drop for ThreadBuilder {
+    /// A worker whose thread never ran counts as one that left, so that
+    /// [`Runtime::shutdown_and_wait`](super::Runtime::shutdown_and_wait) does not wait for it.
+    /// (Its jobs are another matter: see [`RuntimeBuilder::spawn_handler`](super::RuntimeBuilder::spawn_handler).)
+    fn drop(&mut self) {
+        if let Some(parts) = self.parts.take() {
+            *lock(&parts.registry.exited) += 1;
+            parts.registry.all_exited.notify_all();
+        }
+    }
+}
+
+/// Ends the calling thread's membership in the runtime it was made worker 0 of
+/// ([`make_current_thread_a_worker`]): it is no longer a worker (its worker state stays leaked,
+/// for frames that may still hold it).
+pub(super) fn detach_current_thread() {
+    set_current_place(None);
+    CURRENT.with(|c| c.set(std::ptr::null()));
 }
 
 /// Makes the calling thread worker `parts.index` without running the worker loop

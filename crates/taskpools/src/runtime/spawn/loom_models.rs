@@ -28,8 +28,9 @@ fn idle_until_it_may_leave(reg: &Registry) {
 }
 
 /// One fire-and-forget job is still running (on another worker) when the runtime is dropped;
-/// an idle worker goes to sleep. Whatever the interleaving, the job's end wakes the worker,
-/// which leaves. Twin: the last job does not wake the sleepers, and the worker sleeps forever.
+/// an idle worker goes to sleep. The job's end, the drop and the worker's sleep each on a
+/// thread of its own: whatever the interleaving, the worker wakes and leaves. Twin: the last
+/// job does not wake the sleepers, and the worker may sleep forever.
 fn last_job_wakes_a_worker_to_leave(broken: bool) {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 10_000;
@@ -44,15 +45,18 @@ fn last_job_wakes_a_worker_to_leave(broken: bool) {
             idle_until_it_may_leave(&r2);
             l2.store(true, Ordering::Release);
         });
+        // The running job ends on a worker of its own while this thread drops the runtime.
+        let r3 = Arc::clone(&reg);
+        let job = thread::spawn(move || done(&r3));
         reg.signal_shutdown(); // the drop
-        done(&reg); // the running job ends
-                    // Wait by spinning, not by joining: with a lost wake-up the model then reports an
-                    // endless spin (which loom can report) instead of two blocked threads (whose deadlock
-                    // report aborts the test process).
+                               // Wait by spinning, not by joining: with a lost wake-up the model then reports an
+                               // endless spin (which loom can report) instead of two blocked threads (whose deadlock
+                               // report aborts the test process).
         while !left.load(Ordering::Acquire) {
             thread::yield_now();
         }
         worker.join().unwrap();
+        job.join().unwrap();
     });
 }
 

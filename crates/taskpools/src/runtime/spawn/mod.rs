@@ -19,10 +19,11 @@
 //! job that blocks its worker until another spawned job runs (the drop does not wait for it,
 //! so it cannot deadlock the dropping thread) still finds workers to run that job.
 //! `Runtime::shutdown_and_wait` waits for the workers to leave. Why no wake-up is lost: a
-//! worker that finds no work after the shutdown announces itself as a sleeper, fences, and
-//! reads `live_spawns` (`Registry::sleep_until_work`); the job that brings it to zero fences
-//! and reads the sleepers (`Registry::notify_all`): one of the two sees the other (the loom
-//! models in `spawn/loom_models.rs`, with planted-bug twins).
+//! worker that finds no work after the shutdown checks `live_spawns` and the shutdown under
+//! the sleep lock and waits on it (`Registry::sleep_until_work`); the shutdown is stored under
+//! that lock, and the job that brings the count to zero takes the lock to look at the shutdown
+//! and wake the sleepers (`done`): in the lock's order one of them comes first, and the other
+//! sees what it did (the loom models in `spawn/loom_models.rs`, with planted-bug twins).
 
 #[cfg(all(test, loom))]
 mod loom_models;
@@ -84,17 +85,24 @@ fn counted(registry: &Registry, f: impl FnOnce() + Send + 'static) -> JobRef {
 }
 
 /// Counts one fire-and-forget job finished; the last one after a shutdown wakes the sleeping
-/// workers, which may now leave (Dekker pair with `Registry::sleep_until_work`).
+/// workers, which may now leave. The count is read by a would-be sleeper under the sleep lock,
+/// after it announced itself; the last job looks at the shutdown under the same lock, which
+/// `Registry::signal_shutdown` stores under: so either the shutdown comes after this in the
+/// lock's order, and a sleeper that sees it sees the count at zero too, or this sees it and
+/// wakes them.
 pub(crate) fn done(registry: &Registry) {
     // Release: what the job did happens before a worker's Acquire read of zero, and so before
     // `shutdown_and_wait` returns.
-    let last = registry.live_spawns.fetch_sub(1, Ordering::Release) == 1;
+    if registry.live_spawns.fetch_sub(1, Ordering::Release) != 1 {
+        return;
+    }
     #[cfg(loom)]
     if registry.broken_done_no_notify {
         return;
     }
-    if last && registry.shutdown.load(Ordering::Acquire) {
-        registry.notify_all();
+    let _g = lock(&registry.sleep);
+    if registry.shutdown.load(Ordering::Relaxed) {
+        registry.wake.notify_all();
     }
 }
 

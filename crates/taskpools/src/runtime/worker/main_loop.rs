@@ -1,7 +1,7 @@
 //! The worker's loops: its main loop (find work, run it, park when there is none, drain at
 //! shutdown) and the wait that runs other jobs until a condition holds (`wait_until`).
 
-use super::{WorkerThread, MAX_STEALING_WAITS, MIN_SPIN_ROUNDS, SPIN_ROUNDS, STARVING_ROUNDS};
+use super::{WorkerThread, MAX_STEALING_WAITS, MIN_SPIN_FRACTION, STARVING_ROUNDS};
 use crate::sync::lock;
 
 impl WorkerThread {
@@ -50,11 +50,12 @@ impl WorkerThread {
         self.run_one_or_starve(false)
     }
 
-    /// One job from this worker's own deque, if any, run here (`yield_local`); answers a
+    /// One job of this worker's own, if any, run here (`yield_local`): one addressed to it
+    /// (a broadcast's share, a `spawn_broadcast` job), else the newest of its deque; answers a
     /// pending steal request first. Returns whether it ran one.
     pub(crate) fn run_own(&self) -> bool {
         self.poll();
-        let Some(j) = self.pop_own() else {
+        let Some(j) = self.take_mail().or_else(|| self.pop_own()) else {
             return false;
         };
         let depth = self.waits.get();
@@ -106,9 +107,10 @@ impl WorkerThread {
         }
     }
 
-    /// Under the adaptive place policy: a worker that parks after a run of failed steal
-    /// rounds halves its rounds before the next park (failures dominate); one that finds work
-    /// after idling doubles them back (up to [`SPIN_ROUNDS`]).
+    /// Under the adaptive place policy: a worker that sleeps after spinning in vain halves its
+    /// spin budget before the next sleep (failures dominate, down to a fiftieth of the
+    /// runtime's budget); one that finds work after idling doubles it back (up to the
+    /// runtime's budget, `RuntimeBuilder::spin`).
     #[inline]
     fn adapt_spin(&self, found: bool) {
         if !self
@@ -119,11 +121,11 @@ impl WorkerThread {
         {
             return;
         }
-        let b = self.spin_budget.get();
+        let (b, max) = (self.spin_budget.get(), self.registry.spin);
         self.spin_budget.set(if found {
-            (b * 2).min(SPIN_ROUNDS)
+            (b * 2).min(max)
         } else {
-            (b / 2).max(MIN_SPIN_ROUNDS)
+            (b / 2).max(max / MIN_SPIN_FRACTION)
         });
     }
 
@@ -131,24 +133,25 @@ impl WorkerThread {
     /// has finished, and no broadcast holds the runtime (see `spawn.rs`); between pieces of
     /// work it spins a while, then sleeps.
     pub(crate) fn main_loop(&self) {
-        let mut idle = 0u32;
+        // Since when this worker has looked for work in vain (the spin budget's clock).
+        let mut idle: Option<std::time::Instant> = None;
         loop {
             self.poll();
             match self.find_work() {
                 // SAFETY: as in `wait_until`.
                 Some(j) => unsafe {
-                    if idle > 0 {
+                    if idle.take().is_some() {
                         self.adapt_spin(true);
                     }
-                    idle = 0;
                     self.run_job(j)
                 },
-                None if idle < self.spin_budget.get() => {
-                    idle += 1;
+                None if idle.get_or_insert_with(std::time::Instant::now).elapsed()
+                    < self.spin_budget.get() =>
+                {
                     std::thread::yield_now();
                 }
                 None => {
-                    idle = 0;
+                    idle = None;
                     if self.may_leave() {
                         break;
                     }

@@ -8,6 +8,7 @@ mod main_loop;
 mod tests;
 
 use std::cell::Cell;
+use std::time::Duration;
 
 use super::job::JobRef;
 use super::registry::Registry;
@@ -41,25 +42,22 @@ pub(crate) struct WorkerThread {
     /// Since when this worker has looked for work without finding any (places with a
     /// remote-steal delay only).
     pub(crate) idle_since: Cell<Option<std::time::Instant>>,
-    /// Empty rounds before the main loop parks (adapted under `PlacePolicy::adaptive`).
-    pub(crate) spin_budget: Cell<u32>,
+    /// How long the main loop looks for work before it sleeps (the runtime's spin budget,
+    /// adapted under `PlacePolicy::adaptive`).
+    pub(crate) spin_budget: Cell<Duration>,
     /// The schedule trace's buffer, when the runtime records one.
     pub(crate) trace: Option<Box<super::trace::TraceBuf>>,
     /// Where the job about to run was found (kept only while tracing).
     pub(crate) source: Cell<super::trace::Source>,
-    /// Broadcast shares (working-phase shares too) running on this thread's stack: a
-    /// broadcast started inside one cannot wait for the runtime (see `broadcast.rs`).
-    pub(crate) shares: Cell<u32>,
-    /// Broadcast claims this thread holds (it is a broadcaster, waiting for shares): likewise.
-    pub(crate) claims: Cell<u32>,
 }
 
-/// Empty rounds of the main loop before a worker parks (the adaptive policy's maximum).
-pub(crate) const SPIN_ROUNDS: u32 = 200;
+/// How long an idle worker keeps looking for work before it sleeps, by default (see
+/// [`RuntimeBuilder::spin`](super::RuntimeBuilder::spin)).
+pub(crate) const DEFAULT_SPIN: Duration = Duration::from_micros(20);
 /// Empty rounds after which a deep wait takes place work too (see `run_one_or_starve`).
 const STARVING_ROUNDS: u32 = 4096;
-/// The adaptive policy's minimum.
-const MIN_SPIN_ROUNDS: u32 = 4;
+/// The adaptive policy's minimum, as a fraction of the runtime's budget.
+const MIN_SPIN_FRACTION: u32 = 50;
 
 thread_local! {
     pub(crate) static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
