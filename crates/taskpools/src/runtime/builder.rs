@@ -337,8 +337,9 @@ impl RuntimeBuilder {
     /// Drop the runtime (or call [`Runtime::shutdown_and_wait`]) on this thread: there, outside
     /// any wait, the drop first runs what is addressed or queued to worker 0 and then ends the
     /// thread's membership, so the thread can be a worker again later. Dropped on another
-    /// thread, the runtime leaves this thread a worker of the shut-down runtime (its state is
-    /// leaked, as in rayon), and a job only it would run keeps the other workers waiting.
+    /// thread, the runtime leaves this thread a worker of the shut-down runtime, and a job only
+    /// it would run keeps the other workers waiting. Either way the worker's state is freed
+    /// when the thread ends.
     ///
     /// ```
     /// std::thread::spawn(|| {

@@ -171,21 +171,45 @@ impl Drop for ThreadBuilder {
 }
 
 /// Ends the calling thread's membership in the runtime it was made worker 0 of
-/// ([`make_current_thread_a_worker`]): it is no longer a worker (its worker state stays leaked,
-/// for frames that may still hold it).
+/// ([`make_current_thread_a_worker`]): it is no longer a worker. Its worker state stays with
+/// the thread until the thread ends ([`Adopted`]), for frames that may still hold it.
 pub(super) fn detach_current_thread() {
     set_current_place(None);
     CURRENT.with(|c| c.set(std::ptr::null()));
 }
 
+/// The worker states a thread was given by [`make_current_thread_a_worker`]. A frame on the
+/// thread (a `join` whose closure dropped the runtime, say) may hold one after the thread was
+/// released, so they are freed only when the thread ends, when no frame of it is left.
+struct Adopted(Vec<Box<WorkerThread>>);
+
+impl Drop for Adopted {
+    fn drop(&mut self) {
+        // A thread-local destructor that runs after this one must not see a freed worker.
+        let _ = CURRENT.try_with(|c| {
+            if self.0.iter().any(|w| std::ptr::eq(c.get(), &**w)) {
+                c.set(std::ptr::null());
+            }
+        });
+    }
+}
+
+thread_local! {
+    static ADOPTED: std::cell::RefCell<Adopted> = const { std::cell::RefCell::new(Adopted(Vec::new())) };
+}
+
 /// Makes the calling thread worker `parts.index` without running the worker loop
 /// ([`RuntimeBuilder::use_current_thread`](super::RuntimeBuilder::use_current_thread)): its
-/// state is leaked, and it takes part in the runtime's work whenever it waits in it (`join`,
-/// `scope`, `install`, `yield_now`, ...). Its start and exit handlers do not run, and it is not
-/// pinned.
+/// state lives until the thread ends ([`Adopted`]), and it takes part in the runtime's work
+/// whenever it waits in it (`join`, `scope`, `install`, `yield_now`, ...). Its start and exit
+/// handlers do not run, and it is not pinned.
 pub(super) fn make_current_thread_a_worker(parts: WorkerParts) {
     debug_assert!(WorkerThread::current().is_none());
-    let w: &'static WorkerThread = Box::leak(Box::new(parts.into_worker()));
-    CURRENT.with(|c| c.set(w));
-    set_current_place(w.has_places.then_some(crate::places::PlaceId(w.place)));
+    let w = Box::new(parts.into_worker());
+    let place = w.has_places.then_some(crate::places::PlaceId(w.place));
+    // The box's heap address stays put when the box moves into the list.
+    let p: *const WorkerThread = &*w;
+    ADOPTED.with(|a| a.borrow_mut().0.push(w));
+    CURRENT.with(|c| c.set(p));
+    set_current_place(place);
 }

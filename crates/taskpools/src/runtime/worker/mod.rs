@@ -70,8 +70,8 @@ impl WorkerThread {
         let p = CURRENT.with(Cell::get);
         // SAFETY: the pointer is set by the worker's thread for as long as its `WorkerThread`
         // lives (on that thread's stack, in `ThreadBuilder::run`, cleared before it is
-        // dropped; or leaked, for a thread the runtime was built on with
-        // `use_current_thread`).
+        // dropped; or owned by the thread's `ADOPTED` list until the thread ends, for a thread
+        // the runtime was built on with `use_current_thread`, cleared before it is freed).
         unsafe { p.as_ref() }
     }
 
