@@ -181,6 +181,8 @@ pub(super) fn detach_current_thread() {
 /// The worker states a thread was given by [`make_current_thread_a_worker`]. A frame on the
 /// thread (a `join` whose closure dropped the runtime, say) may hold one after the thread was
 /// released, so they are freed only when the thread ends, when no frame of it is left.
+// Boxes, not workers by value: `CURRENT` points into each, which must stay put as the list grows.
+#[allow(clippy::vec_box)]
 struct Adopted(Vec<Box<WorkerThread>>);
 
 impl Drop for Adopted {
