@@ -439,10 +439,42 @@ impl RuntimeBuilder {
     /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
     /// exists (built here before, or created on first use); call it early in `main`.
     pub fn build_global(self) -> Result<(), crate::Error> {
+        self.start_global(None)
+    }
+
+    /// [`build_global`](Self::build_global) with `spawn` starting each worker's thread, as
+    /// [`build_with_spawn_handler`](Self::build_with_spawn_handler) does, for a handler that is
+    /// not `Send` or not `'static` (rayon's `build_global` on a builder with a
+    /// `spawn_handler`). Fails with [`Error::GlobalExists`](crate::Error::GlobalExists) before
+    /// calling `spawn` if the global runtime already exists.
+    ///
+    /// ```no_run
+    /// let names = ["first", "second"];
+    /// taskpools::Runtime::builder()
+    ///     .threads(2)
+    ///     .build_global_with_spawn_handler(|worker| {
+    ///         std::thread::Builder::new()
+    ///             .name(names[worker.index()].to_string())
+    ///             .spawn(move || worker.run())?;
+    ///         Ok(())
+    ///     })?;
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn build_global_with_spawn_handler(
+        self,
+        mut spawn: impl FnMut(ThreadBuilder) -> std::io::Result<()>,
+    ) -> Result<(), crate::Error> {
+        self.start_global(Some(&mut spawn))
+    }
+
+    fn start_global(
+        self,
+        spawn: Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>>,
+    ) -> Result<(), crate::Error> {
         if GLOBAL.get().is_some() {
             return Err(crate::Error::GlobalExists);
         }
-        let rt = self.build()?;
+        let rt = Runtime::start(self, spawn)?;
         // Another thread may have won the race meanwhile: then `rt` is dropped (its workers
         // stop) and the caller learns that the global runtime was not this one.
         GLOBAL.set(rt).map_err(|_| crate::Error::GlobalExists)

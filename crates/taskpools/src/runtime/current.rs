@@ -53,12 +53,34 @@ pub(crate) fn default_threads() -> usize {
     }
 }
 
+/// How the global runtime is built on its first use, if [`set_global_default`] was called.
+static GLOBAL_DEFAULT: OnceLock<fn() -> Result<Runtime, crate::Error>> = OnceLock::new();
+
+/// Sets how the global runtime is built when it is first used without
+/// [`RuntimeBuilder::build_global`](super::RuntimeBuilder::build_global): `build` is called
+/// once, on that first use, instead of `Runtime::builder().threads(0).build()`. For a layer
+/// with defaults of its own (the drop-in `rayon-core` builds it with rayon's). Returns `false`,
+/// changing nothing, if a default was set before; it has no effect once the global runtime
+/// exists. If `build` fails, that first use panics with its error.
+///
+/// ```no_run
+/// fn two_workers() -> Result<taskpools::Runtime, taskpools::Error> {
+///     taskpools::Runtime::builder().threads(2).build()
+/// }
+/// assert!(taskpools::runtime::set_global_default(two_workers));
+/// assert_eq!(taskpools::current_num_threads(), 2);
+/// ```
+pub fn set_global_default(build: fn() -> Result<Runtime, crate::Error>) -> bool {
+    GLOBAL_DEFAULT.set(build).is_ok()
+}
+
 pub(crate) fn global() -> &'static Runtime {
     GLOBAL.get_or_init(|| {
-        Runtime::builder()
-            .threads(0)
-            .build()
-            .expect("could not start the global runtime")
+        let built = match GLOBAL_DEFAULT.get() {
+            Some(build) => build(),
+            None => Runtime::builder().threads(0).build(),
+        };
+        built.expect("could not start the global runtime")
     })
 }
 

@@ -76,7 +76,7 @@ pub use builder::RuntimeBuilder;
 pub use counters::WorkerCounters;
 pub use current::{
     current_num_threads, current_thread_has_pending_tasks, current_thread_index, max_num_threads,
-    spawn, spawn_fifo, NUM_THREADS_ENV,
+    set_global_default, spawn, spawn_fifo, NUM_THREADS_ENV,
 };
 pub use liveness::{yield_local, yield_now, Yield, STALL_REPORT};
 pub use pool_choice::Pool;
