@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
-#   1. formatting, lints and the docs' links, 2. unit, integration, property, CLI and doc tests, 3. loom
+#   1. formatting, lints and the docs' links, 2. unit, integration, property, CLI and doc tests,
+#   then rayon's own test suite on the drop-in rayon-core (scripts/rayon-tests.sh), 3. loom
 #   models, 4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
 #   data-flow and places tests, a debug build, so debug assertions on too (they check the
 #   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests
@@ -34,6 +35,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps ${features[@]+"${feat
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items \
   ${features[@]+"${features[@]}"}
 cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"}
+# rayon 1.12's own test suite on the drop-in rayon-core (crates/rayon-core), in a scratch
+# workspace with its own target directory (target/rayon-suite); skipped with a note where
+# the cargo registry has no rayon 1.12.0.
+echo "== rayon's test suite on crates/rayon-core"
+bash scripts/rayon-tests.sh
 # loom explores every interleaving up to LOOM_MAX_PREEMPTIONS preemptions per execution;
 # a separate target dir keeps the --cfg loom build from invalidating the normal one. One
 # model at a time: on 2 cores, two at once took longer (81 s against 68 s).
