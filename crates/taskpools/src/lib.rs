@@ -71,7 +71,10 @@
 //! The differences (a join may run its halves as plain calls once a few jobs are queued; a
 //! spawned job's panic without a handler is reported instead of aborting; a broadcast inside a
 //! share of the same runtime is refused) and their reasons are listed in the README, "Coming
-//! from rayon". [`spawn_async`] is ours: a spawned job that async code awaits.
+//! from rayon". [`spawn_async`] is ours: a spawned job that async code awaits. To run rayon's
+//! parallel iterators (and crates built on rayon) unchanged on this runtime, patch in the
+//! drop-in `rayon-core` of this repository (`crates/rayon-core`; README, "Use rayon's
+//! iterators on taskpools").
 //!
 //! Nested tasks that declare what they read and write, ordered by a dependence analysis
 //! (PARTEE's data-flow model), are in [`dataflow`].
