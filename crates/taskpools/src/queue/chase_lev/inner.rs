@@ -1,6 +1,6 @@
 //! The state that a deque's owner and thieves share (`top`, `bottom`, the buffer pointer,
-//! the readers count), the retired buffers that growth leaves behind and their freeing
-//! (module docs of `chase_lev`, "Growth and reclamation"), and the loom planted bugs.
+//! the fallback readers count), the retired buffers that growth leaves behind and their
+//! freeing (module docs of `chase_lev`, "Growth and reclamation"), and the loom planted bugs.
 
 use crossbeam_utils::CachePadded;
 
@@ -24,6 +24,17 @@ pub(crate) enum Mutation {
     RelaxedBufferLoad,
     /// The owner frees a retired buffer at once, without checking for readers.
     EagerFree,
+    /// The thief does not announce the deque in its hazard record before reading a buffer.
+    NoAnnounce,
+    /// The owner's SeqCst fence before it reads the hazard records weakened to AcqRel.
+    WeakReclaimFence,
+    /// The thief withdraws its announcement with a Relaxed store.
+    RelaxedClear,
+    /// Not a bug: every thief takes the `readers` count instead of its hazard record (the
+    /// path of a thread whose thread-locals are being destroyed).
+    CounterPath,
+    /// The counter path, and the owner frees without reading `readers`.
+    CounterPathNoReaderCheck,
     /// `push_quiet`'s reading of `top` made Relaxed.
     RelaxedTopSeen,
 }
@@ -32,7 +43,8 @@ pub(super) struct Inner<T> {
     pub(super) top: CachePadded<AtomicIsize>,
     pub(super) bottom: CachePadded<AtomicIsize>,
     pub(super) buffer: CachePadded<AtomicPtr<Buffer<T>>>,
-    /// Thieves between their load of `buffer` and their last read through it.
+    /// Thieves without a hazard record (their thread-locals are being destroyed) between
+    /// their load of `buffer` and their last read through it.
     pub(super) readers: CachePadded<AtomicUsize>,
     /// Buffers replaced by growth, not yet freed (only the owner and the drop touch it).
     pub(super) retired: Mutex<Vec<*mut Buffer<T>>>,
@@ -49,6 +61,13 @@ impl<T> Inner<T> {
     #[inline(always)]
     pub(super) fn mutated(&self, m: Mutation) -> bool {
         self.mutation == m
+    }
+
+    /// The deque's name in the hazard records: the address of this shared state (unique
+    /// while a handle on it lives, and never 0).
+    #[inline(always)]
+    pub(super) fn id(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// Frees a retired buffer (under loom: poisons it and keeps it until the drop).

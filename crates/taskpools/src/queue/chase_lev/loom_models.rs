@@ -1,6 +1,7 @@
 //! Loom models of the Chase–Lev deque: pops racing steals for the last elements, pushes
-//! racing a steal, a quiet push reusing a stolen slot, growth and reclamation during a
-//! steal, and a batch steal racing pops.
+//! racing a steal, a quiet push reusing a stolen slot, growth and reclamation during one or
+//! two steals (hazard records, and the `readers` fallback), two growths during steals, and a
+//! batch steal racing pops.
 //!
 //! Every model runs on the real code; the `*_finds_*` twins run it with one planted bug
 //! ([`Mutation`]) and must fail, either on the values or because loom sees a slot read or
@@ -136,8 +137,10 @@ fn loom_finds_the_unordered_slot_reuse_with_a_relaxed_top_reading() {
     quiet_push_reuses_a_stolen_slot(Mutation::RelaxedTopSeen);
 }
 
-/// The owner grows the buffer (capacity 2 → 4) while a thief steals, and reclaims the old
-/// buffer when no thief is reading it (at the growth, or at the final empty pop).
+/// The owner grows the buffer (capacity 2 → 4) while a thief steals, and frees the old
+/// buffer when no thief announces the deque (at the growth, or at the final empty pop).
+/// Freeing poisons the buffer (every slot written), so a thief read that the protocol does
+/// not order before the free is a detected race.
 fn growth_during_a_steal(m: Mutation) {
     bounded(3).check(move || {
         let (w, s) = deque_with_mutation::<u32>(2, m);
@@ -171,6 +174,115 @@ fn loom_finds_the_unordered_copy_with_a_relaxed_buffer_load() {
 #[should_panic(expected = "Causality violation")]
 fn loom_finds_the_early_free_without_the_reader_check() {
     growth_during_a_steal(Mutation::EagerFree);
+}
+
+/// Twin: a thief that does not announce the deque before loading the buffer pointer is
+/// invisible to the owner's scan, which frees the buffer under it.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_without_the_announcement() {
+    growth_during_a_steal(Mutation::NoAnnounce);
+}
+
+/// Twin: with the owner's fence before its scan weakened to AcqRel, the store-buffering
+/// outcome is allowed: the thief loads the old pointer and the owner reads no announcement.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_with_a_weak_reclaim_fence() {
+    growth_during_a_steal(Mutation::WeakReclaimFence);
+}
+
+/// Twin: a Relaxed withdrawal does not order the thief's read before the owner's free.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_with_a_relaxed_withdrawal() {
+    growth_during_a_steal(Mutation::RelaxedClear);
+}
+
+/// The fallback for a thread without a hazard record (its thread-locals are being
+/// destroyed): the thief takes the `readers` count around its read.
+#[test]
+fn loom_growth_and_reclamation_during_a_counted_steal() {
+    growth_during_a_steal(Mutation::CounterPath);
+}
+
+/// Twin: on the counter path, an owner that does not read `readers` frees under the thief.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_without_the_readers_check() {
+    growth_during_a_steal(Mutation::CounterPathNoReaderCheck);
+}
+
+/// Two thieves (two hazard records in the list the owner walks) steal while the owner
+/// grows the buffer and frees the old one: every element once, no read of a freed buffer,
+/// and nothing left retired after the final empty pop.
+fn growth_during_two_steals(m: Mutation) {
+    bounded(2).check(move || {
+        let (w, s) = deque_with_mutation::<u32>(2, m);
+        w.push(1);
+        w.push(2);
+        let s2 = s.clone();
+        let h1 = thread::spawn(move || s.steal().success());
+        let h2 = thread::spawn(move || s2.steal().success());
+        w.push(3);
+        let mut got: Vec<u32> = h1.join().unwrap().into_iter().collect();
+        got.extend(h2.join().unwrap());
+        got.extend(std::iter::from_fn(|| w.pop()));
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            vec![1, 2, 3],
+            "every element must be taken exactly once"
+        );
+        assert_eq!(w.retired_buffers(), 0, "the empty pop reclaims");
+    });
+}
+
+#[test]
+fn loom_growth_and_reclamation_during_two_steals() {
+    growth_during_two_steals(Mutation::None);
+}
+
+/// Twin: without announcements the owner frees under one of the two thieves.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_under_two_thieves_without_the_announcement() {
+    growth_during_two_steals(Mutation::NoAnnounce);
+}
+
+/// Two growths (capacity 2 → 4 → 8) while a thief steals twice: the owner checks the
+/// records at each growth and frees what is retired once the thief is not announced.
+fn two_growths_during_steals(m: Mutation) {
+    bounded(2).check(move || {
+        let (w, s) = deque_with_mutation::<u32>(2, m);
+        w.push(1);
+        w.push(2);
+        let h = thread::spawn(move || {
+            let mut got: Vec<u32> = s.steal().success().into_iter().collect();
+            got.extend(s.steal().success());
+            got
+        });
+        for i in 3..=5 {
+            w.push(i);
+        }
+        let mut got = h.join().unwrap();
+        got.extend(std::iter::from_fn(|| w.pop()));
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2, 3, 4, 5]);
+        assert_eq!(w.retired_buffers(), 0, "the empty pop reclaims");
+    });
+}
+
+#[test]
+fn loom_two_growths_during_steals() {
+    two_growths_during_steals(Mutation::None);
+}
+
+/// Twin: with the owner's fence weakened, one of the growths frees under the thief.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_across_two_growths_with_a_weak_reclaim_fence() {
+    two_growths_during_steals(Mutation::WeakReclaimFence);
 }
 
 /// A batch steal (about half) races owner pops.

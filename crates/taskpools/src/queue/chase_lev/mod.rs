@@ -27,22 +27,59 @@
 //! pointer still reads valid bits: the owner never writes an old buffer again, and an element
 //! is owned by whoever wins the CAS on `top` for its index, whichever copy was read.
 //!
-//! Old buffers are freed by the owner once no thief can still read them. A thief registers in
-//! the `readers` counter (an `Acquire` RMW) before it loads the buffer pointer and leaves it
-//! (a `Release` RMW) after its last read through that pointer. After publishing a new buffer
-//! the owner does an `AcqRel` RMW on `readers` (`fetch_add(0)`); if it reads 0, it frees every
-//! buffer retired so far. Why that is safe: the RMWs on `readers` are totally ordered. A thief
-//! whose registration comes later in that order reads from the owner's release RMW (or a later
-//! RMW of its release sequence), so the owner's store of the new pointer happens before the
-//! thief's load, which therefore returns the new (or a newer) buffer, never a retired one. A
-//! thief whose registration comes earlier has, since the count read is 0, also left before the
-//! owner's RMW, and its releasing exit happens before the owner frees anything. Only
-//! acquire/release is involved (no `SeqCst` store-load pattern), which loom models exactly.
+//! Old buffers are freed by the owner once no thief can still read them. A thief's fast path
+//! does no read-modify-write for this: each thread has a *hazard record* of its own (module
+//! `hazard`: a cache-line-aligned `deque` word in a process-wide list that only grows; a
+//! thread takes a record at its first steal, reusing one that a finished thread gave back).
 //!
-//! If a thief is inside `steal` at every check (the owner checks at each growth and when a pop
-//! finds the deque empty), retired buffers wait for a later check or for the drop. Because
-//! capacities double, the retired buffers together are always smaller than the current one:
-//! the memory in use stays below twice the current buffer. The deque never shrinks.
+//! * Thief (`Stealer::steal`): store the deque's id (the address of its shared state) into its
+//!   record (`Release`), load `top`, run the steal's `SeqCst` fence (the one the Dekker pair
+//!   with `pop` needs anyway), load `bottom`, load the buffer pointer, read the slot, then
+//!   store 0 into its record (`Release`), and only then CAS `top`. A thief pays two plain
+//!   stores to a line that no other thief writes.
+//! * Owner (`Worker::reclaim`, after a growth has stored the new pointer, and again at each
+//!   pop that finds the deque empty while buffers are retired): run a `SeqCst` fence, read
+//!   every record (`Acquire`); if none holds this deque's id, free every retired buffer, else
+//!   keep them for the next check. The owner never waits.
+//!
+//! Why no thief reads a freed buffer: take a thief's fence `F_t` and the owner's fence `F_o`,
+//! which the `SeqCst` total order puts one before the other. If `F_o` comes first, the
+//! owner's store of the current pointer (sequenced before `F_o`) is visible to the thief's
+//! pointer load (sequenced after `F_t`): the thief loads the current buffer or a newer one,
+//! never one retired before `F_o`. If `F_t` comes first, the owner's read of the thief's record
+//! (after `F_o`) returns the announcement or a later store of that record (the same rule,
+//! for the record: the announcement is sequenced before `F_t`), and the record's list entry
+//! is likewise visible (published with a release CAS before the announcement). Reading the
+//! announcement, the owner keeps the buffers; reading a later store, which is a release
+//! store made after the thief's last read (the withdrawal, a later announcement, or a store
+//! by the next thread to take the record, which acquired it after the previous thread's
+//! release), the owner acquires it, so the thief's read happens before the free. The same
+//! argument covers every buffer retired before `F_o`, so the owner frees them all at once.
+//! The loom models check this with the free poisoning the buffer (a late read is a detected
+//! race); each of the announcement, the owner's fence and the release withdrawal has a
+//! planted-bug twin that must fail.
+//!
+//! Why a thief cannot skip even this when no growth is in progress: a thief that writes
+//! nothing between loading the pointer and reading through it leaves the owner no way to tell
+//! it from no thief at all; stalled there, it would read whatever the owner freed meanwhile.
+//! Some per-steal trace is the price of freeing at all; a thread-private store is the cheapest
+//! one, where a shared counter (this deque's design until issue 40) costs two contended
+//! read-modify-writes per steal and crossbeam-deque's epoch pin a thread-local store and a
+//! full fence of its own.
+//!
+//! A thread whose thread-locals are being destroyed has no record: its steals register in
+//! the `readers` counter instead (an `Acquire` RMW before the pointer load, a `Release` RMW
+//! after the last read). The owner, after its scan, does an `AcqRel` RMW on `readers`
+//! (`fetch_add(0)`) and frees only if it reads 0: the RMWs on `readers` are totally ordered,
+//! so a thief registering after the owner's RMW reads from it (or a later RMW of its release
+//! sequence) and so loads the current pointer, and a thief registering before it has also
+//! left before it (the count read is 0), its releasing exit happening before the free.
+//!
+//! Memory stays bounded: if a thief is announced at every check, retired buffers wait for a
+//! later check or for the drop. Because capacities double, the retired buffers together are
+//! always smaller than the current one: the memory in use stays below twice the current
+//! buffer. A thief is announced only inside one steal (a bounded number of its own steps),
+//! so the first check after every thief has left frees them. The deque never shrinks.
 //!
 //! # The racy slot read
 //!
@@ -67,6 +104,7 @@
 //! looks full.
 
 mod buffer;
+mod hazard;
 mod inner;
 mod stealer;
 mod worker;

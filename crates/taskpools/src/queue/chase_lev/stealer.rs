@@ -2,6 +2,7 @@
 //! another deque, at the top) and the result of a steal ([`Steal`]).
 
 use super::buffer::Buffer;
+use super::hazard::{self, Record};
 use super::inner::Inner;
 #[cfg(loom)]
 use super::inner::Mutation;
@@ -27,6 +28,15 @@ impl<T> Steal<T> {
             _ => None,
         }
     }
+}
+
+/// How one steal keeps its buffer from being freed (the `chase_lev` module docs, "Growth and
+/// reclamation").
+pub(super) enum Guard<'a, T> {
+    /// The thread's hazard record.
+    Announced(&'a Record, &'a Inner<T>),
+    /// The deque's `readers` count (no record: the thread's thread-locals are going away).
+    Counted(&'a Inner<T>),
 }
 
 /// A thief's handle (steal at the top). Cheap to clone; `Send + Sync`.
@@ -72,39 +82,93 @@ impl<T> Stealer<T> {
         self.inner.bottom.load(Ordering::Acquire)
     }
 
-    /// Registers as a reader and loads the buffer pointer; the caller must call
-    /// `leave` after its last read through it.
+    /// The thief's load of the buffer pointer (Acquire: pairs with the owner's release store,
+    /// which follows its copy into the new buffer).
     #[inline(always)]
-    pub(super) fn enter(&self) -> *mut Buffer<T> {
-        // Acquire: pairs with the owner's AcqRel check in `reclaim` (the `chase_lev` module docs).
-        self.inner.readers.fetch_add(1, Ordering::Acquire);
+    pub(super) fn load_buffer(&self) -> *mut Buffer<T> {
         #[cfg(loom)]
         if self.inner.mutated(Mutation::RelaxedBufferLoad) {
             return self.inner.buffer.load(Ordering::Relaxed);
         }
-        // Acquire: pairs with the owner's release store, which follows its copy into it.
         self.inner.buffer.load(Ordering::Acquire)
     }
 
+    /// How this steal keeps the buffer it reads from being freed: the thread's hazard record,
+    /// or (while the thread's thread-locals are being destroyed) the `readers` count.
     #[inline(always)]
-    pub(super) fn leave(&self) {
-        // Release: our reads of the buffer happen before an owner that reads 0 frees it.
-        self.inner.readers.fetch_sub(1, Ordering::Release);
+    pub(super) fn guard(&self) -> Guard<'_, T> {
+        #[cfg(loom)]
+        if self.inner.mutated(Mutation::CounterPath)
+            || self.inner.mutated(Mutation::CounterPathNoReaderCheck)
+        {
+            return Guard::Counted(&self.inner);
+        }
+        match hazard::record() {
+            // SAFETY: records outlive the threads that hold them.
+            Some(r) => Guard::Announced(unsafe { &*r }, &self.inner),
+            None => Guard::Counted(&self.inner),
+        }
+    }
+
+    /// Before this steal's `SeqCst` fence: announces the deque in the thread's record, or
+    /// registers in `readers` (the `chase_lev` module docs, "Growth and reclamation").
+    #[inline(always)]
+    pub(super) fn enter(&self, g: &Guard<'_, T>) {
+        match g {
+            Guard::Announced(r, inner) => {
+                #[cfg(loom)]
+                if inner.mutated(Mutation::NoAnnounce) {
+                    return;
+                }
+                r.announce(inner.id());
+            }
+            // Acquire: pairs with the owner's AcqRel check in `reclaim`.
+            Guard::Counted(inner) => {
+                inner.readers.fetch_add(1, Ordering::Acquire);
+            }
+        }
+    }
+
+    /// After this steal's last read through the buffer pointer: withdraws the announcement
+    /// or leaves `readers`; Release either way, so that an owner that reads the withdrawal
+    /// frees the buffer only after those reads.
+    #[inline(always)]
+    pub(super) fn leave(&self, g: &Guard<'_, T>) {
+        match g {
+            Guard::Announced(r, _inner) => {
+                #[cfg(loom)]
+                if _inner.mutated(Mutation::RelaxedClear) {
+                    r.clear(Ordering::Relaxed);
+                    return;
+                }
+                r.clear(Ordering::Release);
+            }
+            Guard::Counted(inner) => {
+                inner.readers.fetch_sub(1, Ordering::Release);
+            }
+        }
     }
 
     /// Takes the oldest element.
     #[inline]
     pub fn steal(&self) -> Steal<T> {
+        let g = self.guard();
+        self.enter(&g);
         let t = self.inner.top.load(Ordering::Acquire);
+        // SeqCst: orders our load of `top` before our load of `bottom` against the owner's
+        // pop (its SeqCst fence between its bottom store and top load), and our announcement
+        // before our load of `buffer` against the owner's fence in `reclaim`.
         fence(Ordering::SeqCst);
         let b = self.load_bottom();
         if b - t <= 0 {
+            self.leave(&g);
             return Steal::Empty;
         }
-        let buf = self.enter();
-        // SAFETY: we are registered as a reader, so the owner does not free `buf`.
+        let buf = self.load_buffer();
+        // SAFETY: announced (or registered) before the fence that precedes our load of `buf`,
+        // so the owner does not free `buf` before `leave` (the `chase_lev` module docs).
         let v = unsafe { (*buf).read(t) };
-        self.leave();
+        self.leave(&g);
         if self
             .inner
             .top
@@ -129,27 +193,35 @@ impl<T> Stealer<T> {
             !Arc::ptr_eq(&self.inner, &dest.inner),
             "cannot steal into the same deque"
         );
+        let g = self.guard();
+        self.enter(&g);
         let mut t = self.inner.top.load(Ordering::Acquire);
+        // SeqCst: as in `steal`.
         fence(Ordering::SeqCst);
         let b = self.load_bottom();
         let n = b - t;
         if n <= 0 {
+            self.leave(&g);
             return Steal::Empty;
         }
         let want = (((n + 1) / 2) as usize).clamp(1, max.max(1));
         let mut taken = 0;
         while taken < want {
             if taken > 0 {
+                // Announced again for this read (we left before pushing into `dest`).
+                self.enter(&g);
+                // SeqCst: as in `steal`.
                 fence(Ordering::SeqCst);
                 let b = self.load_bottom();
                 if b - t <= 0 {
+                    self.leave(&g);
                     break;
                 }
             }
-            let buf = self.enter();
-            // SAFETY: as in `steal`.
+            let buf = self.load_buffer();
+            // SAFETY: as in `steal`: announced before a SeqCst fence that precedes this load.
             let v = unsafe { (*buf).read(t) };
-            self.leave();
+            self.leave(&g);
             if self
                 .inner
                 .top

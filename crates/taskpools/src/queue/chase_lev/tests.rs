@@ -46,16 +46,48 @@ fn retired_buffers_are_freed_when_no_thief_reads() {
     assert_eq!(w.capacity(), 128);
     assert_eq!(w.retired_buffers(), 0, "no thief was inside a steal");
     assert_eq!(s.steal(), Steal::Success(0));
-    // A thief stuck inside `steal` (simulated) holds back the reclamation ...
-    let buf = s.enter();
-    for i in 100..200 {
+    // A thief stuck inside `steal` (simulated, on another thread) holds back the
+    // reclamation ...
+    let (entered, go) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let g = s.guard();
+            s.enter(&g);
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            let buf = s.load_buffer();
+            entered.wait();
+            go.wait();
+            // SAFETY: we are announced; `buf` is the retired 128-slot buffer, still allocated.
+            assert_eq!(unsafe { (*buf).cap() }, 128);
+            s.leave(&g);
+        });
+        entered.wait();
+        for i in 100..200 {
+            w.push(i);
+        }
+        assert_eq!(w.retired_buffers(), 1);
+        go.wait();
+    });
+    // ... until the owner's next check (an empty pop here).
+    while w.pop().is_some() {}
+    assert_eq!(w.retired_buffers(), 0);
+}
+
+/// The same with the owner's own thread as the stuck thief (its announcement is in the
+/// owner thread's record, which the owner reads like any other).
+#[test]
+fn an_announcement_on_the_owners_thread_holds_back_the_free_too() {
+    let (w, s) = deque::<u32>(2);
+    for i in 0..4 {
         w.push(i);
     }
-    assert_eq!(w.retired_buffers(), 1);
-    // SAFETY: we are registered; `buf` is the retired 128-slot buffer, still allocated.
-    assert_eq!(unsafe { (*buf).cap() }, 128);
-    s.leave();
-    // ... until the owner's next check (an empty pop here).
+    let g = s.guard();
+    s.enter(&g);
+    for i in 4..40 {
+        w.push(i);
+    }
+    assert!(w.retired_buffers() > 0);
+    s.leave(&g);
     while w.pop().is_some() {}
     assert_eq!(w.retired_buffers(), 0);
 }

@@ -8,6 +8,7 @@ use std::mem::MaybeUninit;
 use crossbeam_utils::CachePadded;
 
 use super::buffer::{grown_capacity, initial_capacity, Buffer};
+use super::hazard;
 use super::inner::Inner;
 #[cfg(loom)]
 use super::inner::Mutation;
@@ -225,24 +226,49 @@ impl<T> Worker<T> {
         new
     }
 
-    /// Frees the retired buffers if no thief can be reading them (the `chase_lev` module docs). Called only
-    /// after the store of the current buffer pointer.
+    /// Frees the retired buffers if no thief can be reading them (the `chase_lev` module
+    /// docs, "Growth and reclamation"). Called only after the store of the current buffer
+    /// pointer.
     fn reclaim(&self) {
         #[cfg(loom)]
         let eager = self.inner.mutated(Mutation::EagerFree);
         #[cfg(not(loom))]
         let eager = false;
-        // AcqRel: release, so that a thief registering after it sees the current buffer;
-        // acquire, so that every thief's reads before its releasing exit happen before the free.
-        if eager || self.inner.readers.fetch_add(0, Ordering::AcqRel) == 0 {
-            let mut retired = lock(&self.inner.retired);
-            for old in retired.drain(..) {
-                // SAFETY: retired, and no thief holds it (the `chase_lev` module docs: "Growth and
-                // reclamation").
-                unsafe { self.inner.free_retired(old) };
+        if !eager {
+            #[cfg(loom)]
+            let weak = self.inner.mutated(Mutation::WeakReclaimFence);
+            #[cfg(not(loom))]
+            let weak = false;
+            // SeqCst: orders our store of the current buffer pointer before our reads of the
+            // hazard records, against each thief's fence between its announcement and its
+            // load of the pointer: either that thief loads the current pointer, or we read
+            // its announcement (or a later release store of its record).
+            fence(if weak {
+                Ordering::AcqRel
+            } else {
+                Ordering::SeqCst
+            });
+            if hazard::announced(self.inner.id()) {
+                return;
             }
-            self.has_retired.set(false);
+            #[cfg(loom)]
+            let skip_readers = self.inner.mutated(Mutation::CounterPathNoReaderCheck);
+            #[cfg(not(loom))]
+            let skip_readers = false;
+            // AcqRel: release, so that a thief on the counter path registering after it sees
+            // the current buffer; acquire, so that every such thief's reads before its
+            // releasing exit happen before the free.
+            if !skip_readers && self.inner.readers.fetch_add(0, Ordering::AcqRel) != 0 {
+                return;
+            }
         }
+        let retired = std::mem::take(&mut *lock(&self.inner.retired));
+        for old in retired {
+            // SAFETY: retired, and no thief can read it (the `chase_lev` module docs, "Growth
+            // and reclamation").
+            unsafe { self.inner.free_retired(old) };
+        }
+        self.has_retired.set(false);
     }
 
     /// Pops at the bottom (LIFO).
