@@ -180,6 +180,108 @@ fn chase_lev_quiet_pushes_every_element_exactly_once_with_growth() {
     stress(Cl(w, s, true, Default::default()));
 }
 
+/// Growth and reclamation under concurrent thieves, counted: each round makes a deque of
+/// capacity 2 and fills it in bursts that outrun the thieves, so that it grows through about
+/// a dozen doublings while three thieves (two stealing one at a time, one taking about half
+/// into its own deque) read its buffers; the owner pops now and then (an empty pop is also
+/// where it retries freeing what growth retired). Every value is taken exactly once. Once
+/// the thieves are gone, one empty pop frees every retired buffer (no announcement is left
+/// behind). New thieves each round give their hazard records back when they end and take
+/// them again the next round.
+#[test]
+fn chase_lev_every_element_once_across_growths_with_thieves_and_reclamation() {
+    const ROUNDS: u64 = 20;
+    let per_round = scaled(20_000);
+    let burst = 2048u64;
+    let n = ROUNDS * per_round;
+    let seen: Vec<AtomicU8> = (0..n).map(|_| AtomicU8::new(0)).collect();
+    let mark = |v: u64| {
+        assert_eq!(
+            seen[v as usize].fetch_add(1, Ordering::Relaxed),
+            0,
+            "{v} taken twice"
+        );
+    };
+    let mut grown = 0;
+    for round in 0..ROUNDS {
+        let (w, s) = chase_lev::deque::<u64>(2);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            for k in 0..THIEVES {
+                let (s, done, mark) = (s.clone(), &done, &mark);
+                sc.spawn(move || {
+                    let (mine, _) = chase_lev::deque::<u64>(16);
+                    loop {
+                        let finished = done.load(Ordering::Acquire);
+                        let got = if k == 0 {
+                            match s.steal_half_into(&mine, 64) {
+                                Steal::Success(_) => {
+                                    while let Some(v) = mine.pop() {
+                                        mark(v);
+                                    }
+                                    true
+                                }
+                                _ => false,
+                            }
+                        } else {
+                            match s.steal() {
+                                Steal::Success(v) => {
+                                    mark(v);
+                                    true
+                                }
+                                _ => false,
+                            }
+                        };
+                        if !got && finished && s.is_empty() {
+                            break;
+                        }
+                        if !got {
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            }
+            let base = round * per_round;
+            for i in 0..per_round {
+                w.push(base + i);
+                if i % burst == burst - 1 {
+                    // Between bursts, take a few back (and let the thieves catch up).
+                    for _ in 0..burst / 8 {
+                        if let Some(v) = w.pop() {
+                            mark(v);
+                        }
+                    }
+                }
+            }
+            done.store(true, Ordering::Release);
+        });
+        // The thieves are gone: what is left is the owner's, and one empty pop frees every
+        // retired buffer.
+        while let Some(v) = w.pop() {
+            mark(v);
+        }
+        assert_eq!(w.pop(), None);
+        assert_eq!(
+            w.retired_buffers(),
+            0,
+            "round {round}: a retired buffer outlived the thieves"
+        );
+        grown = grown.max(w.capacity());
+    }
+    assert!(
+        grown >= 64,
+        "the deque never grew much (largest capacity {grown})"
+    );
+    let missing: Vec<usize> = (0..n as usize)
+        .filter(|&i| seen[i].load(Ordering::Relaxed) != 1)
+        .take(5)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "never taken, or taken twice: {missing:?}"
+    );
+}
+
 #[test]
 fn fcdq_every_element_exactly_once() {
     stress(Fcdq::<u64>::new(64));
