@@ -46,6 +46,18 @@ fn deque_benchmark_json_has_every_row_and_latencies() {
         assert!(tp["median_mops"].as_f64().unwrap() > 0.0);
         let s = tp["success"].as_f64().unwrap();
         assert!(s > 0.0 && s <= 1.0);
+        // Successful operations per second: no more than all operations per second (within
+        // rounding of the medians, taken over the runs separately), and within their range.
+        let ok = tp["median_success_mops"].as_f64().unwrap();
+        assert!(
+            ok > 0.0 && ok <= tp["max_mops"].as_f64().unwrap() * 1.000001,
+            "{row}"
+        );
+        let (lo, hi) = (
+            tp["min_success_mops"].as_f64().unwrap(),
+            tp["max_success_mops"].as_f64().unwrap(),
+        );
+        assert!(lo <= ok && ok <= hi, "{row}");
         let lat = recs
             .iter()
             .find(|r| r["deque"] == row && r["experiment"] == "deque-latency")
@@ -57,6 +69,7 @@ fn deque_benchmark_json_has_every_row_and_latencies() {
         .find(|r| r["deque"] == "crossbeam-deque (grows)" && r["experiment"] == "deque-throughput")
         .unwrap();
     assert_eq!(cb["vs_crossbeam"].as_f64(), Some(1.0));
+    assert_eq!(cb["vs_crossbeam_success"].as_f64(), Some(1.0));
     let bad = taskpools(&["deque", "--threads", "1"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("at least 2"));

@@ -4,7 +4,9 @@
 //! One deque of capacity 16. The owner does `OPS` pushes and `OPS / P` pops (one pop after
 //! every P-th push); each of the P − 1 thieves does `OPS / P` steals. As in PARTEE, every
 //! operation counts, successful or not (a push to a full fixed-size deque, a steal from an
-//! empty one), so throughput = 2·OPS / time. Success rates are reported beside it, and every
+//! empty one), so throughput = 2·OPS / time. A deque whose steals fail faster looks faster by
+//! that measure, so the successful operations per second (successful pushes, pops and steals
+//! over the same time) are reported beside it, with their own ratio to crossbeam-deque; every
 //! run checks that what was taken plus what is left equals what was pushed.
 
 mod command;
@@ -59,6 +61,15 @@ pub struct Record {
     pub success: Option<f64>,
     /// Throughput: this row's median / crossbeam-deque's median at the same P.
     pub vs_crossbeam: Option<f64>,
+    /// Throughput: median successful operations per second, in millions (a failed push,
+    /// pop or steal does not count).
+    pub median_success_mops: Option<f64>,
+    /// Throughput: successful Mops/s of the slowest repetition (by that measure).
+    pub min_success_mops: Option<f64>,
+    /// Throughput: successful Mops/s of the fastest repetition (by that measure).
+    pub max_success_mops: Option<f64>,
+    /// Throughput: this row's median successful Mops/s / crossbeam-deque's at the same P.
+    pub vs_crossbeam_success: Option<f64>,
     /// Latency: ns per push + pop pair, no contention.
     pub push_pop_ns: Option<f64>,
     /// Latency: ns per steal, no contention.
@@ -354,6 +365,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     progress.set_length((p.reps * rows.len() * (p.threads.len() + 1)) as u64);
     let mut mops = vec![vec![Vec::new(); p.threads.len()]; rows.len()];
     let mut succ = vec![vec![Vec::new(); p.threads.len()]; rows.len()];
+    let mut succ_mops = vec![vec![Vec::new(); p.threads.len()]; rows.len()];
     let mut lat = vec![Vec::new(); rows.len()];
     for _ in 0..p.reps {
         for (ri, (name, run, lat_fn)) in rows.iter().enumerate() {
@@ -362,6 +374,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let r = run(t, p.ops, p.capacity)?;
                 mops[ri][ti].push(2.0 * p.ops as f64 / r.secs / 1e6);
                 succ[ri][ti].push(r.successes as f64 / (2 * p.ops) as f64);
+                succ_mops[ri][ti].push(r.successes as f64 / r.secs / 1e6);
                 progress.inc();
             }
             progress.set_message(format!("{name} latency"));
@@ -375,6 +388,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         for (ti, &t) in p.threads.iter().enumerate() {
             let (med, min, max) = summarize(&mops[ri][ti]);
             let (cb_med, _, _) = summarize(&mops[cb][ti]);
+            let (s_med, s_min, s_max) = summarize(&succ_mops[ri][ti]);
+            let (cb_s_med, _, _) = summarize(&succ_mops[cb][ti]);
             out.push(Record {
                 experiment: "deque-throughput".into(),
                 deque: name.to_string(),
@@ -386,6 +401,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 max_mops: Some(max),
                 success: Some(summarize(&succ[ri][ti]).0),
                 vs_crossbeam: Some(med / cb_med),
+                median_success_mops: Some(s_med),
+                min_success_mops: Some(s_min),
+                max_success_mops: Some(s_max),
+                vs_crossbeam_success: Some(s_med / cb_s_med),
                 push_pop_ns: None,
                 steal_ns: None,
             });
@@ -403,6 +422,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             max_mops: None,
             success: None,
             vs_crossbeam: None,
+            median_success_mops: None,
+            min_success_mops: None,
+            max_success_mops: None,
+            vs_crossbeam_success: None,
             push_pop_ns: Some(summarize(&pp).0),
             steal_ns: Some(summarize(&st).0),
         });

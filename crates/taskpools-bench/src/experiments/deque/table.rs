@@ -23,16 +23,20 @@ pub fn deque_table(records: &[super::Record], ops: usize, capacity: usize) -> St
     let _ = writeln!(
         s,
         "deque micro-benchmark (Papakonstantinou, PARTEE (2015), Table 3.1): one deque of capacity {capacity}; the owner does {ops} pushes \
-         and {ops}/P pops, each of P-1 thieves {ops}/P steals;\nthroughput counts all 2x{ops} operations (failed ones too), \
-         median of {} runs; in brackets: share of operations that succeeded\n",
+         and {ops}/P pops, each of P-1 thieves {ops}/P steals;\n\"all\" counts all 2x{ops} operations (failed ones too) per second, \
+         \"successful\" only those that succeeded (a failed steal is no progress), with the range over the runs; median of {} runs; \
+         in brackets: share of operations that succeeded\n",
         first.reps
     );
     let _ = write!(s, "{:<26}", "Mops/s");
     for (p, over) in &ps {
-        let head = format!("P = {p}{}", if *over { " (oversubscribed)" } else { "" });
-        let _ = write!(s, " {head:>28}");
+        let head = format!(
+            "P = {p}{}: all",
+            if *over { " (oversubscribed)" } else { "" }
+        );
+        let _ = write!(s, " {head:>32} {:>26}", "successful");
     }
-    let _ = writeln!(s, " {:>14}", "vs crossbeam");
+    let _ = writeln!(s, "   vs crossbeam: all / successful");
     let mut names: Vec<&str> = Vec::new();
     for r in &tp {
         if !names.contains(&r.deque.as_str()) {
@@ -44,16 +48,26 @@ pub fn deque_table(records: &[super::Record], ops: usize, capacity: usize) -> St
         let mut ratios = Vec::new();
         for (p, _) in &ps {
             if let Some(r) = tp.iter().find(|r| r.deque == *name && r.threads == *p) {
-                let cell = format!(
+                let all = format!(
                     "{:.2} [{:.0} %]",
                     r.median_mops.unwrap_or(f64::NAN),
                     100.0 * r.success.unwrap_or(f64::NAN)
                 );
-                let _ = write!(s, " {cell:>28}");
-                ratios.push(format!("{:.2}", r.vs_crossbeam.unwrap_or(f64::NAN)));
+                let ok = format!(
+                    "{:.2} ({:.0}-{:.0})",
+                    r.median_success_mops.unwrap_or(f64::NAN),
+                    r.min_success_mops.unwrap_or(f64::NAN),
+                    r.max_success_mops.unwrap_or(f64::NAN)
+                );
+                let _ = write!(s, " {all:>32} {ok:>26}");
+                ratios.push(format!(
+                    "{:.2} / {:.2}",
+                    r.vs_crossbeam.unwrap_or(f64::NAN),
+                    r.vs_crossbeam_success.unwrap_or(f64::NAN)
+                ));
             }
         }
-        let _ = writeln!(s, " {:>14}", ratios.join(" / "));
+        let _ = writeln!(s, "   {}", ratios.join(", "));
     }
     let _ = writeln!(
         s,
