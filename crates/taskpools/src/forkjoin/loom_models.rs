@@ -232,16 +232,33 @@ struct Effects([crate::sync::UnsafeCell<usize>; 2]);
 // the model checks: loom reports any access that the counter does not order.
 unsafe impl Sync for Effects {}
 
-/// A scope whose owner is not on a worker spawns one job (injected into the scope's runtime),
-/// which spawns another; a worker thread runs what is injected. The owner waits as `scope_on`
-/// does (`all_done`) and then reads both jobs' effects: the counter must not reach zero before
-/// a job's effects, including those of a job spawned by another job.
-fn scope_waits_for_every_spawn(early_decrement: bool) {
+/// Which of a scope's counting paths a model takes.
+#[derive(Clone, Copy)]
+enum ScopeModel {
+    /// The owner is not a worker: every count goes to `remote`.
+    RemoteOnly,
+    /// The owner is a worker that counts its own spawns and runs jobs itself: the split counts.
+    OwnerRuns,
+}
+
+/// A scope spawns one job (injected into the scope's runtime), which spawns another; a worker
+/// thread runs what is injected, and with `OwnerRuns` so does the owner while it waits, so each
+/// job may finish on either thread and each count land in `local` or `remote`. The owner waits
+/// as `scope_on` does (`all_done`) and then reads both jobs' effects: the counts must not sum
+/// to zero before a job's effects, including those of a job spawned by another job.
+fn scope_waits_for_every_spawn(how: ScopeModel, early_decrement: bool, relaxed_wait: bool) {
     model(move || {
         let table = Arc::clone(StealRequests::<JobRef>::set(1)[0].table());
         let reg = Arc::new(Registry::new(1, Stealers::Private(table)));
-        let mut s = Scope::new(Arc::clone(&reg));
+        let owner = match how {
+            ScopeModel::RemoteOnly => scope::Owner::none(),
+            ScopeModel::OwnerRuns => scope::Owner::current(),
+        };
+        // SAFETY: `reg` lives for the whole model, past the scope's last use (`s` is declared
+        // after it, so dropped first).
+        let mut s = unsafe { Scope::with(&reg, owner) };
         s.broken_early_decrement = early_decrement;
+        s.broken_relaxed_wait = relaxed_wait;
         let s: Arc<Scope<'static>> = Arc::new(s);
         let fx = Arc::new(Effects([
             crate::sync::UnsafeCell::new(0),
@@ -270,7 +287,15 @@ fn scope_waits_for_every_spawn(early_decrement: bool) {
             });
         });
         while !s.all_done() {
-            thread::yield_now();
+            let job = match how {
+                ScopeModel::OwnerRuns => reg.take_injected(),
+                ScopeModel::RemoteOnly => None,
+            };
+            match job {
+                // SAFETY: taken from the injector, so executed once; the scope outlives it.
+                Some(j) => unsafe { j.execute() },
+                None => thread::yield_now(),
+            }
         }
         // SAFETY: every job has counted itself done (Acquire), after its write.
         let seen = [0, 1].map(|i| fx.0[i].with(|p| unsafe { *p }));
@@ -282,12 +307,34 @@ fn scope_waits_for_every_spawn(early_decrement: bool) {
 
 #[test]
 fn loom_scope_waits_for_every_spawn_and_sees_its_effects() {
-    scope_waits_for_every_spawn(false);
+    scope_waits_for_every_spawn(ScopeModel::RemoteOnly, false, false);
 }
 
 /// Planted bug: a job counts itself done before it runs.
 #[test]
 #[should_panic(expected = "Causality violation")]
 fn loom_scope_finds_an_early_decrement() {
-    scope_waits_for_every_spawn(true);
+    scope_waits_for_every_spawn(ScopeModel::RemoteOnly, true, false);
+}
+
+/// The split counts: the owner counts its own spawns and the jobs it runs in `local`, the
+/// worker counts in `remote`; whichever thread runs each job, the owner waits for both.
+#[test]
+fn loom_scope_split_counts_wait_for_every_spawn() {
+    scope_waits_for_every_spawn(ScopeModel::OwnerRuns, false, false);
+}
+
+/// Planted bug: the owner reads `remote` without Acquire, so a job the worker finished may
+/// be seen done before its effects.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_scope_split_counts_find_a_relaxed_wait() {
+    scope_waits_for_every_spawn(ScopeModel::OwnerRuns, false, true);
+}
+
+/// Planted bug with the split counts: a job counts itself done before it runs.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_scope_split_counts_find_an_early_decrement() {
+    scope_waits_for_every_spawn(ScopeModel::OwnerRuns, true, false);
 }

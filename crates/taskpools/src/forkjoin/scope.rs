@@ -2,15 +2,24 @@
 //! scope, which waits for all of them before it returns (the implicit sync at the end of a Cilk
 //! task, Papakonstantinou, PARTEE (2015), §3.3).
 //!
-//! Design note. `pending` counts spawned jobs not yet finished. A spawn increments it before the
-//! job is queued; the job's last access to the scope is the Release decrement in `job_done`,
-//! after its closure ran and its panic (if any) was stored. The owner, after `op` returned,
-//! waits (running other work, never sleeping) until an Acquire load reads zero, so everything
-//! the jobs did happens before the scope returns. A job that spawns increments before its own
-//! decrement, so the count cannot pass through zero while any job is unfinished; and since the
-//! owner spins instead of sleeping on the counter, there is no wake-up to lose. A spawn belongs
-//! to the scope's runtime: on a thread that is not one of its workers it is injected there
-//! (whose `inject` wakes a sleeping worker). Loom models: `loom_models.rs`.
+//! Design note. A scope counts its spawned jobs not yet finished in two parts: `local`, a
+//! plain cell that only the scope's owner (the worker that opened it and waits for it) reads or
+//! writes, for the spawns it makes and the jobs it runs itself; and `remote`, an atomic, for
+//! spawns made and jobs finished on any other thread. The common case of a fine-grained tree,
+//! where the owner runs its own children, thus costs no read-modify-write at all; a stolen
+//! child costs one on the thief. A job's last access to the scope is its decrement, after its
+//! closure ran and its panic (if any) was stored: Release on `remote`, or on the owner's own
+//! thread. The owner, after `op` returned, waits (running other work, never sleeping) until
+//! `local + remote` reads zero, `remote` with Acquire, so everything the jobs did happens
+//! before the scope returns. The sum cannot read zero while a job is unfinished: a job that
+//! spawns counts the child before it counts itself done, on one thread, and on `remote` both
+//! are modifications of one atomic in that order; a child counted on `remote` and then run by
+//! the owner was handed over through a deque, so the owner's later read sees its count. Every
+//! finish the owner sees is thus matched by a spawn it sees, and an unfinished job keeps the
+//! sum above zero. Since the owner spins instead of sleeping on the counts, there is no wake-up
+//! to lose. A spawn belongs to the scope's runtime: on a thread that is not one of its workers
+//! it is injected there (whose `inject` wakes a sleeping worker). Loom models:
+//! `loom_models.rs`.
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -22,26 +31,97 @@ use crate::runtime::job::{JobRef, SpawnJob};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::BroadcastContext;
 use crate::runtime::{global, Registry};
-use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, Arc, AtomicBool, AtomicIsize, Mutex, Ordering, UnsafeCell};
 
 /// A scope for spawning jobs that may borrow anything outliving the scope.
 pub struct Scope<'scope> {
-    /// The runtime the scope runs on: its spawns run there, whichever thread spawns them.
-    registry: Arc<Registry>,
-    /// Spawned jobs not yet finished (see [`Scope::job_done`]).
-    pending: AtomicUsize,
+    /// The runtime the scope runs on: its spawns run there, whichever thread spawns them. Kept
+    /// alive by the frame that opened the scope ([`Scope::with`]).
+    registry: std::ptr::NonNull<Registry>,
+    /// The thread that opened the scope and waits for it, when it is a worker: only it touches
+    /// `local` (module docs).
+    owner: Owner,
+    /// Spawns minus finished jobs counted by the owner on its own thread.
+    local: UnsafeCell<isize>,
+    /// Spawns minus finished jobs counted on other threads.
+    remote: AtomicIsize,
+    /// Whether `panic` holds a payload: the owner locks it only then.
+    panicked: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     /// `scope_fifo`: the spawned jobs, oldest first. Each spawn queues its job here and a
     /// *ticket* on the deque; whoever runs a ticket (this worker newest-first, or a thief)
     /// runs the oldest job here, so the scope's own jobs start in spawn order (rayon's design
     /// for `scope_fifo`). One ticket per job, so every ticket finds one.
-    fifo: Option<Mutex<VecDeque<JobRef>>>,
+    fifo: Option<Box<Mutex<VecDeque<JobRef>>>>,
     /// Invariant in `'scope`.
     marker: PhantomData<&'scope mut &'scope ()>,
     /// Loom-only switch for a test of the tests: a spawned job that counts itself done before
     /// it runs.
     #[cfg(loom)]
     pub(super) broken_early_decrement: bool,
+    /// Loom-only switch for a test of the tests: the owner reads `remote` without Acquire.
+    #[cfg(loom)]
+    pub(super) broken_relaxed_wait: bool,
+}
+
+// SAFETY: `local` is read and written only on the owner's thread (`on_owner`), `registry`
+// points to a runtime that outlives the scope and is shared by design (`Registry` is `Sync`),
+// and the rest are atomics and locks. No scope is ever moved by value across threads: users
+// only get `&Scope`.
+unsafe impl Send for Scope<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Scope<'_> {}
+
+/// The owner of a scope: a worker, by the address of its state (unique among live threads),
+/// or none (a thread that is not a worker: every count goes to `remote`). Under loom, whose
+/// model threads share one OS thread's thread-locals, a model thread's id.
+#[cfg(not(loom))]
+#[derive(Clone, Copy, PartialEq)]
+pub(super) struct Owner(*const WorkerThread);
+
+#[cfg(not(loom))]
+impl Owner {
+    #[inline]
+    fn current() -> Owner {
+        Owner(WorkerThread::current().map_or(std::ptr::null(), |w| w as *const _))
+    }
+    /// The worker `w`, which must be the calling thread's.
+    #[inline]
+    fn of(w: &WorkerThread) -> Owner {
+        Owner(w)
+    }
+    /// Whether `me`, the calling thread's worker (if any), is the owner.
+    #[inline]
+    fn is(self, me: Option<&WorkerThread>) -> bool {
+        me.is_some_and(|w| std::ptr::eq(w, self.0))
+    }
+    #[inline]
+    fn is_set(self) -> bool {
+        !self.0.is_null()
+    }
+}
+
+#[cfg(loom)]
+#[derive(Clone, Copy, PartialEq)]
+pub(super) struct Owner(Option<loom::thread::ThreadId>);
+
+#[cfg(loom)]
+impl Owner {
+    pub(super) fn current() -> Owner {
+        Owner(Some(loom::thread::current().id()))
+    }
+    pub(super) fn none() -> Owner {
+        Owner(None)
+    }
+    fn of(_: &WorkerThread) -> Owner {
+        Owner::current()
+    }
+    fn is(self, _me: Option<&WorkerThread>) -> bool {
+        self.0.is_some() && Owner::current() == self
+    }
+    fn is_set(self) -> bool {
+        self.0.is_some()
+    }
 }
 
 /// Runs `op` with a scope and waits for every job spawned in it (also if `op` or a job
@@ -152,9 +232,10 @@ where
         (None, Some(w)) => Arc::clone(&w.registry),
         (None, None) => Arc::clone(&global().registry),
     };
-    let mut s = Scope::new(registry);
+    // SAFETY: `registry` is dropped after `s`, which is declared after it.
+    let mut s = unsafe { Scope::with(&registry, Owner::current()) };
     if fifo {
-        s.fifo = Some(Mutex::new(VecDeque::new()));
+        s.fifo = Some(Box::new(Mutex::new(VecDeque::new())));
     }
     let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
     match worker {
@@ -175,12 +256,7 @@ where
             }
         }
     }
-    let spawned_panic = lock(&s.panic).take();
-    match (r, spawned_panic) {
-        (Ok(r), None) => r,
-        // The closure's panic first; a spawn's is dropped before it is resumed.
-        (r, spawned) => resume_unwind(first_of(r.err(), spawned).expect("a panic")),
-    }
+    s.finish(r)
 }
 
 fn scope_on<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
@@ -196,30 +272,67 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    let mut s = Scope::new(Arc::clone(&w.registry));
+    let mut s = Scope::on_worker(w);
     if fifo {
-        s.fifo = Some(Mutex::new(VecDeque::new()));
+        s.fifo = Some(Box::new(Mutex::new(VecDeque::new())));
     }
     let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
     w.wait_until(|| s.all_done());
-    let spawned_panic = lock(&s.panic).take();
-    match (r, spawned_panic) {
-        (Ok(r), None) => r,
-        // The closure's panic first; a spawn's is dropped before it is resumed.
-        (r, spawned) => resume_unwind(first_of(r.err(), spawned).expect("a panic")),
-    }
+    s.finish(r)
 }
 
 impl<'scope> Scope<'scope> {
-    pub(super) fn new(registry: Arc<Registry>) -> Self {
+    /// A scope owned by the worker `w` on its own runtime.
+    #[inline]
+    fn on_worker(w: &WorkerThread) -> Self {
+        // SAFETY: `w` keeps its runtime alive for as long as it is a worker, longer than any
+        // scope it opens and waits for.
+        unsafe { Scope::with(&w.registry, Owner::of(w)) }
+    }
+
+    /// A scope on `registry` whose owner is `owner`.
+    ///
+    /// # Safety
+    /// `registry` outlives the scope.
+    #[inline]
+    pub(super) unsafe fn with(registry: &Registry, owner: Owner) -> Self {
         Scope {
-            registry,
-            pending: AtomicUsize::new(0),
+            registry: std::ptr::NonNull::from(registry),
+            owner,
+            local: UnsafeCell::new(0),
+            remote: AtomicIsize::new(0),
+            panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
             fifo: None,
             marker: PhantomData,
             #[cfg(loom)]
             broken_early_decrement: false,
+            #[cfg(loom)]
+            broken_relaxed_wait: false,
+        }
+    }
+
+    /// The scope's runtime.
+    #[inline]
+    fn registry(&self) -> &Registry {
+        // SAFETY: the runtime outlives the scope (`Scope::with`'s contract); jobs reach this
+        // only through the scope, which waits for them.
+        unsafe { self.registry.as_ref() }
+    }
+
+    /// After every job has finished: `op`'s result, or the first panic resumed (the
+    /// closure's before a spawn's, the other one dropped first).
+    #[inline(always)]
+    fn finish<R>(&self, r: std::thread::Result<R>) -> R {
+        // Ordered by the wait's Acquire read of the counts (module docs).
+        let spawned_panic = if self.panicked.load(Ordering::Relaxed) {
+            lock(&self.panic).take()
+        } else {
+            None
+        };
+        match (r, spawned_panic) {
+            (Ok(r), None) => r,
+            (r, spawned) => resume_unwind(first_of(r.err(), spawned).expect("a panic")),
         }
     }
 
@@ -245,7 +358,7 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let places = self.registry.places.as_ref().map_or(0, |p| p.len());
+        let places = self.registry().places.as_ref().map_or(0, |p| p.len());
         if place.0 >= places {
             return Err(crate::Error::NoSuchPlace {
                 place: place.0,
@@ -282,13 +395,14 @@ impl<'scope> Scope<'scope> {
         // The scope will wait for these jobs: not on a worker while a working phase holds the
         // runtime (the phase's workers take no mail until it ends, and it may wait for this
         // scope); from elsewhere, once the phase has ended (see `runtime/broadcast.rs`).
-        if let Err(e) = crate::runtime::broadcast::wait_for_phases(&self.registry) {
+        if let Err(e) = crate::runtime::broadcast::wait_for_phases(self.registry()) {
             panic!("Scope::spawn_broadcast: {e}");
         }
         let f = std::sync::Arc::new(f);
-        let n = self.registry.threads;
+        let n = self.registry().threads;
+        let me = WorkerThread::current();
         for i in 0..n {
-            self.pending.fetch_add(1, Ordering::Relaxed);
+            self.count_spawn(me);
             let scope_ptr = ScopePtr(self as *const Scope<'scope>);
             let f = std::sync::Arc::clone(&f);
             let job = move || {
@@ -299,10 +413,10 @@ impl<'scope> Scope<'scope> {
                 // `run_spawned`, before the job counts itself done and the scope may end.
                 s.run_spawned(move |s| f(s, BroadcastContext::new(i, n)));
             };
-            // SAFETY: as in `spawn_to`: the scope waits for `pending` to reach zero, so the job
+            // SAFETY: as in `spawn_to`: the scope waits for its counts to reach zero, so the job
             // runs once and before anything it borrows goes away.
             let job = unsafe { SpawnJob::into_job_ref(job) };
-            self.registry.post(i, job);
+            self.registry().post(i, job);
         }
     }
 
@@ -310,16 +424,17 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        self.pending.fetch_add(1, Ordering::Relaxed);
+        let me = WorkerThread::current();
+        self.count_spawn(me);
         let scope_ptr = ScopePtr(self as *const Scope<'scope>);
         let job = move || {
             let sp = scope_ptr;
-            // SAFETY: the scope waits for `pending` to reach zero before it is dropped, and
-            // `job_done` decrements it as this job's very last access to the scope.
+            // SAFETY: the scope waits for its counts to reach zero before it is dropped, and
+            // `job_done` counts this job as its very last access to the scope.
             let s = unsafe { &*sp.0 };
             s.run_spawned(f);
         };
-        // SAFETY: the scope waits for `pending` to reach zero, that is for this job to have
+        // SAFETY: the scope waits for its counts to reach zero, that is for this job to have
         // run, before it returns, so the job runs once and before anything it borrows (which
         // outlives `'scope`) goes away.
         let mut job = unsafe { SpawnJob::into_job_ref(job) };
@@ -327,7 +442,7 @@ impl<'scope> Scope<'scope> {
             lock(q).push_back(job);
             let ticket = move || {
                 let sp = scope_ptr;
-                // SAFETY: this ticket's job is one of the scope's `pending` jobs and is still
+                // SAFETY: this ticket's job is one of the scope's counted jobs and is still
                 // in the queue (one ticket per job, each ticket takes one), so the scope is
                 // alive; the ticket does not touch the scope after running the job, whose
                 // `job_done` may end it.
@@ -343,14 +458,15 @@ impl<'scope> Scope<'scope> {
             // the scope waits for, runs only through a ticket) and borrows nothing else.
             job = unsafe { SpawnJob::into_job_ref(ticket) };
         }
-        match (place, WorkerThread::current()) {
-            (Some(p), _) => self.registry.push_place(p, job, true),
-            (None, Some(w)) if Arc::ptr_eq(&w.registry, &self.registry) => w.push_spawn(job),
-            (None, _) => match &self.registry.places {
+        let reg = self.registry();
+        match (place, me) {
+            (Some(p), _) => reg.push_place(p, job, true),
+            (None, Some(w)) if std::ptr::eq(&*w.registry, reg) => w.push_spawn(job),
+            (None, _) => match &reg.places {
                 Some(ps) if ps.policy.unhinted == crate::places::Unhinted::RoundRobin => {
-                    self.registry.push_place(ps.next_outside(), job, false)
+                    reg.push_place(ps.next_outside(), job, false)
                 }
-                _ => self.registry.inject(job),
+                _ => reg.inject(job),
             },
         }
     }
@@ -367,27 +483,62 @@ impl<'scope> Scope<'scope> {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
             // Never unwinds: `job_done` must run.
             keep_first(&self.panic, p);
+            self.panicked.store(true, Ordering::Relaxed);
         }
         self.job_done();
     }
 
-    /// Counts one spawned job finished: Release, so that everything the job did (and the
-    /// panic it stored) happens before the owner's Acquire load in [`all_done`] that sees
-    /// zero. The job's last access to the scope, which may be freed right after.
+    /// Counts one spawn, before its job is queued: on the owner's thread in `local`, elsewhere
+    /// in `remote` (Relaxed: the job reaches whoever runs it through a queue, which orders it).
+    #[inline]
+    fn count_spawn(&self, me: Option<&WorkerThread>) {
+        if self.owner.is(me) {
+            // SAFETY: only the owner's thread touches `local`, and not re-entrantly.
+            self.local.with_mut(|l| unsafe { *l += 1 });
+        } else {
+            self.remote.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts one spawned job finished: on the owner's thread in `local`; elsewhere in
+    /// `remote` with Release, so that everything the job did (and the panic it stored) happens
+    /// before the owner's Acquire read in [`all_done`] that sees the counts sum to zero. The
+    /// job's last access to the scope, which may be freed right after.
     ///
     /// [`all_done`]: Scope::all_done
     #[inline]
     fn job_done(&self) {
-        self.pending.fetch_sub(1, Ordering::Release);
+        if self.owner.is(WorkerThread::current()) {
+            // SAFETY: only the owner's thread touches `local`, and not re-entrantly.
+            self.local.with_mut(|l| unsafe { *l -= 1 });
+        } else {
+            self.remote.fetch_sub(1, Ordering::Release);
+        }
     }
 
-    /// Whether every spawned job has finished. Only the owner's wait asks, after `op`
+    /// Whether every spawned job has finished. Only the owner's wait asks (on the owner's
+    /// thread, which alone may read `local`), after `op`
     /// returned, so no new spawn can start from the owner's side; a running job can still
-    /// spawn, but it increments before it decrements its own count, so the sum never passes
-    /// through zero while a job is unfinished.
+    /// spawn, but it counts the spawn before it counts itself done, so the sum never reads
+    /// zero while a job is unfinished (module docs).
     #[inline]
     pub(super) fn all_done(&self) -> bool {
-        self.pending.load(Ordering::Acquire) == 0
+        #[cfg(loom)]
+        let order = if self.broken_relaxed_wait {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        #[cfg(not(loom))]
+        let order = Ordering::Acquire;
+        let remote = self.remote.load(order);
+        let local = if self.owner.is_set() {
+            // SAFETY: only the owner's thread touches `local`, and only the owner calls this.
+            self.local.with(|l| unsafe { *l })
+        } else {
+            0
+        };
+        local + remote == 0
     }
 }
 

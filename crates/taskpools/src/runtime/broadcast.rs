@@ -202,7 +202,7 @@ fn broadcast_in<R: Send>(
 /// runtime is shutting down. (A phase may claim the runtime right after this returns: the
 /// broadcast's shares then queue behind or before the phase's, which is safe, see the module
 /// docs.)
-pub(crate) fn wait_for_phases(registry: &Arc<Registry>) -> Result<(), Error> {
+pub(crate) fn wait_for_phases(registry: &Registry) -> Result<(), Error> {
     let worker = WorkerThread::current();
     let mut busy = lock(&registry.broadcast_busy);
     loop {
@@ -213,7 +213,7 @@ pub(crate) fn wait_for_phases(registry: &Arc<Registry>) -> Result<(), Error> {
             return Ok(());
         }
         match worker {
-            Some(w) if Arc::ptr_eq(&w.registry, registry) => return Err(Error::PhaseBusy),
+            Some(w) if std::ptr::eq(&*w.registry, registry) => return Err(Error::PhaseBusy),
             Some(w) => {
                 drop(busy);
                 if !w.run_one() {

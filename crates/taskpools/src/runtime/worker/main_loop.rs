@@ -25,7 +25,7 @@ impl WorkerThread {
         let guard = AbortOnUnwind;
         let mut idle = 0u32;
         while !done() {
-            if self.run_one_or_starve(idle >= STARVING_ROUNDS) {
+            if self.run_own_newest() || self.run_one_or_starve(idle >= STARVING_ROUNDS) {
                 idle = 0;
             } else {
                 idle += 1;
@@ -48,6 +48,31 @@ impl WorkerThread {
     /// Returns whether it ran a job.
     pub(crate) fn run_one(&self) -> bool {
         self.run_one_or_starve(false)
+    }
+
+    /// A wait's fast path, the step [`run_one`](Self::run_one) takes first when nothing is
+    /// addressed to this worker: answers a pending steal request and runs the newest job of
+    /// its own deque, if any (in a fine-grained scope, the child it just spawned). Returns
+    /// whether it ran one; if not, the full step follows.
+    #[inline(always)]
+    fn run_own_newest(&self) -> bool {
+        self.poll();
+        if self.registry.has_mail(self.index) {
+            return false;
+        }
+        let Some(j) = self.pop_own() else {
+            return false;
+        };
+        if self.has_places {
+            self.idle_since.set(None);
+        }
+        let depth = self.waits.get();
+        self.waits.set(depth + 1);
+        // SAFETY: popped from our own deque, so executed once, here; jobs catch their own
+        // panics, so the depth is restored.
+        unsafe { self.run_job(j) };
+        self.waits.set(depth);
+        true
     }
 
     /// One job of this worker's own, if any, run here (`yield_local`): one addressed to it
