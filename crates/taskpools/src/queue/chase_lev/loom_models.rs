@@ -1,7 +1,7 @@
 //! Loom models of the Chase–Lev deque: pops racing steals for the last elements, pushes
 //! racing a steal, a quiet push reusing a stolen slot, growth and reclamation during one or
-//! two steals (hazard records, and the `readers` fallback), two growths during steals, and a
-//! batch steal racing pops.
+//! two steals (hazard records, and the `readers` fallback), two growths during steals, a batch
+//! steal during growth, and a batch steal racing pops.
 //!
 //! Every model runs on the real code; the `*_finds_*` twins run it with one planted bug
 //! ([`Mutation`]) and must fail, either on the values or because loom sees a slot read or
@@ -283,6 +283,40 @@ fn loom_two_growths_during_steals() {
 #[should_panic(expected = "Causality violation")]
 fn loom_finds_the_early_free_across_two_growths_with_a_weak_reclaim_fence() {
     two_growths_during_steals(Mutation::WeakReclaimFence);
+}
+
+/// A batch steal (it announces the deque again for each element it reads) while the owner
+/// grows the buffer and frees the old one.
+fn steal_half_during_growth(m: Mutation) {
+    bounded(2).check(move || {
+        let (w, s) = deque_with_mutation::<u32>(2, m);
+        w.push(1);
+        w.push(2);
+        let h = thread::spawn(move || {
+            let (mine, _) = deque::<u32>(4);
+            let _ = s.steal_half_into(&mine, 8);
+            std::iter::from_fn(|| mine.pop()).collect::<Vec<u32>>()
+        });
+        w.push(3);
+        w.push(4);
+        let mut got = h.join().unwrap();
+        got.extend(std::iter::from_fn(|| w.pop()));
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2, 3, 4]);
+        assert_eq!(w.retired_buffers(), 0, "the empty pop reclaims");
+    });
+}
+
+#[test]
+fn loom_steal_half_during_growth() {
+    steal_half_during_growth(Mutation::None);
+}
+
+/// Twin: without announcements the owner frees the buffer under the batch steal.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn loom_finds_the_early_free_under_a_batch_steal_without_the_announcement() {
+    steal_half_during_growth(Mutation::NoAnnounce);
 }
 
 /// A batch steal (about half) races owner pops.
