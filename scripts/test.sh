@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
 #   1. formatting, lints and the docs' links, 2. unit, integration, property, CLI and doc tests,
-#   then rayon's own test suite on the drop-in rayon-core (scripts/rayon-tests.sh), 3. loom
+#   then rayon's own test suite on the drop-in rayon-core (scripts/rayon-tests.sh); the
+#   `taskpools iter` CLI test builds its two kernel programs (scripts/build-iter-kernels.sh,
+#   target/iter-kernels: about 70 s the first time, seconds when up to date), 3. loom
 #   models, 4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
 #   data-flow and places tests, a debug build, so debug assertions on too (they check the
 #   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests

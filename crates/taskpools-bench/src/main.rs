@@ -12,7 +12,8 @@ use clap::{Parser, Subcommand};
 
 use commands::{list, scaling, tour, trace};
 use experiments::{
-    blocked, dataflow, deque, distributed, forkjoin, idle, manber, places, queens, suite, synthetic,
+    blocked, dataflow, deque, distributed, forkjoin, idle, iter, manber, places, queens, suite,
+    synthetic,
 };
 
 #[derive(Parser)]
@@ -40,6 +41,11 @@ enum Cmd {
     /// What a runtime costs between bursts of work: the workers' CPU time per small fork-join
     /// burst submitted every few milliseconds, and the burst's wall time, against rayon.
     Idle(idle::IdleArgs),
+    /// rayon's parallel iterators (sum of squares, Mandelbrot, n-body, word frequency, sorts,
+    /// filter + collect, flat_map) on stock rayon and on rayon patched onto taskpools (two
+    /// builds of a kernel program, run in alternated processes), against the sequential
+    /// loops.
+    Iter(iter::IterArgs),
     /// Manber's concurrent pool (Kotz & Ellis, "Evaluation of Concurrent Pools", 1989): job
     /// mixes, producers/consumers, search strategies.
     Manber(manber::ManberArgs),
@@ -101,6 +107,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Deque(a) => deque::exec(a)?,
         Cmd::Forkjoin(a) => forkjoin::exec(a)?,
         Cmd::Idle(a) => idle::exec(a)?,
+        Cmd::Iter(a) => iter::exec(a)?,
         Cmd::Manber(a) => manber::exec(a)?,
         Cmd::Queens(a) => queens::exec(a)?,
         Cmd::Blocked(a) => blocked::exec(a)?,

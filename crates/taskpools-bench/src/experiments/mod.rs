@@ -6,6 +6,7 @@ pub mod deque;
 pub mod distributed;
 pub mod forkjoin;
 pub mod idle;
+pub mod iter;
 pub mod manber;
 pub mod pinning;
 pub mod places;

@@ -1,0 +1,170 @@
+//! `taskpools iter`: every kernel on the sequential loop, stock rayon and rayon on taskpools
+//! (the two kernel programs, built here with `--build` when missing or stale), a wrong
+//! result refused, and bad input refused at once.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use common::{refused, taskpools};
+
+/// A stand-in for a kernel program: `--info` says `core`; a run answers with the size of
+/// sum-squares at scale 1e-4 and a checksum of 0 (a wrong result).
+fn fake_bin(name: &str, core: &str) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("taskpools-iter-{name}-{}.sh", std::process::id()));
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = --info ]; then echo '{{"rayon_core":"{core}","max_num_threads":1}}'; exit 0; fi
+t=1; [ "$3" = rayon ] && t=$5
+echo "{{\"kernel\":\"$1\",\"rayon_core\":\"{core}\",\"runtime\":\"$3\",\"threads\":$t,\"size\":10000,\"times_s\":[0.001],\"checksum\":\"0000000000000000\"}}"
+"#
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
+    // `--build` runs scripts/build-iter-kernels.sh: incremental, seconds when nothing changed
+    // (about 70 s on 2 cores the first time, more when taskpools changed).
+    let out = taskpools(&[
+        "iter",
+        "--build",
+        "--scale",
+        "1e-4",
+        "--threads",
+        "1,2",
+        "--invocations",
+        "2",
+        "--runs",
+        "1",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    // Per kernel: the sequential row, then rayon and rayon on taskpools at 1 and 2 threads.
+    assert_eq!(rows.len(), 8 * 5, "{rows:?}");
+    let kernels: Vec<&str> = rows
+        .iter()
+        .step_by(5)
+        .map(|r| r["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kernels,
+        [
+            "sum-squares",
+            "mandelbrot",
+            "nbody",
+            "wordfreq",
+            "sort-u64",
+            "sort-strings",
+            "filter-collect",
+            "flat-map"
+        ]
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let (runtime, threads) = [
+            ("sequential", 1),
+            ("rayon", 1),
+            ("rayon-on-taskpools", 1),
+            ("rayon", 2),
+            ("rayon-on-taskpools", 2),
+        ][i % 5];
+        assert_eq!(r["runtime"], runtime, "{r}");
+        assert_eq!(r["threads"], threads, "{r}");
+        assert_eq!(r["invocations"], 2);
+        let (med, min, max) = (
+            r["median_s"].as_f64().unwrap(),
+            r["min_s"].as_f64().unwrap(),
+            r["max_s"].as_f64().unwrap(),
+        );
+        assert!(0.0 < min && min <= med && med <= max, "{r}");
+        assert_eq!(
+            r["vs_rayon"].is_null(),
+            runtime != "rayon-on-taskpools",
+            "{r}"
+        );
+        assert_eq!(r["vs_sequential"].is_null(), runtime == "sequential", "{r}");
+    }
+    assert_eq!(rows[0]["size"], 10_000, "sum-squares at scale 1e-4");
+
+    // A stock build whose result differs from the patched one's is an error, not a row.
+    let fake = fake_bin("wrong", "rayon");
+    let out = taskpools(&[
+        "iter",
+        "--kernels",
+        "sum-squares",
+        "--scale",
+        "1e-4",
+        "--invocations",
+        "1",
+        "--runs",
+        "1",
+        "--stock-bin",
+        fake.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    let _ = std::fs::remove_file(&fake);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(out.stdout.is_empty(), "no rows");
+    assert!(
+        err.contains("sum-squares: wrong result on rayon-on-taskpools"),
+        "{err}"
+    );
+}
+
+#[test]
+fn iter_refuses_bad_input_at_once() {
+    refused(&["iter", "--kernels", "sum-squares,quicksort"], "quicksort");
+    refused(&["iter", "--scale", "0"], "--scale 0: more than 0");
+    refused(&["iter", "--scale", "2"], "at most 1");
+    refused(&["iter", "--scale", "NaN"], "--scale NaN");
+    refused(
+        &["iter", "--invocations", "0"],
+        "--invocations 0: 1 to 1000",
+    );
+    refused(&["iter", "--runs", "5000"], "--runs 5000: 1 to 1000");
+    refused(&["iter", "--threads", "0"], "--threads");
+    refused(&["iter", "--json", "/no/such/dir/x.json"], "/no/such/dir");
+    refused(
+        &["iter", "--stock-bin", "/no/such/kernels"],
+        "--stock-bin /no/such/kernels: not found; build both with scripts/build-iter-kernels.sh",
+    );
+    // The builds are told apart by what they run on.
+    let stock = fake_bin("stock", "rayon");
+    let ours = fake_bin("ours", "rayon");
+    refused(
+        &[
+            "iter",
+            "--stock-bin",
+            stock.to_str().unwrap(),
+            "--patched-bin",
+            "/no/such/kernels",
+        ],
+        "--patched-bin /no/such/kernels: not found",
+    );
+    refused(
+        &[
+            "iter",
+            "--stock-bin",
+            stock.to_str().unwrap(),
+            "--patched-bin",
+            ours.to_str().unwrap(),
+        ],
+        "runs on rayon-core \"rayon\", expected \"taskpools\"",
+    );
+    let _ = std::fs::remove_file(&stock);
+    let _ = std::fs::remove_file(&ours);
+}
