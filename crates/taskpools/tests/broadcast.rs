@@ -238,7 +238,11 @@ fn a_scopes_spawn_broadcast_is_waited_for() {
                         }
                     }
                 });
-                s.spawn_broadcast(|_, ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+                // The blocked job may have had its message and gone (with the receiver) before
+                // the last broadcast job sends: that send finds nobody, which is fine.
+                s.spawn_broadcast(|_, ctx| {
+                    let _ = tx.lock().unwrap().send(ctx.index());
+                });
             });
         }
     });

@@ -64,7 +64,8 @@ pub struct Scope<'scope> {
     pub(super) broken_relaxed_wait: bool,
 }
 
-// SAFETY: `local` is read and written only on the owner's thread (`on_owner`), `registry`
+// SAFETY: `local` is read and written only on the owner's thread (`Owner::is` in
+// `count_spawn` and `job_done`; `all_done` is called by the owner only), `registry`
 // points to a runtime that outlives the scope and is shared by design (`Registry` is `Sync`),
 // and the rest are atomics and locks. No scope is ever moved by value across threads: users
 // only get `&Scope`.
@@ -543,7 +544,8 @@ impl<'scope> Scope<'scope> {
 }
 
 struct ScopePtr<'scope>(*const Scope<'scope>);
-// SAFETY: the scope is `Sync` in effect (atomics and a mutex) and outlives every job.
+// SAFETY: the scope is `Sync` (see its `unsafe impl`: atomics, a mutex, and a cell only its
+// owner's thread touches) and outlives every job.
 unsafe impl Send for ScopePtr<'_> {}
 impl Clone for ScopePtr<'_> {
     fn clone(&self) -> Self {

@@ -338,8 +338,9 @@ impl RuntimeBuilder {
     /// any wait, the drop first runs what is addressed or queued to worker 0 and then ends the
     /// thread's membership, so the thread can be a worker again later. Dropped on another
     /// thread, the runtime leaves this thread a worker of the shut-down runtime, and a job only
-    /// it would run keeps the other workers waiting. Either way the worker's state is freed
-    /// when the thread ends.
+    /// it would run keeps the other workers waiting. Either way the worker's state (with the
+    /// runtime's registry) is freed when the thread ends, not before: a thread that builds and
+    /// drops such runtimes over and over keeps one per runtime until it ends.
     ///
     /// ```
     /// std::thread::spawn(|| {

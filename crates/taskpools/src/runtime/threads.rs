@@ -178,21 +178,28 @@ pub(super) fn detach_current_thread() {
     CURRENT.with(|c| c.set(std::ptr::null()));
 }
 
-/// The worker states a thread was given by [`make_current_thread_a_worker`]. A frame on the
-/// thread (a `join` whose closure dropped the runtime, say) may hold one after the thread was
-/// released, so they are freed only when the thread ends, when no frame of it is left.
-// Boxes, not workers by value: `CURRENT` points into each, which must stay put as the list grows.
-#[allow(clippy::vec_box)]
-struct Adopted(Vec<Box<WorkerThread>>);
+/// The worker states a thread was given by [`make_current_thread_a_worker`], as pointers from
+/// `Box::into_raw` (each stays put, and `CURRENT` may point at one). A frame on the thread (a
+/// `join` whose closure dropped the runtime, say) may hold one after the thread was released,
+/// so they are freed only when the thread ends, when no frame of it is left. A thread that
+/// builds and drops such runtimes over and over keeps one worker state (and its runtime's
+/// registry) per runtime until it ends.
+struct Adopted(Vec<*mut WorkerThread>);
 
 impl Drop for Adopted {
     fn drop(&mut self) {
         // A thread-local destructor that runs after this one must not see a freed worker.
         let _ = CURRENT.try_with(|c| {
-            if self.0.iter().any(|w| std::ptr::eq(c.get(), &**w)) {
+            if self.0.iter().any(|&w| std::ptr::eq(c.get(), w)) {
                 c.set(std::ptr::null());
             }
         });
+        for w in self.0.drain(..) {
+            // SAFETY: made by `Box::into_raw` in `make_current_thread_a_worker` and freed only
+            // here, once; the thread is ending, so no frame of it holds the worker, and
+            // `CURRENT` no longer points at it.
+            drop(unsafe { Box::from_raw(w) });
+        }
     }
 }
 
@@ -209,9 +216,9 @@ pub(super) fn make_current_thread_a_worker(parts: WorkerParts) {
     debug_assert!(WorkerThread::current().is_none());
     let w = Box::new(parts.into_worker());
     let place = w.has_places.then_some(crate::places::PlaceId(w.place));
-    // The box's heap address stays put when the box moves into the list.
-    let p: *const WorkerThread = &*w;
-    ADOPTED.with(|a| a.borrow_mut().0.push(w));
-    CURRENT.with(|c| c.set(p));
+    let p = Box::into_raw(w);
+    // Where the thread's locals are already being destroyed, the state is leaked instead.
+    let _ = ADOPTED.try_with(|a| a.borrow_mut().0.push(p));
+    CURRENT.with(|c| c.set(p.cast_const()));
     set_current_place(place);
 }
