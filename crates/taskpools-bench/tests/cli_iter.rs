@@ -95,6 +95,29 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
             "{r}"
         );
         assert_eq!(r["vs_sequential"].is_null(), runtime == "sequential", "{r}");
+        assert_eq!(
+            r["pair_ratio"].is_null(),
+            runtime != "rayon-on-taskpools",
+            "{r}"
+        );
+        if runtime != "rayon-on-taskpools" {
+            continue;
+        }
+        let (m, lo, hi) = (
+            r["pair_ratio"].as_f64().unwrap(),
+            r["pair_ratio_min"].as_f64().unwrap(),
+            r["pair_ratio_max"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= m && m <= hi, "{r}");
+    }
+    // Only wordfreq counts the pieces rayon cut its work into: at least one per run.
+    for r in &rows {
+        let counted = r["kernel"] == "wordfreq" && r["runtime"] != "sequential";
+        assert_eq!(
+            r["pieces"].as_f64().is_some_and(|p| p >= 1.0),
+            counted,
+            "{r}"
+        );
     }
     assert_eq!(rows[0]["size"], 10_000, "sum-squares at scale 1e-4");
 
@@ -129,7 +152,7 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
 fn iter_refuses_bad_input_at_once() {
     refused(&["iter", "--kernels", "sum-squares,quicksort"], "quicksort");
     refused(&["iter", "--scale", "0"], "--scale 0: more than 0");
-    refused(&["iter", "--scale", "2"], "at most 1");
+    refused(&["iter", "--scale", "5"], "at most 4");
     refused(&["iter", "--scale", "NaN"], "--scale NaN");
     refused(
         &["iter", "--invocations", "0"],

@@ -13,6 +13,7 @@
 //! with the workspace's).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -50,7 +51,7 @@ pub fn default_size(kernel: &str) -> Option<usize> {
     })
 }
 
-/// The size at `scale` (0 < scale <= 1): the work scales by `scale`, so the side of the
+/// The size at `scale` (0 < scale <= 4): the work scales by `scale`, so the side of the
 /// Mandelbrot image and the number of bodies (quadratic work) scale by its square root. At
 /// least 1 (2 bodies).
 pub fn size_at(kernel: &str, scale: f64) -> Option<usize> {
@@ -450,14 +451,24 @@ pub fn nbody(bodies: &mut [Body], steps: usize, par: bool) {
     }
 }
 
+/// Maps the parallel word count has folded (one per piece rayon split the text into), since
+/// the process started: how finely rayon's splitter cut the work on this rayon-core.
+pub static WORDFREQ_PIECES: AtomicUsize = AtomicUsize::new(0);
+
 /// Word counts: rayon folds a map per split and merges them pairwise.
 pub fn wordfreq(text: &str, par: bool) -> HashMap<&str, usize> {
     if par {
         text.par_split_whitespace()
-            .fold(HashMap::new, |mut m, w| {
-                *m.entry(w).or_insert(0) += 1;
-                m
-            })
+            .fold(
+                || {
+                    WORDFREQ_PIECES.fetch_add(1, Ordering::Relaxed);
+                    HashMap::new()
+                },
+                |mut m, w| {
+                    *m.entry(w).or_insert(0) += 1;
+                    m
+                },
+            )
             .reduce(HashMap::new, |a, b| {
                 let (mut a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
                 for (w, c) in b {

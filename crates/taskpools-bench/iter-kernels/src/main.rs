@@ -86,8 +86,8 @@ fn parse() -> Result<Option<Args>, String> {
             kernels::KERNELS.join(", ")
         ));
     }
-    if !(a.scale > 0.0 && a.scale <= 1.0) {
-        return Err(format!("--scale {}: more than 0, at most 1", a.scale));
+    if !(a.scale > 0.0 && a.scale <= 4.0) {
+        return Err(format!("--scale {}: more than 0, at most 4", a.scale));
     }
     if !(1..=4096).contains(&a.threads) || !(1..=1000).contains(&a.runs) {
         return Err("--threads 1 to 4096, --runs 1 to 1000".into());
@@ -161,9 +161,17 @@ fn measure(a: &Args) -> Result<String, String> {
         }
         times.push(format!("{secs:.9}"));
     }
+    // Pieces per run (the warm-up included), where the kernel counts them.
+    let pieces = kernels::WORDFREQ_PIECES.load(std::sync::atomic::Ordering::Relaxed);
+    let pieces = if k == "wordfreq" && a.par {
+        format!("{}", pieces as f64 / (a.runs + 1) as f64)
+    } else {
+        "null".into()
+    };
     Ok(format!(
         "{{\"kernel\":\"{k}\",\"rayon_core\":\"{}\",\"runtime\":\"{}\",\"threads\":{},\
-         \"size\":{size},\"times_s\":[{}],\"checksum\":\"{checksum:016x}\"}}",
+         \"size\":{size},\"times_s\":[{}],\"checksum\":\"{checksum:016x}\",\
+         \"pieces\":{pieces}}}",
         rayon_core(),
         if a.par { "rayon" } else { "sequential" },
         if a.par { a.threads } else { 1 },

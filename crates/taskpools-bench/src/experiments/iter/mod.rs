@@ -59,7 +59,7 @@ pub fn default_bin(build: &str) -> PathBuf {
 pub struct Params {
     pub kernels: Vec<&'static str>,
     pub threads: Vec<usize>,
-    /// The work per kernel relative to the sizes, in (0, 1].
+    /// The work per kernel relative to the sizes, in (0, 4].
     pub scale: f64,
     /// Processes per runtime, kernel and thread count, alternated.
     pub invocations: usize,
@@ -111,8 +111,16 @@ pub struct Record {
     pub max_s: f64,
     /// On `rayon-on-taskpools`: its median over stock rayon's at the same thread count.
     pub vs_rayon: Option<f64>,
+    /// On `rayon-on-taskpools`: its time over stock rayon's in the same invocation (the two
+    /// processes ran one after the other), median over the invocations, then min and max.
+    pub pair_ratio: Option<f64>,
+    pub pair_ratio_min: Option<f64>,
+    pub pair_ratio_max: Option<f64>,
     /// On the rayon rows: the median over the sequential loop's.
     pub vs_sequential: Option<f64>,
+    /// On the rayon rows of wordfreq: the maps folded per run, one per piece rayon's splitter
+    /// cut the text into (median over the invocations).
+    pub pieces: Option<f64>,
 }
 
 /// What the kernel program prints for one process.
@@ -124,6 +132,8 @@ struct Sample {
     size: usize,
     times_s: Vec<f64>,
     checksum: String,
+    #[serde(default)]
+    pieces: Option<f64>,
 }
 
 /// What a binary's `--info` says its rayon-core is (`rayon` or `taskpools`).
@@ -214,6 +224,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     // Per kernel: the sequential samples, then per thread count per rayon build.
     let mut seq = vec![Vec::new(); p.kernels.len()];
     let mut par = vec![vec![[Vec::new(), Vec::new()]; p.threads.len()]; p.kernels.len()];
+    let mut pieces = vec![vec![[Vec::new(), Vec::new()]; p.threads.len()]; p.kernels.len()];
     let mut sizes = vec![0; p.kernels.len()];
     let mut checksums: Vec<Option<(String, String)>> = vec![None; p.kernels.len()];
     progress.set_length((p.invocations * p.kernels.len() * (1 + 2 * p.threads.len())) as u64);
@@ -261,7 +272,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 let median = summarize(&s.times_s).0;
                 match ti {
                     None => seq[ki].push(median),
-                    Some(ti) => par[ki][ti][r].push(median),
+                    Some(ti) => {
+                        par[ki][ti][r].push(median);
+                        pieces[ki][ti][r].extend(s.pieces);
+                    }
                 }
                 progress.inc();
             }
@@ -283,19 +297,30 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 min_s,
                 max_s,
                 vs_rayon: None,
+                pair_ratio: None,
+                pair_ratio_min: None,
+                pair_ratio_max: None,
                 vs_sequential: None,
+                pieces: None,
             }
         };
         let seq_row = row(Runtime::Sequential, 1, &seq[ki]);
         let seq_median = seq_row.median_s;
         out.push(seq_row);
         for (ti, &t) in p.threads.iter().enumerate() {
-            let stock = row(Runtime::Rayon, t, &par[ki][ti][0]);
-            let mut ours = row(Runtime::RayonOnTaskpools, t, &par[ki][ti][1]);
+            let [stock_t, ours_t] = &par[ki][ti];
+            let stock = row(Runtime::Rayon, t, stock_t);
+            let mut ours = row(Runtime::RayonOnTaskpools, t, ours_t);
             ours.vs_rayon = Some(ours.median_s / stock.median_s);
-            for mut r in [stock, ours] {
-                r.vs_sequential = Some(r.median_s / seq_median);
-                out.push(r);
+            let pairs: Vec<f64> = ours_t.iter().zip(stock_t).map(|(o, s)| o / s).collect();
+            let (m, lo, hi) = summarize(&pairs);
+            (ours.pair_ratio, ours.pair_ratio_min, ours.pair_ratio_max) =
+                (Some(m), Some(lo), Some(hi));
+            for (r, mut rec) in [stock, ours].into_iter().enumerate() {
+                rec.vs_sequential = Some(rec.median_s / seq_median);
+                let pc = &pieces[ki][ti][r];
+                rec.pieces = (!pc.is_empty()).then(|| summarize(pc).0);
+                out.push(rec);
             }
         }
     }
