@@ -43,6 +43,8 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
         "2",
         "--runs",
         "1",
+        "--warmup",
+        "0",
         "--json",
         "-",
     ]);
@@ -83,6 +85,7 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
         assert_eq!(r["runtime"], runtime, "{r}");
         assert_eq!(r["threads"], threads, "{r}");
         assert_eq!(r["invocations"], 2);
+        assert_eq!(r["warmup"], 0);
         let (med, min, max) = (
             r["median_s"].as_f64().unwrap(),
             r["min_s"].as_f64().unwrap(),
@@ -159,6 +162,7 @@ fn iter_refuses_bad_input_at_once() {
         "--invocations 0: 1 to 1000",
     );
     refused(&["iter", "--runs", "5000"], "--runs 5000: 1 to 1000");
+    refused(&["iter", "--warmup", "5000"], "--warmup 5000: 0 to 1000");
     refused(&["iter", "--threads", "0"], "--threads");
     refused(&["iter", "--json", "/no/such/dir/x.json"], "/no/such/dir");
     refused(

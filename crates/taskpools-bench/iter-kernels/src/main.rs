@@ -6,6 +6,7 @@
 //! ```text
 //! taskpools-iter-kernels --info
 //! taskpools-iter-kernels KERNEL --runtime sequential|rayon --threads N --scale F --runs R
+//!     [--warmup W]
 //! ```
 //!
 //! `--info` prints which rayon-core the binary was built with. The marker is
@@ -13,8 +14,8 @@
 //! rayon-core 1.13 on 64-bit targets (its sleep counters' limit).
 //!
 //! A run builds the input (not timed), then on `rayon` a pool of `--threads` workers
-//! (`rayon::ThreadPoolBuilder::num_threads`), runs the kernel once to warm up and `--runs`
-//! times timed, inside `install`; on `sequential` the plain loops on this thread. Each run's
+//! (`rayon::ThreadPoolBuilder::num_threads`), runs the kernel `--warmup` times (1) untimed and
+//! `--runs` times timed, inside `install`; on `sequential` the plain loops on this thread. Each run's
 //! result is checked; a wrong result exits with status 1 and one line on stderr.
 
 mod kernels;
@@ -38,6 +39,7 @@ struct Args {
     threads: usize,
     scale: f64,
     runs: usize,
+    warmup: usize,
 }
 
 fn parse() -> Result<Option<Args>, String> {
@@ -48,6 +50,7 @@ fn parse() -> Result<Option<Args>, String> {
         threads: 1,
         scale: 1.0,
         runs: 3,
+        warmup: 1,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -75,6 +78,11 @@ fn parse() -> Result<Option<Args>, String> {
                     .parse()
                     .map_err(|e| format!("--runs: {e}"))?
             }
+            "--warmup" => {
+                a.warmup = value("--warmup")?
+                    .parse()
+                    .map_err(|e| format!("--warmup: {e}"))?
+            }
             k if !k.starts_with('-') && a.kernel.is_empty() => a.kernel = k.to_string(),
             other => return Err(format!("unexpected argument {other}")),
         }
@@ -89,8 +97,8 @@ fn parse() -> Result<Option<Args>, String> {
     if !(a.scale > 0.0 && a.scale <= 4.0) {
         return Err(format!("--scale {}: more than 0, at most 4", a.scale));
     }
-    if !(1..=4096).contains(&a.threads) || !(1..=1000).contains(&a.runs) {
-        return Err("--threads 1 to 4096, --runs 1 to 1000".into());
+    if !(1..=4096).contains(&a.threads) || !(1..=1000).contains(&a.runs) || a.warmup > 1000 {
+        return Err("--threads 1 to 4096, --runs 1 to 1000, --warmup 0 to 1000".into());
     }
     Ok(Some(a))
 }
@@ -150,21 +158,28 @@ fn measure(a: &Args) -> Result<String, String> {
         }),
         None => kernels::run(k, &input, false),
     };
-    let (_, checksum) = once()?;
+    let mut checksum = None;
     let mut times = Vec::with_capacity(a.runs);
-    for _ in 0..a.runs {
+    for i in 0..a.warmup + a.runs {
         let (secs, sum) = once()?;
-        if sum != checksum {
-            return Err(format!(
-                "{k}: checksum {sum:016x} differs from the first run's {checksum:016x}"
-            ));
+        match checksum {
+            None => checksum = Some(sum),
+            Some(c) if c != sum => {
+                return Err(format!(
+                    "{k}: checksum {sum:016x} differs from the first run's {c:016x}"
+                ))
+            }
+            Some(_) => {}
         }
-        times.push(format!("{secs:.9}"));
+        if i >= a.warmup {
+            times.push(format!("{secs:.9}"));
+        }
     }
-    // Pieces per run (the warm-up included), where the kernel counts them.
+    let checksum = checksum.unwrap_or(0);
+    // Pieces per run (the warm-up runs included), where the kernel counts them.
     let pieces = kernels::WORDFREQ_PIECES.load(std::sync::atomic::Ordering::Relaxed);
     let pieces = if k == "wordfreq" && a.par {
-        format!("{}", pieces as f64 / (a.runs + 1) as f64)
+        format!("{}", pieces as f64 / (a.warmup + a.runs) as f64)
     } else {
         "null".into()
     };

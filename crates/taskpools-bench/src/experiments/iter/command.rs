@@ -32,10 +32,13 @@ pub struct IterArgs {
     /// (medians with ranges over them); 1 to 1000.
     #[arg(long, default_value_t = 5)]
     pub invocations: usize,
-    /// Timed runs per process, after one warm-up run (the process's median is its sample);
+    /// Timed runs per process, after the warm-up runs (the process's median is its sample);
     /// 1 to 1000.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
+    /// Untimed runs per process before the timed ones, 0 to 1000.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
     /// The kernel program built on stock rayon-core (default: where
     /// scripts/build-iter-kernels.sh puts it).
     #[arg(long)]
@@ -97,6 +100,9 @@ fn check(a: &IterArgs) -> Result<Params> {
     if !(1..=1000).contains(&a.runs) {
         bail!("--runs {}: 1 to 1000", a.runs);
     }
+    if a.warmup > 1000 {
+        bail!("--warmup {}: 0 to 1000", a.warmup);
+    }
     a.out.check()?;
     Ok(Params {
         kernels,
@@ -104,6 +110,7 @@ fn check(a: &IterArgs) -> Result<Params> {
         scale: a.scale,
         invocations: a.invocations,
         runs: a.runs,
+        warmup: a.warmup,
         stock_bin: a.stock_bin.clone().unwrap_or_else(|| default_bin("stock")),
         patched_bin: a
             .patched_bin
@@ -168,10 +175,10 @@ fn table(p: &Params, records: &[Record]) -> String {
         s,
         "rayon's iterators: the sequential loop, stock rayon and rayon on taskpools (the \
          drop-in rayon-core), each kernel in its own process, {} alternated invocations of {} \
-         timed runs (after a warm-up) each; milliseconds per run, median over the invocations \
+         timed runs (after {} untimed) each; milliseconds per run, median over the invocations \
          (min-max); scale {}. vs rayon: the medians' ratio; pairs: the ratio within each \
          invocation, median (min-max); pieces: maps folded per run.\n",
-        p.invocations, p.runs, p.scale
+        p.invocations, p.runs, p.warmup, p.scale
     );
     let _ = writeln!(
         s,

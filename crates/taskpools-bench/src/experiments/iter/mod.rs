@@ -7,9 +7,10 @@
 //! with the patch. This command runs the two binaries, and the stock one's sequential loops,
 //! in alternated processes: in each invocation every kernel runs sequentially once and on
 //! each rayon build at each thread count, the two builds' order swapped from one invocation
-//! to the next. A process builds its input, warms up with one run and times `runs` more; its
-//! median is one sample of its row. Rows report the median, minimum and maximum over the
-//! invocations, and rayon on taskpools over stock rayon at the same thread count.
+//! to the next. A process builds its input, runs the kernel `warmup` times untimed and
+//! `runs` times timed; its median is one sample of its row. Rows report the median, minimum
+//! and maximum over the invocations, and rayon on taskpools over stock rayon at the same
+//! thread count.
 //!
 //! Every result is checked twice: inside the process (sorted output sorted and a permutation,
 //! counts that add up, a sum against its closed form) and here, where every runtime's
@@ -63,8 +64,10 @@ pub struct Params {
     pub scale: f64,
     /// Processes per runtime, kernel and thread count, alternated.
     pub invocations: usize,
-    /// Timed runs per process (after one warm-up run).
+    /// Timed runs per process.
     pub runs: usize,
+    /// Untimed runs per process before the timed ones.
+    pub warmup: usize,
     /// The kernel program on stock rayon-core.
     pub stock_bin: PathBuf,
     /// The kernel program on the drop-in rayon-core.
@@ -105,6 +108,8 @@ pub struct Record {
     pub invocations: usize,
     /// Timed runs per process; the process's median is its sample.
     pub runs: usize,
+    /// Untimed runs per process before those.
+    pub warmup: usize,
     /// Seconds per run: the median over the invocations, then the minimum and maximum.
     pub median_s: f64,
     pub min_s: f64,
@@ -179,6 +184,7 @@ fn sample(p: &Params, kernel: &str, rt: Runtime, threads: usize) -> Result<Sampl
         .args(["--threads", &threads.to_string()])
         .args(["--scale", &p.scale.to_string()])
         .args(["--runs", &p.runs.to_string()])
+        .args(["--warmup", &p.warmup.to_string()])
         .output()
         .with_context(|| format!("running {}", bin.display()))?;
     let what = format!("{kernel} on {} at {threads} threads", rt.name());
@@ -293,6 +299,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 threads,
                 invocations: p.invocations,
                 runs: p.runs,
+                warmup: p.warmup,
                 median_s,
                 min_s,
                 max_s,
