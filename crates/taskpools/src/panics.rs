@@ -31,13 +31,23 @@ pub(crate) fn panic_text(p: &(dyn Any + Send)) -> String {
 }
 
 /// Drops a payload that will not be resumed, never unwinding: its destructor runs under
-/// `catch_unwind`, and the payload of a panic from that destructor is leaked (its own drop
-/// could panic again). Call it before resuming another payload, not during that unwind.
+/// `catch_unwind`, and so does the destructor of the payload of a panic from that destructor,
+/// and so on, up to [`DROP_DEPTH`] payloads deep; a payload deeper than that is leaked (a
+/// chain of destructors that keep panicking need not end). Call it before resuming another
+/// payload, not during that unwind.
 pub(crate) fn drop_payload(p: Payload) {
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
-        std::mem::forget(again);
+    let mut p = p;
+    for _ in 0..DROP_DEPTH {
+        match catch_unwind(AssertUnwindSafe(move || drop(p))) {
+            Ok(()) => return,
+            Err(again) => p = again,
+        }
     }
+    std::mem::forget(p);
 }
+
+/// How many payloads deep [`drop_payload`] follows destructors that panic.
+const DROP_DEPTH: usize = 8;
 
 /// Keeps `p` in `slot` if it holds no payload yet; otherwise drops `p` with
 /// [`drop_payload`], after the lock is released (the destructor is user code).
