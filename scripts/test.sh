@@ -59,7 +59,7 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
     --test deque_scenarios --test private_deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
     --test phase_runtime --test dataflow --test places --test places_phase --test places_topology --test trace \
     --test local_state --test spawn --test broadcast --test runtime_builder --test forkjoin_context \
-    --test spawn_async
+    --test spawn_async --test scope_counts
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
     "(rustup toolchain install nightly); the fork-join and deque tests run with debug" \

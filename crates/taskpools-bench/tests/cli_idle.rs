@@ -2,11 +2,11 @@
 
 mod common;
 
-use common::{refused, taskpools};
+use common::{json_rows, refused};
 
 #[test]
 fn idle_reports_cpu_and_wall_per_burst_for_both_runtimes() {
-    let out = taskpools(&[
+    let rows = json_rows(&[
         "idle",
         "--periods",
         "2",
@@ -19,12 +19,6 @@ fn idle_reports_cpu_and_wall_per_burst_for_both_runtimes() {
         "--json",
         "-",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.len(), 2, "{rows:?}");
     let ours = &rows[0];
     assert_eq!(ours["runtime"], "taskpools (spin 5 µs)");

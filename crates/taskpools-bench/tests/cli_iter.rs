@@ -9,7 +9,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use common::{refused, taskpools};
+use common::{json_rows, refused, taskpools};
 
 /// A stand-in for a kernel program: `--info` says `core`; a run answers with the size of
 /// sum-squares at scale 1e-4 and a checksum of 0 (a wrong result).
@@ -32,7 +32,7 @@ echo "{{\"kernel\":\"$1\",\"rayon_core\":\"{core}\",\"runtime\":\"$3\",\"threads
 fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
     // `--build` runs scripts/build-iter-kernels.sh: incremental, seconds when nothing changed
     // (about 70 s on 2 cores the first time, more when taskpools changed).
-    let out = taskpools(&[
+    let rows = json_rows(&[
         "iter",
         "--build",
         "--scale",
@@ -48,12 +48,6 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
         "--json",
         "-",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     // Per kernel: the sequential row, then rayon and rayon on taskpools at 1 and 2 threads.
     assert_eq!(rows.len(), 8 * 5, "{rows:?}");
     let kernels: Vec<&str> = rows

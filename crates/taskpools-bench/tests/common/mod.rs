@@ -12,6 +12,18 @@ pub fn taskpools(args: &[&str]) -> std::process::Output {
         .expect("run taskpools")
 }
 
+/// Runs `taskpools` with `args` (which write JSON to stdout, `--json -`), which must succeed
+/// (else the test fails with its stderr), and returns the JSON rows.
+pub fn json_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = taskpools(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON rows on stdout")
+}
+
 /// Runs `taskpools` with `args`, which must be refused before any work starts: a non-zero exit
 /// within a second, one line on stderr containing `expect` (the limit), no panic or backtrace.
 pub fn refused(args: &[&str], expect: &str) {
