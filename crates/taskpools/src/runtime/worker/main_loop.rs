@@ -2,6 +2,7 @@
 //! shutdown) and the wait that runs other jobs until a condition holds (`wait_until`).
 
 use super::{WorkerThread, MAX_STEALING_WAITS, MIN_SPIN_FRACTION, STARVING_ROUNDS};
+use crate::runtime::job::JobRef;
 use crate::sync::lock;
 
 impl WorkerThread {
@@ -66,12 +67,8 @@ impl WorkerThread {
         if self.has_places {
             self.idle_since.set(None);
         }
-        let depth = self.waits.get();
-        self.waits.set(depth + 1);
-        // SAFETY: popped from our own deque, so executed once, here; jobs catch their own
-        // panics, so the depth is restored.
-        unsafe { self.run_job(j) };
-        self.waits.set(depth);
+        // SAFETY: popped from our own deque, so executed once, here.
+        unsafe { self.run_nested(j) };
         true
     }
 
@@ -83,13 +80,23 @@ impl WorkerThread {
         let Some(j) = self.take_mail().or_else(|| self.pop_own()) else {
             return false;
         };
+        // SAFETY: taken from our mailbox or our own deque, so executed once, here.
+        unsafe { self.run_nested(j) };
+        true
+    }
+
+    /// Runs `j` inside a wait, one level deeper (`waits`), and restores the depth (jobs catch
+    /// their own panics, so it always is).
+    ///
+    /// # Safety
+    /// As [`run_job`](Self::run_job): `j` was taken from a queue and runs once, here.
+    #[inline(always)]
+    unsafe fn run_nested(&self, j: JobRef) {
         let depth = self.waits.get();
         self.waits.set(depth + 1);
-        // SAFETY: popped from our own deque, so executed once, here; jobs catch their own
-        // panics, so the depth is restored.
+        // SAFETY: the caller's.
         unsafe { self.run_job(j) };
         self.waits.set(depth);
-        true
     }
 
     /// [`run_one`](Self::run_one). A deep wait takes from the places' deques only the tasks
@@ -121,11 +128,8 @@ impl WorkerThread {
                 if self.has_places {
                     self.idle_since.set(None);
                 }
-                self.waits.set(depth + 1);
-                // SAFETY: a job popped or stolen is executed once, here. Jobs catch their own
-                // panics, so the depth is restored.
-                unsafe { self.run_job(j) };
-                self.waits.set(depth);
+                // SAFETY: a job popped or stolen is executed once, here.
+                unsafe { self.run_nested(j) };
                 true
             }
             None => false,
