@@ -35,7 +35,7 @@
 //!
 //! | rayon-core | taskpools |
 //! |---|---|
-//! | [`join`](join()), [`join_context`], [`FnContext`] | `forkjoin::join`, `forkjoin::join_context`, `forkjoin::FnContext` (each half under `catch_unwind`, see below) |
+//! | [`join`](join()), [`join_context`], [`FnContext`] | `forkjoin::join_strict`, `forkjoin::join_context_strict`, `forkjoin::FnContext` (both halves always run, see below) |
 //! | [`scope()`], [`in_place_scope()`], [`Scope`] | `forkjoin::scope`, `in_place_scope`, `Scope` (wrapped in place) |
 //! | [`scope_fifo()`], [`in_place_scope_fifo()`], [`ScopeFifo`] (`spawn_fifo`) | `forkjoin::scope_fifo`, `in_place_scope_fifo`, a `Scope` made by them (`spawn`) |
 //! | [`spawn()`], [`spawn_fifo()`], [`broadcast()`], [`spawn_broadcast()`], [`BroadcastContext`] | `spawn`, `spawn_fifo`, `broadcast`, `spawn_broadcast`, `BroadcastContext` |

@@ -52,14 +52,47 @@ where
     RB: Send,
 {
     match WorkerThread::current() {
-        Some(w) => join_context_on(w, a, b, false),
-        None => join_context_outside(a, b),
+        Some(w) => join_context_on::<false, _, _, _, _>(w, a, b, false),
+        None => join_context_outside::<false, _, _, _, _>(a, b),
+    }
+}
+
+/// [`join_context`] with [`join_strict`](super::join_strict)'s panic rule: `b` always runs,
+/// also when `a` panics, and the first closure's panic wins (rayon's `join_context`).
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+///
+/// let rt = taskpools::Runtime::new(1)?;
+/// let b_ran = AtomicBool::new(false);
+/// let r = std::panic::catch_unwind(|| {
+///     rt.install(|| {
+///         taskpools::forkjoin::join_context_strict(
+///             |_| panic!("a"),
+///             |cb| b_ran.store(!cb.migrated(), Ordering::Relaxed), // one worker: not moved
+///         )
+///     })
+/// });
+/// assert!(r.is_err() && b_ran.load(Ordering::Relaxed));
+/// # Ok::<(), taskpools::Error>(())
+/// ```
+#[inline]
+pub fn join_context_strict<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => join_context_on::<true, _, _, _, _>(w, a, b, false),
+        None => join_context_outside::<true, _, _, _, _>(a, b),
     }
 }
 
 #[cold]
 #[inline(never)]
-fn join_context_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+fn join_context_outside<const STRICT: bool, A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce(FnContext) -> RA + Send,
     B: FnOnce(FnContext) -> RB + Send,
@@ -68,12 +101,17 @@ where
 {
     global().install(|| {
         let w = WorkerThread::current().expect("install runs on a worker");
-        join_context_on(w, a, b, true)
+        join_context_on::<STRICT, _, _, _, _>(w, a, b, true)
     })
 }
 
 #[inline(always)]
-fn join_context_on<A, B, RA, RB>(w: &WorkerThread, a: A, b: B, injected: bool) -> (RA, RB)
+fn join_context_on<const STRICT: bool, A, B, RA, RB>(
+    w: &WorkerThread,
+    a: A,
+    b: B,
+    injected: bool,
+) -> (RA, RB)
 where
     A: FnOnce(FnContext) -> RA + Send,
     B: FnOnce(FnContext) -> RB + Send,
@@ -82,7 +120,7 @@ where
 {
     // The caller's worker, as an address: `b` compares it with the worker it runs on.
     let me = w as *const WorkerThread as usize;
-    super::join_on(
+    super::join_on::<STRICT, _, _, _, _>(
         w,
         move || a(FnContext::new(injected)),
         move || {
