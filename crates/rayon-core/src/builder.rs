@@ -481,21 +481,6 @@ pub fn initialize(config: Configuration) -> Result<(), Box<dyn std::error::Error
     Ok(config.into_builder().build_global()?)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::resolve_num_threads;
-
-    #[test]
-    fn explicit_counts_are_kept_up_to_the_maximum() {
-        assert_eq!(resolve_num_threads(3), 3);
-        assert_eq!(
-            resolve_num_threads(usize::MAX),
-            crate::max_num_threads(),
-            "rayon lowers a larger count to the maximum"
-        );
-    }
-}
-
 /// The environment variable that picks the deque of every pool this crate builds (the global
 /// one too): a `taskpools::forkjoin::Pool` name, `chase-lev` (the default) or
 /// `private-deque`.
@@ -518,5 +503,20 @@ fn rayon_pool() -> Result<taskpools::forkjoin::Pool, taskpools::Error> {
             taskpools::forkjoin::Pool::from_name(&name.to_string_lossy())
         }
         Err(std::env::VarError::NotPresent) => Ok(taskpools::forkjoin::Pool::ChaseLev),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_num_threads;
+
+    #[test]
+    fn explicit_counts_are_kept_up_to_the_maximum() {
+        assert_eq!(resolve_num_threads(3), 3);
+        assert_eq!(
+            resolve_num_threads(usize::MAX),
+            crate::max_num_threads(),
+            "rayon lowers a larger count to the maximum"
+        );
     }
 }

@@ -260,7 +260,7 @@ fn the_pool_env_picks_the_deque_and_rejects_unknown_names() {
         let built = rayon_core::ThreadPoolBuilder::new().num_threads(2).build();
         match what.as_str() {
             "bad" => {
-                let e = built.err().expect("an unknown pool name fails the build");
+                let e = built.expect_err("an unknown pool name fails the build");
                 let msg = e.to_string();
                 assert!(msg.contains("unknown pool `no-such-pool`"), "{msg}");
                 assert!(
