@@ -45,9 +45,11 @@ impl Task<u64> for Queens {
         }
         let row = self.cols.len();
         for c in 0..self.n {
-            let safe = self.cols.iter().enumerate().all(|(r, &q)| {
-                q != c && usize::from(q.abs_diff(c)) != row - r
-            });
+            let safe = self
+                .cols
+                .iter()
+                .enumerate()
+                .all(|(r, &q)| q != c && usize::from(q.abs_diff(c)) != row - r);
             if safe {
                 let mut cols = self.cols.clone();
                 cols.push(c);

@@ -12,7 +12,10 @@ fn main() -> Result<(), taskpools::Error> {
     let b = Builder::new().threads(2).pool_type::<PrivatePublic>();
     let tree = b.run([Tree(12)])?.tasks_run();
     let (_, sum) = b.run_reduce(|_| 0, [Range(0, 100_000)], |a, b| a + b)?;
-    let queens = Queens { n: 8, cols: Vec::new() };
+    let queens = Queens {
+        n: 8,
+        cols: Vec::new(),
+    };
     let (_, solutions) = b.run_reduce(|_| 0, [queens], |a, b| a + b)?;
     tasks::check(tree, sum, solutions);
     Ok(())
