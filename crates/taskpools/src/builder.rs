@@ -2,9 +2,11 @@
 
 use crate::mem::MemKind;
 use crate::phase::{run_phase, run_phase_hinted, RunOptions, RunReport, WakePolicy};
-use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
+use crate::pool::types::{ByKind, Select};
+use crate::pool::{PoolConfig, PoolKind, PoolType, PoolVisitor, Search, TaskPool};
 use crate::runtime::Runtime;
 use crate::task::Task;
+use crate::typed_builder::TypedBuilder;
 use crate::Error;
 
 /// Configures and runs a working phase.
@@ -104,6 +106,40 @@ impl<'rt> Builder<'rt> {
         Ok(self.pool(PoolKind::from_name(name)?))
     }
 
+    /// The pool as a type, named at compile time: a builder whose phases compile only that
+    /// pool's loop for each task type (a pool chosen with [`pool`](Self::pool) or
+    /// [`pool_name`](Self::pool_name) compiles the loop of every pool in the family, which a
+    /// user's crate pays in build time and binary size for each task type it runs). The types
+    /// are in [`pool::types`](crate::pool::types), one per [`PoolKind`]; the builder's
+    /// [`pool_kind`](Self::pool_kind) becomes `P`'s kind, and everything else is as set here
+    /// (and can still be set on the [`TypedBuilder`]). Phases run as with a pool chosen by
+    /// name: the same pool, the same checks and errors.
+    ///
+    /// ```
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{Builder, Ctx, PoolKind, Task};
+    ///
+    /// struct Node(u32);
+    /// impl Task for Node {
+    ///     fn run(self, ctx: &mut Ctx<'_, Self>) {
+    ///         if self.0 > 0 {
+    ///             ctx.put(Node(self.0 - 1));
+    ///             ctx.put(Node(self.0 - 1));
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // Only the Chase–Lev pool's loop is compiled for `Node`.
+    /// let b = Builder::new().threads(2).pool_type::<ChaseLev>();
+    /// assert_eq!(b.pool_kind(), PoolKind::ChaseLev);
+    /// let report = b.run([Node(10)])?;
+    /// assert_eq!(report.tasks_run(), (1 << 11) - 1);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn pool_type<P: PoolType>(self) -> TypedBuilder<'rt, P> {
+        TypedBuilder::new(self.pool(P::KIND))
+    }
+
     /// The memory manager for list nodes.
     pub fn mem(mut self, m: MemKind) -> Self {
         self.mem = m;
@@ -195,11 +231,12 @@ impl<'rt> Builder<'rt> {
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
     ) -> Result<(RunReport, Vec<L>), Error> {
-        self.go::<Plain, L, T>(init, initial)
+        self.go::<Plain, ByKind, L, T>(init, initial)
     }
 
-    /// The builder's pool and runtime, and the phase entry `E` (plain or hinted).
-    fn go<E: Entry, L: Send, T: Task<L>>(
+    /// The builder's pool, chosen by `S` (by kind, or a pool type), and runtime, and the phase
+    /// entry `E` (plain or hinted).
+    pub(crate) fn go<E: Entry, S: Select, L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
@@ -253,7 +290,8 @@ impl<'rt> Builder<'rt> {
             mem: self.mem,
             search: self.search,
         };
-        self.pool.with_pool(
+        S::with_pool(
+            self.pool,
             &cfg,
             Go {
                 runtime: self.runtime,
@@ -307,7 +345,12 @@ impl<'rt> Builder<'rt> {
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
     ) -> Result<(RunReport, Vec<L>), Error> {
-        // On the calling worker's runtime, as `runtime` would: all its workers by default.
+        self.hinted().go::<Hinted, ByKind, L, T>(init, initial)
+    }
+
+    /// The builder for a hinted phase: on the calling worker's runtime, as `runtime` would,
+    /// with all its workers by default.
+    pub(crate) fn hinted(&self) -> Self {
         let mut b = *self;
         if let (None, false, Some(w)) = (
             self.runtime,
@@ -316,7 +359,7 @@ impl<'rt> Builder<'rt> {
         ) {
             b.threads = w.registry.threads;
         }
-        b.go::<Hinted, L, T>(init, initial)
+        b
     }
 
     /// [`run_hinted_with`](Self::run_hinted_with), folding the states as
@@ -331,7 +374,7 @@ impl<'rt> Builder<'rt> {
     }
 }
 
-fn fold<L>(
+pub(crate) fn fold<L>(
     (report, states): (RunReport, Vec<L>),
     reduce: impl FnMut(L, L) -> L,
 ) -> Result<(RunReport, L), Error> {
@@ -343,7 +386,7 @@ fn fold<L>(
 }
 
 /// Which phase a builder runs, chosen at compile time (each is its own loop).
-trait Entry {
+pub(crate) trait Entry {
     fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
         explicit: Option<&Runtime>,
         pin: bool,
@@ -366,7 +409,7 @@ impl<T> IntoIterator for Deferred<'_, T> {
 }
 
 /// The plain phase.
-struct Plain;
+pub(crate) struct Plain;
 
 impl Entry for Plain {
     fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
@@ -382,7 +425,7 @@ impl Entry for Plain {
 }
 
 /// The phase with place hints.
-struct Hinted;
+pub(crate) struct Hinted;
 
 impl Entry for Hinted {
     fn run<L: Send, T: Task<L>, P: TaskPool<T>>(

@@ -105,9 +105,11 @@ mod stats;
 pub(crate) mod sync;
 pub mod synthetic;
 mod task;
+mod typed_builder;
 
 pub use builder::Builder;
 pub use error::Error;
+pub use typed_builder::TypedBuilder;
 
 /// The README's examples are compiled and run as doctests.
 #[cfg(doctest)]

@@ -23,6 +23,9 @@
 //! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (Papakonstantinou, PARTEE (2015), §3.2) |
 //! | private-deque | acr13 | `requests.rs` (steal requests, Acar, Charguéraud & Rainey 2013) |
 //! | steal-half (search: tree, linear, random) | manber | `manber/` (Kotz and Ellis 1989) |
+//!
+//! Each kind is also a type in [`types`] ([`PoolType`]), for a program that names its pool at
+//! compile time.
 
 mod central;
 mod combined;
@@ -33,6 +36,7 @@ mod private_public;
 mod randomized;
 mod requests;
 mod stealing;
+pub mod types;
 
 pub use central::{CentralFifoPool, CentralPool};
 pub use combined::CombinedPool;
@@ -43,6 +47,7 @@ pub use private_public::PrivatePublicPool;
 pub use randomized::RandomizedPool;
 pub use requests::{PrivateDequeLocal, PrivateDequePool};
 pub use stealing::StealingPool;
+pub use types::PoolType;
 
 use std::fmt;
 
