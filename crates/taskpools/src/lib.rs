@@ -70,11 +70,12 @@
 //!
 //! The differences (a join may run its halves as plain calls once a few jobs are queued; a
 //! spawned job's panic without a handler is reported instead of aborting; a broadcast inside a
-//! share of the same runtime is refused) and their reasons are listed in the README, "Coming
-//! from rayon". [`spawn_async`] is ours: a spawned job that async code awaits. To run rayon's
-//! parallel iterators (and crates built on rayon) unchanged on this runtime, patch in the
-//! drop-in `rayon-core` of this repository (`crates/rayon-core`; README, "Use rayon's
-//! iterators on taskpools").
+//! share of the same runtime is refused) and their reasons are listed in the repository's
+//! `docs/forkjoin.md`, "Coming from rayon: what differs, and why". [`spawn_async`] is ours: a
+//! spawned job that async code awaits. To run rayon's parallel iterators (and crates built on
+//! rayon) unchanged on this runtime, patch in the drop-in `rayon-core` of this repository
+//! (`crates/rayon-core`; the README, and `docs/iter.md`, "Use rayon's iterators on
+//! taskpools").
 //!
 //! Nested tasks that declare what they read and write, ordered by a dependence analysis
 //! (PARTEE's data-flow model), are in [`dataflow`].
@@ -115,6 +116,24 @@ pub use typed_builder::TypedBuilder;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of the repository's `docs/` pages (moved there from the README), compiled and
+/// run as doctests too. Only the repository has `docs/` (the published package does not).
+#[cfg(doctest)]
+mod docs_doctests {
+    #[doc = include_str!("../../../docs/phase.md")]
+    pub struct Phase;
+    #[doc = include_str!("../../../docs/runtime.md")]
+    pub struct Runtime;
+    #[doc = include_str!("../../../docs/forkjoin.md")]
+    pub struct Forkjoin;
+    #[doc = include_str!("../../../docs/dataflow.md")]
+    pub struct Dataflow;
+    #[doc = include_str!("../../../docs/places.md")]
+    pub struct Places;
+    #[doc = include_str!("../../../docs/traces.md")]
+    pub struct Traces;
+}
 pub use mem::MemKind;
 pub use phase::{
     run_pool, run_pool_on, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats,
