@@ -65,14 +65,14 @@ where
 ///
 /// let rt = taskpools::Runtime::new(1)?;
 /// let b_ran = AtomicBool::new(false);
-/// let r = std::panic::catch_unwind(|| {
+/// let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
 ///     rt.install(|| {
 ///         taskpools::forkjoin::join_context_strict(
 ///             |_| panic!("a"),
 ///             |cb| b_ran.store(!cb.migrated(), Ordering::Relaxed), // one worker: not moved
 ///         )
 ///     })
-/// });
+/// }));
 /// assert!(r.is_err() && b_ran.load(Ordering::Relaxed));
 /// # Ok::<(), taskpools::Error>(())
 /// ```
