@@ -138,7 +138,8 @@ impl RuntimeBuilder {
     /// ```
     /// use taskpools::forkjoin::{Pool, Runtime};
     ///
-    /// assert_eq!(Runtime::builder().threads(1).pool_name("dcwq")?.build()?.pool(), Pool::ChaseLev);
+    /// let rt = Runtime::builder().threads(1).pool_name("dcwq")?.build()?;
+    /// assert_eq!(rt.pool(), Pool::ChaseLev);
     /// // `dq8` is the task-pool family's private/public pool, not a fork-join deque.
     /// let e = Runtime::builder().pool_name("dq8").unwrap_err();
     /// assert!(matches!(e, taskpools::Error::RenamedPool { new: "private-deque", .. }));
@@ -478,7 +479,7 @@ impl RuntimeBuilder {
     /// ```
     /// use std::thread::JoinHandle;
     ///
-    /// // The handler borrows `handles` (it is neither `'static` nor `Send`): the caller joins them.
+    /// // The handler borrows `handles` (so it is not `'static`); the caller joins them.
     /// let mut handles: Vec<JoinHandle<()>> = Vec::new();
     /// let rt = taskpools::Runtime::builder().threads(2).build_with_spawn_handler(|worker| {
     ///     handles.push(std::thread::Builder::new().spawn(move || worker.run())?);
