@@ -86,7 +86,7 @@
 //! and `distributed` (the working phase over MPI ranks, with the feature `mpi`). The synthetic
 //! algorithm of Korch and Rauber is in [`synthetic`].
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod builder;
 pub mod dataflow;
