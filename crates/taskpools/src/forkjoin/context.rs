@@ -95,18 +95,19 @@ where
 /// also when `a` panics, and the first closure's panic wins (rayon's `join_context`).
 ///
 /// ```
+/// use std::panic::AssertUnwindSafe;
 /// use std::sync::atomic::{AtomicBool, Ordering};
 ///
 /// let rt = taskpools::Runtime::new(1)?;
 /// let b_ran = AtomicBool::new(false);
-/// let r = std::panic::catch_unwind(|| {
+/// let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
 ///     rt.install(|| {
 ///         taskpools::forkjoin::join_context_strict(
 ///             |_| panic!("a"),
 ///             |cb| b_ran.store(!cb.migrated(), Ordering::Relaxed), // one worker: not moved
 ///         )
 ///     })
-/// });
+/// }));
 /// assert!(r.is_err() && b_ran.load(Ordering::Relaxed));
 /// # Ok::<(), taskpools::Error>(())
 /// ```
