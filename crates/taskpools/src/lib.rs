@@ -82,12 +82,16 @@
 //!
 //! Layers, bottom to top: the foundations, among them [`places`] (place descriptions and
 //! machine topology); [`queue`] and [`mem`] (queues, deques, node memory managers); [`pool`]
-//! (the family behind [`TaskPool`]); [`runtime`] (the persistent workers); and the front ends
-//! on it: [`phase`] (the working phase, driven by [`Builder`]), [`forkjoin`], [`dataflow`],
-//! and `distributed` (the working phase over MPI ranks, with the feature `mpi`). The synthetic
-//! algorithm of Korch and Rauber is in [`synthetic`].
+//! (the family behind [`TaskPool`], which a pool of your own can implement too); [`runtime`]
+//! (the persistent workers, grouped into places when built with
+//! [`RuntimeBuilder::places`]); and the front ends on it: [`phase`] (the working phase,
+//! driven by [`Builder`]), [`forkjoin`], [`dataflow`], and `distributed` (the working phase
+//! over MPI ranks, with the feature `mpi`). On a runtime with places, the working phase, the
+//! fork-join scopes and the data-flow scopes take locality hints ([`Ctx::put_at`],
+//! [`forkjoin::Scope::spawn_at`], [`dataflow::Scope::spawn_at`]). The synthetic algorithm of
+//! Korch and Rauber is in [`synthetic`].
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod builder;
 pub mod dataflow;

@@ -86,66 +86,191 @@ impl<'rt, P: PoolType> TypedBuilder<'rt, P> {
 
     /// The same settings with the pool chosen at run time again: a [`Builder`] whose pool is
     /// `P`'s kind ([`PoolType::KIND`]).
+    ///
+    /// ```
+    /// use taskpools::pool::types::Fcdq;
+    /// use taskpools::{Builder, PoolKind};
+    ///
+    /// let typed = Builder::new().threads(2).pool_type::<Fcdq>();
+    /// let by_kind = typed.builder(); // the same settings, the pool chosen at run time again
+    /// assert_eq!((by_kind.pool_kind(), by_kind.thread_count()), (PoolKind::Fcdq, 2));
+    /// ```
     pub fn builder(&self) -> Builder<'rt> {
         self.builder
     }
 
     /// Another pool type, the settings kept.
+    ///
+    /// ```
+    /// use taskpools::pool::types::{ChaseLev, PrivateDeque};
+    /// use taskpools::{Builder, PoolKind};
+    ///
+    /// let b = Builder::new().threads(2).pool_type::<ChaseLev>().pool_type::<PrivateDeque>();
+    /// assert_eq!((b.pool_kind(), b.thread_count()), (PoolKind::PrivateDeque, 2));
+    /// ```
     pub fn pool_type<Q: PoolType>(self) -> TypedBuilder<'rt, Q> {
         self.builder.pool_type::<Q>()
     }
 
     /// As [`Builder::threads`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder, Error};
+    ///
+    /// let b = Builder::new().pool_type::<ChaseLev>().threads(2);
+    /// assert_eq!(b.thread_count(), 2);
+    /// assert!(matches!(b.threads(0).run([BoxedTask::new(|_| {})]), Err(Error::ZeroThreads)));
+    /// ```
     pub fn threads(self, n: usize) -> Self {
         self.with(self.builder.threads(n))
     }
 
     /// As [`Builder::runtime`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::new(2)?;
+    /// let b = Builder::new().pool_type::<ChaseLev>().runtime(&rt);
+    /// for _ in 0..3 {
+    ///     // Every phase reuses `rt`'s two workers.
+    ///     assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// }
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn runtime<'a>(self, rt: &'a Runtime) -> TypedBuilder<'a, P> {
         TypedBuilder::new(self.builder.runtime(rt))
     }
 
     /// As [`Builder::mem`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::CentralList;
+    /// use taskpools::{BoxedTask, Builder, MemKind};
+    ///
+    /// let b = Builder::new().threads(2).pool_type::<CentralList>().mem(MemKind::Central);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn mem(self, m: MemKind) -> Self {
         self.with(self.builder.mem(m))
     }
 
     /// As [`Builder::mem_name`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::CentralList;
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let b = Builder::new().threads(2).pool_type::<CentralList>().mem_name("dl")?;
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// assert!(b.mem_name("arena").is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn mem_name(self, name: &str) -> Result<Self, Error> {
         Ok(self.with(self.builder.mem_name(name)?))
     }
 
     /// As [`Builder::search`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::StealHalf;
+    /// use taskpools::{BoxedTask, Builder, Search};
+    ///
+    /// let b = Builder::new().threads(2).pool_type::<StealHalf>().search(Search::Random);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn search(self, s: Search) -> Self {
         self.with(self.builder.search(s))
     }
 
     /// As [`Builder::wake`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::PrivatePublic;
+    /// use taskpools::{BoxedTask, Builder, WakePolicy};
+    ///
+    /// let b = Builder::new().threads(2).pool_type::<PrivatePublic>().wake(WakePolicy::EveryPut);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn wake(self, w: WakePolicy) -> Self {
         self.with(self.builder.wake(w))
     }
 
     /// As [`Builder::pin`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// // On a pinned runtime started for this phase.
+    /// let b = Builder::new().threads(2).pool_type::<ChaseLev>().pin(true);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pin(self, yes: bool) -> Self {
         self.with(self.builder.pin(yes))
     }
 
     /// `P`'s kind ([`PoolType::KIND`]).
+    ///
+    /// ```
+    /// use taskpools::pool::types::Combined;
+    /// use taskpools::{Builder, PoolKind};
+    ///
+    /// assert_eq!(Builder::new().pool_type::<Combined>().pool_kind(), PoolKind::Combined);
+    /// ```
     pub fn pool_kind(&self) -> PoolKind {
         self.builder.pool_kind()
     }
 
     /// As [`Builder::thread_count`].
+    ///
+    /// ```
+    /// use taskpools::pool::types::Combined;
+    ///
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let b = taskpools::Builder::new().pool_type::<Combined>();
+    /// assert_eq!(b.threads(1).thread_count(), 1);
+    /// assert_eq!(b.runtime(&rt).thread_count(), 2); // all of the runtime's workers
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn thread_count(&self) -> usize {
         self.builder.thread_count()
     }
 
     /// As [`Builder::run`], on pool type `P`.
+    ///
+    /// ```
+    /// use taskpools::pool::types::StealOppositeEnd;
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let root = BoxedTask::new(|ctx| (0..50).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+    /// let report = Builder::new().threads(2).pool_type::<StealOppositeEnd>().run([root])?;
+    /// assert_eq!(report.tasks_run(), 51);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run<T: Task>(&self, initial: impl IntoIterator<Item = T>) -> Result<RunReport, Error> {
         self.run_with(|_| (), initial).map(|(report, _)| report)
     }
 
     /// As [`Builder::run_with`], on pool type `P`.
+    ///
+    /// ```
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let tasks = (1..=10u64).map(|i| BoxedTask::new(move |ctx| *ctx.local() += i));
+    /// let b = Builder::new().threads(2).pool_type::<ChaseLev>();
+    /// let (_, per_worker) = b.run_with(|_| 0, tasks)?;
+    /// assert_eq!(per_worker.len(), 2);
+    /// assert_eq!(per_worker.iter().sum::<u64>(), 55);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_with<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
@@ -155,6 +280,17 @@ impl<'rt, P: PoolType> TypedBuilder<'rt, P> {
     }
 
     /// As [`Builder::run_reduce`], on pool type `P`.
+    ///
+    /// ```
+    /// use taskpools::pool::types::PrivateDeque;
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let tasks = (1..=100u64).map(|i| BoxedTask::new(move |ctx| *ctx.local() += i));
+    /// let b = Builder::new().threads(2).pool_type::<PrivateDeque>();
+    /// let (_, sum) = b.run_reduce(|_| 0u64, tasks, |a, b| a + b)?;
+    /// assert_eq!(sum, 5050);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_reduce<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
@@ -165,6 +301,20 @@ impl<'rt, P: PoolType> TypedBuilder<'rt, P> {
     }
 
     /// As [`Builder::run_hinted`], on pool type `P`.
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let root = BoxedTask::new(|ctx| {
+    ///     (0..10).for_each(|i| ctx.put_at(PlaceId(i % 2), BoxedTask::new(|_| {})).unwrap());
+    /// });
+    /// let b = Builder::new().pool_type::<ChaseLev>().runtime(&rt);
+    /// assert_eq!(b.run_hinted([root])?.tasks_run(), 11);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_hinted<T: Task>(
         &self,
         initial: impl IntoIterator<Item = T>,
@@ -174,6 +324,23 @@ impl<'rt, P: PoolType> TypedBuilder<'rt, P> {
     }
 
     /// As [`Builder::run_hinted_with`], on pool type `P`.
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let root = BoxedTask::<u32>::new(|ctx| {
+    ///     for i in 0..10 {
+    ///         ctx.put_at(PlaceId(i % 2), BoxedTask::new(|ctx| *ctx.local() += 1)).unwrap();
+    ///     }
+    /// });
+    /// let b = Builder::new().pool_type::<ChaseLev>().runtime(&rt);
+    /// let (_, ran) = b.run_hinted_with(|_| 0u32, [root])?;
+    /// assert_eq!(ran.iter().sum::<u32>(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_hinted_with<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
@@ -183,6 +350,24 @@ impl<'rt, P: PoolType> TypedBuilder<'rt, P> {
     }
 
     /// As [`Builder::run_hinted_reduce`], on pool type `P`.
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let root = BoxedTask::<u64>::new(|ctx| {
+    ///     for i in 1..=10u64 {
+    ///         ctx.put_at(PlaceId(i as usize % 2), BoxedTask::new(move |ctx| *ctx.local() += i))
+    ///             .unwrap();
+    ///     }
+    /// });
+    /// let b = Builder::new().pool_type::<ChaseLev>().runtime(&rt);
+    /// let (_, sum) = b.run_hinted_reduce(|_| 0u64, [root], |a, b| a + b)?;
+    /// assert_eq!(sum, 55);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_hinted_reduce<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,

@@ -8,6 +8,30 @@ use crate::runtime::global;
 use crate::runtime::worker::WorkerThread;
 
 /// What a closure of [`join_context`] is told about where it runs.
+///
+/// ```
+/// use taskpools::forkjoin::{join_context, Runtime};
+///
+/// /// Joins down a binary tree of depth `d`: (joins, second halves run by another worker).
+/// fn walk(d: u32) -> (u32, u32) {
+///     if d == 0 {
+///         return (0, 0);
+///     }
+///     let ((j1, m1), (j2, m2)) = join_context(
+///         |_| walk(d - 1),
+///         |cb| {
+///             let (j, m) = walk(d - 1);
+///             (j, m + cb.migrated() as u32)
+///         },
+///     );
+///     (1 + j1 + j2, m1 + m2)
+/// }
+/// let rt = Runtime::new(2)?;
+/// let (joins, migrated) = rt.install(|| walk(8));
+/// assert_eq!(joins, 255);
+/// assert!(migrated <= joins); // how many were stolen depends on the schedule
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct FnContext {
     migrated: bool,
@@ -26,6 +50,16 @@ impl FnContext {
     /// Whether the closure runs on another thread than the one that called `join_context`:
     /// for the second closure, that another worker took it; for both, that the join was
     /// called from a thread that is not a worker and so handed to one.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(1)?;
+    /// // On a one-worker runtime nothing is stolen: both closures run where the join was called.
+    /// let both = rt.install(|| {
+    ///     taskpools::forkjoin::join_context(|a| a.migrated(), |b| b.migrated())
+    /// });
+    /// assert_eq!(both, (false, false));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn migrated(&self) -> bool {
         self.migrated
     }
@@ -61,11 +95,12 @@ where
 /// also when `a` panics, and the first closure's panic wins (rayon's `join_context`).
 ///
 /// ```
+/// use std::panic::AssertUnwindSafe;
 /// use std::sync::atomic::{AtomicBool, Ordering};
 ///
 /// let rt = taskpools::Runtime::new(1)?;
 /// let b_ran = AtomicBool::new(false);
-/// let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+/// let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
 ///     rt.install(|| {
 ///         taskpools::forkjoin::join_context_strict(
 ///             |_| panic!("a"),

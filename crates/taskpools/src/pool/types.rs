@@ -100,6 +100,22 @@ macro_rules! pool_types {
         #[doc = concat!(
             "`", $alias, "`: [`PoolKind::", stringify!($kind), "`] as a type, for [`Builder::pool_type`](crate::Builder::pool_type).",
         )]
+        ///
+        /// ```
+        /// use taskpools::pool::PoolType;
+        /// use taskpools::{BoxedTask, Builder, PoolKind};
+        #[doc = concat!("use taskpools::pool::types::", stringify!($kind), ";")]
+        ///
+        #[doc = concat!(
+            "assert_eq!(", stringify!($kind), "::KIND, PoolKind::", stringify!($kind), ");"
+        )]
+        #[doc = concat!(
+            "let b = Builder::new().threads(2).pool_type::<", stringify!($kind), ">();"
+        )]
+        /// let root = BoxedTask::new(|ctx| (0..20).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+        /// assert_eq!(b.run([root])?.tasks_run(), 21);
+        /// # Ok::<(), taskpools::Error>(())
+        /// ```
         #[doc(alias = $alias)]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         pub struct $kind;
