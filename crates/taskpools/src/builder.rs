@@ -348,6 +348,57 @@ impl<'rt> Builder<'rt> {
         self.go::<Plain, ByKind, L, T>(init, initial)
     }
 
+    /// Runs a working phase on a pool built by the caller: any [`TaskPool`], one of the
+    /// library's or a pool of your own (see the trait's contract and its example). The
+    /// builder's runtime, pinning and wake-up policy apply; the pool and its worker count are
+    /// the caller's, so the phase has `pool.workers()` workers (build the pool with this
+    /// builder's [`pool_config`](Self::pool_config) to match [`threads`](Self::threads)), and
+    /// the builder's pool kind, memory manager and search are not used. Otherwise as
+    /// [`run_with`](Self::run_with): the same checks, errors and per-worker states.
+    ///
+    /// ```
+    /// use taskpools::pool::ChaseLevPool;
+    /// use taskpools::{Builder, BoxedTask, TaskPool};
+    ///
+    /// let b = Builder::new().threads(2);
+    /// let pool: ChaseLevPool<BoxedTask<u64>> = TaskPool::new(&b.pool_config());
+    /// let tasks = (1..=100u64).map(|i| BoxedTask::new(move |ctx| *ctx.local() += i));
+    /// let (report, sums) = b.run_pool_with(&pool, |_| 0u64, tasks)?;
+    /// assert_eq!((report.tasks_run(), sums.iter().sum::<u64>()), (100, 5050));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
+        &self,
+        pool: &P,
+        init: impl Fn(usize) -> L + Sync,
+        initial: impl IntoIterator<Item = T>,
+    ) -> Result<(RunReport, Vec<L>), Error> {
+        Plain::run(
+            self.runtime,
+            self.opts.pin,
+            pool,
+            self.opts.wake,
+            init,
+            initial,
+        )
+    }
+
+    /// The pool configuration this builder would build its pool with: its thread count as
+    /// the workers, its memory manager and search. For a pool built by hand and run with
+    /// [`run_pool_with`](Self::run_pool_with).
+    ///
+    /// ```
+    /// let cfg = taskpools::Builder::new().threads(3).pool_config();
+    /// assert_eq!(cfg.workers, 3);
+    /// ```
+    pub fn pool_config(&self) -> PoolConfig {
+        PoolConfig {
+            workers: self.threads,
+            mem: self.mem,
+            search: self.search,
+        }
+    }
+
     /// The builder's pool, chosen by `S` (by kind, or a pool type), and runtime, and the phase
     /// entry `E` (plain or hinted).
     pub(crate) fn go<E: Entry, S: Select, L: Send, T: Task<L>>(

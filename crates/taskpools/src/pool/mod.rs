@@ -191,14 +191,14 @@ impl PoolConfig {
 /// # A pool of your own
 ///
 /// One FIFO queue behind a lock, shared by every worker (the central pools of Korch and
-/// Rauber, with a standard library queue), run by hand on a two-worker runtime:
+/// Rauber, with a standard library queue), run on a two-worker runtime through
+/// [`Builder::run_pool_with`](crate::Builder::run_pool_with):
 ///
 /// ```
 /// use std::collections::VecDeque;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use std::sync::Mutex;
-/// use taskpools::{run_pool_on, Ctx, PoolConfig, PutOutcome, Runtime, Task, TaskPool};
-/// use taskpools::{WakePolicy, WorkerStats};
+/// use taskpools::{Builder, Ctx, PoolConfig, PutOutcome, Runtime, Task, TaskPool, WorkerStats};
 ///
 /// struct Fifo<T> {
 ///     queue: Mutex<VecDeque<T>>,
@@ -249,8 +249,9 @@ impl PoolConfig {
 /// }
 ///
 /// let rt = Runtime::new(2)?;
-/// let pool: Fifo<Node> = TaskPool::new(&PoolConfig::new(2));
-/// let (report, counts) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| 0u64, [Node(10)])?;
+/// let b = Builder::new().runtime(&rt);
+/// let pool: Fifo<Node> = TaskPool::new(&b.pool_config());
+/// let (report, counts) = b.run_pool_with(&pool, |_| 0u64, [Node(10)])?;
 /// assert_eq!(counts.iter().sum::<u64>(), (1 << 11) - 1);
 /// assert_eq!(report.tasks_run(), (1 << 11) - 1);
 /// # Ok::<(), taskpools::Error>(())
