@@ -10,6 +10,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use taskpools::runtime::trace::{EventKind, Source, Trace};
 
+use super::plural;
+
 /// The colour of a job found at `src`.
 fn colour(src: Source) -> &'static str {
     match src {
@@ -170,7 +172,10 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
         ly + 18.0,
         span / 1e6,
         if t.dropped > 0 {
-            format!("; {} events dropped (buffer full)", t.dropped)
+            format!(
+                "; {} dropped (buffer full)",
+                plural(t.dropped, "event", "events")
+            )
         } else {
             String::new()
         }
@@ -481,12 +486,16 @@ pub fn summary(path: &Path) -> Result<String> {
             let work = g.work_ns();
             let _ = writeln!(
                 s,
-                "   data-flow: {} tasks, {} dependences, work {:.3} ms, critical path {:.3} ms ({} tasks): available parallelism {:.2}",
-                g.tasks.len(),
-                g.deps.len(),
+                "   data-flow: {}, {}, work {:.3} ms, critical path {:.3} ms ({}): available parallelism {:.2}",
+                plural(g.tasks.len(), "task", "tasks"),
+                plural(g.deps.len(), "dependence", "dependences"),
                 work as f64 / 1e6,
                 len as f64 / 1e6,
-                crit.iter().filter(|id| g.tasks.contains_key(id)).count(),
+                plural(
+                    crit.iter().filter(|id| g.tasks.contains_key(id)).count(),
+                    "task",
+                    "tasks"
+                ),
                 work as f64 / len.max(1) as f64
             );
         }
