@@ -27,12 +27,15 @@ pub fn exec(a: TourArgs) -> Result<()> {
     tour(&a.out)
 }
 
-/// The files one tour step writes: `DIR/NAME.{json,csv,svg,txt}`.
+/// The files one tour step writes: `DIR/NAME.{json,csv,svg,txt}`, its trace and its folder
+/// of figures.
 struct TourFiles {
     json: PathBuf,
     csv: PathBuf,
     svg: PathBuf,
     txt: PathBuf,
+    trace: PathBuf,
+    figures: PathBuf,
 }
 
 impl TourFiles {
@@ -42,6 +45,8 @@ impl TourFiles {
             csv: dir.join(format!("{name}.csv")),
             svg: dir.join(format!("{name}.svg")),
             txt: dir.join(format!("{name}.txt")),
+            trace: dir.join(format!("{name}-trace.json")),
+            figures: dir.join(name),
         }
     }
 
@@ -62,7 +67,7 @@ fn tour(out: &Path) -> Result<()> {
     let default_mem = vec![MemKind::PerWorkerBlocks];
     let runs = [
         (
-            "synthetic_k22_f40",
+            "synthetic-k22-f40",
             "all pools, work-dominated (f = 40)",
             22,
             40,
@@ -71,7 +76,7 @@ fn tour(out: &Path) -> Result<()> {
             on_empty.clone(),
         ),
         (
-            "synthetic_k22_f1",
+            "synthetic-k22-f1",
             "all pools, pool-overhead-dominated (f = 1)",
             22,
             1,
@@ -80,7 +85,7 @@ fn tour(out: &Path) -> Result<()> {
             on_empty.clone(),
         ),
         (
-            "mem_k22_f1",
+            "mem-k22-f1",
             "memory managers on the list-based pools dq2 and sq1 (f = 1)",
             22,
             1,
@@ -89,7 +94,7 @@ fn tour(out: &Path) -> Result<()> {
             on_empty.clone(),
         ),
         (
-            "wake_k22_f1",
+            "wake-k22-f1",
             "wake-up policies on dq2 and dq8 (f = 1)",
             22,
             1,
@@ -114,9 +119,11 @@ fn tour(out: &Path) -> Result<()> {
         };
         synthetic::run_and_emit(&p, &TourFiles::new(out, name).outputs(), false)?;
     }
+    let files = TourFiles::new(out, "synthetic-k15-f40");
     println!(
-        "== synthetic_trace: schedules of A(15), f = 40, on 2 workers (Figure 1 of the \
-         task-pool paper): synthetic-trace.json, Gantt charts in synthetic-trace.gantt/\n"
+        "== synthetic-k15-f40: schedules of A(15), f = 40, on 2 workers (Figure 1 of the \
+         task-pool paper): synthetic-k15-f40-trace.json, Gantt charts in \
+         synthetic-k15-f40-trace.gantt/\n"
     );
     let p = synthetic::Params {
         k: 15,
@@ -132,9 +139,9 @@ fn tour(out: &Path) -> Result<()> {
         reps: 1,
         pin: false,
         search: Search::Tree,
-        trace: Some(out.join("synthetic-trace.json")),
+        trace: Some(files.trace.clone()),
     };
-    synthetic::run_and_emit(&p, &TourFiles::new(out, "synthetic_trace").outputs(), false)?;
+    synthetic::run_and_emit(&p, &files.outputs(), false)?;
     println!("== deque: the deque micro-benchmark of PARTEE (Table 3.1)\n");
     let p = deque::Params {
         threads: vec![2, 4],
@@ -202,6 +209,7 @@ fn tour(out: &Path) -> Result<()> {
     };
     dataflow::run_and_emit(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
     println!("== suite: PARTEE's six applications, small sizes\n");
+    let files = TourFiles::new(out, "suite");
     let p = suite::Params {
         threads: vec![1, 2],
         reps: 2,
@@ -209,17 +217,17 @@ fn tour(out: &Path) -> Result<()> {
         sizes: suite::Sizes::TOUR,
         dataflow: taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK)?,
         pin: true,
-        trace: Some(out.join("suite-trace.json")),
+        trace: Some(files.trace.clone()),
     };
-    let files = TourFiles::new(out, "suite");
+    // The suite's figures (one per benchmark) go into suite/, not into suite.svg.
     let outputs = Outputs {
         plot: None,
         ..files.outputs()
     };
-    let figures = out.join("suite");
-    check_dir_writable("tour --out", &figures)?;
-    suite::run_and_emit(&p, &outputs, Some(&figures), false)?;
+    check_dir_writable("tour --out", &files.figures)?;
+    suite::run_and_emit(&p, &outputs, Some(&files.figures), false)?;
     println!("== places: locality-aware places (LASSI), short run\n");
+    let files = TourFiles::new(out, "places");
     let p = places::Params {
         places: "cores".into(),
         benches: places::Bench::ALL.to_vec(),
@@ -232,14 +240,15 @@ fn tour(out: &Path) -> Result<()> {
         mat_n: 256,
         mat_leaf: 64,
         policies: true,
-        trace: Some(out.join("places-trace.json")),
+        trace: Some(files.trace.clone()),
     };
     match p.check() {
-        Ok(_) => places::run_and_emit(&p, &TourFiles::new(out, "places").outputs(), false)?,
+        Ok(_) => places::run_and_emit(&p, &files.outputs(), false)?,
         // One core: one place, nothing to compare.
         Err(e) => println!("(skipped: {e})\n"),
     }
     println!("== manber: Manber's concurrent pool (Kotz & Ellis), short run\n");
+    let files = TourFiles::new(out, "manber");
     let p = manber::Params {
         participants: vec![16, 2],
         ops: 5000,
@@ -250,10 +259,9 @@ fn tour(out: &Path) -> Result<()> {
         waiting: false,
         delays_ns: vec![0],
         trials: 3,
-        trace: Some(out.join("manber-trace.json")),
+        trace: Some(files.trace.clone()),
     };
-    let files = TourFiles::new(out, "manber");
-    // The manber figures go into their own directory, not into manber.svg.
+    // The manber figures go into manber/, not into manber.svg.
     let outputs = Outputs {
         plot: None,
         ..files.outputs()

@@ -660,7 +660,13 @@ pub fn write_files(path: &Path, traces: &[(String, Trace)]) -> Result<()> {
         .with_context(|| format!("writing --trace {}", path.display()))?;
     let slug = |name: &str| -> String {
         name.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect::<String>()
             .split('-')
             .filter(|s| !s.is_empty())
