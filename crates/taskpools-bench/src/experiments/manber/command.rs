@@ -227,10 +227,16 @@ fn figures(dir: &Path, records: &[Record], samples: &[Samples]) -> Result<()> {
             .enumerate()
             .map(|(i, v)| {
                 let role = if s.producers.contains(&i) { "P" } else { "C" };
-                (
-                    format!("{i} {role}"),
-                    v.iter().map(|&(t, n)| (t, n as f64)).collect(),
-                )
+                // A step line: a segment keeps its size until the next sample, so that a
+                // steal shows as a drop, not as a slope drawn across the time between samples.
+                let mut steps: Vec<(f64, f64)> = Vec::with_capacity(2 * v.len());
+                for &(t, n) in v {
+                    if let Some(&(_, prev)) = steps.last() {
+                        steps.push((t, prev));
+                    }
+                    steps.push((t, n as f64));
+                }
+                (format!("{i} {role}"), steps)
             })
             .collect();
         report::line_chart(
