@@ -14,6 +14,7 @@ use serde::Serialize;
 
 pub use command::{exec, run_and_emit, ForkjoinArgs};
 pub use runner::run;
+pub use table::cost;
 pub use tree::Node;
 
 /// What to run.
