@@ -1,5 +1,10 @@
 //! `taskpools tour`: a short run of every experiment, each writing its table, JSON, CSV and
-//! SVG into one folder.
+//! SVG into one folder, with `tour.json` saying on which machine and when.
+//!
+//! One naming scheme for every output: lowercase words joined by hyphens. A step `NAME`
+//! writes `NAME.{txt,json,csv,svg}`, its schedule trace `NAME-trace.json` with
+//! `NAME-trace.gantt/` (and `NAME-trace.dot/`) beside it, and figures of its own into the
+//! folder `NAME/`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +16,7 @@ use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
 use crate::cli::{check_dir_writable, Outputs};
 use crate::experiments::{
-    blocked, dataflow, deque, forkjoin, manber, places, queens, suite, synthetic,
+    blocked, dataflow, deque, forkjoin, manber, places, queens, report, suite, synthetic,
 };
 
 /// The arguments of `taskpools tour`.
@@ -63,6 +68,11 @@ impl TourFiles {
 fn tour(out: &Path) -> Result<()> {
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let t0 = Instant::now();
+    // The machine and date first, so that a tour cut short still says where it ran; the
+    // duration is added at the end.
+    let mut info = report::TourInfo::now();
+    let info_path = out.join(report::TOUR_FILE);
+    info.write(&info_path)?;
     let on_empty = vec![WakePolicy::OnEmpty];
     let default_mem = vec![MemKind::PerWorkerBlocks];
     let runs = [
@@ -191,7 +201,7 @@ fn tour(out: &Path) -> Result<()> {
         grid: 1024,
         grid_block: 128,
         sweeps: 4,
-        kernels: vec!["lu".into(), "jacobi".into()],
+        kernels: blocked::KERNELS.iter().map(|k| k.to_string()).collect(),
         pin: true,
         trace: None,
     };
@@ -266,10 +276,14 @@ fn tour(out: &Path) -> Result<()> {
         plot: None,
         ..files.outputs()
     };
-    manber::run_and_emit(&p, &outputs, Some(&out.join("manber")), false)?;
+    manber::run_and_emit(&p, &outputs, Some(&files.figures), false)?;
+    info.seconds = Some((t0.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    info.write(&info_path)?;
     println!(
-        "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/",
+        "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/ (`taskpools report {}` \
+         makes the results table)",
         t0.elapsed().as_secs_f64(),
+        out.display(),
         out.display()
     );
     Ok(())
