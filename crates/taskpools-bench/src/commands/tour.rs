@@ -16,7 +16,7 @@ use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
 use crate::cli::{check_dir_writable, Outputs};
 use crate::experiments::{
-    blocked, dataflow, deque, forkjoin, manber, places, queens, report, suite, synthetic,
+    blocked, dataflow, deque, forkjoin, manber, pinning, places, queens, report, suite, synthetic,
 };
 
 /// The arguments of `taskpools tour`.
@@ -175,6 +175,7 @@ fn tour(out: &Path) -> Result<()> {
         trace: None,
     };
     forkjoin::run_and_emit(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
+    pinning::unpin_current();
     println!("== queens: N-Queens on the task pools, fork-join, rayon, chili and forte\n");
     let p = queens::Params {
         n: 11,
@@ -192,6 +193,7 @@ fn tour(out: &Path) -> Result<()> {
         front_ends: queens::FRONT_ENDS.to_vec(),
     };
     queens::run_and_emit(&p, &TourFiles::new(out, "queens").outputs(), false)?;
+    pinning::unpin_current();
     println!("== blocked: a scope per step (sparse LU, Jacobi), scope and scope_fifo\n");
     let p = blocked::Params {
         threads: vec![1, 2],
@@ -206,6 +208,7 @@ fn tour(out: &Path) -> Result<()> {
         trace: None,
     };
     blocked::run_and_emit(&p, &TourFiles::new(out, "blocked").outputs(), false)?;
+    pinning::unpin_current();
     println!("== dataflow: per-task cost of data-flow tasks, against OpenMP depend\n");
     let p = dataflow::Params {
         threads: vec![1, 2],
@@ -218,6 +221,7 @@ fn tour(out: &Path) -> Result<()> {
         peers: dataflow::PEERS.to_vec(),
     };
     dataflow::run_and_emit(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
+    pinning::unpin_current();
     println!("== suite: PARTEE's six applications, small sizes\n");
     let files = TourFiles::new(out, "suite");
     let p = suite::Params {
@@ -236,6 +240,7 @@ fn tour(out: &Path) -> Result<()> {
     };
     check_dir_writable("tour --out", &files.figures)?;
     suite::run_and_emit(&p, &outputs, Some(&files.figures), false)?;
+    pinning::unpin_current();
     println!("== places: locality-aware places (LASSI), short run\n");
     let files = TourFiles::new(out, "places");
     let p = places::Params {
@@ -257,6 +262,7 @@ fn tour(out: &Path) -> Result<()> {
         // One core: one place, nothing to compare.
         Err(e) => println!("(skipped: {e})\n"),
     }
+    pinning::unpin_current();
     println!("== manber: Manber's concurrent pool (Kotz & Ellis), short run\n");
     let files = TourFiles::new(out, "manber");
     let p = manber::Params {
