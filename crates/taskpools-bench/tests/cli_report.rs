@@ -199,9 +199,10 @@ fn a_known_tour_gives_a_known_table() {
     assert!(md.contains(
         "| dataflow | `chains` 1 access | 2 | ns/task | `private-deque` dataflow b64 | **40.0** (30.0–50.0) | - | 80.0 (60.0–100) |"
     ));
-    assert!(
-        md.contains("Example CPU (2 cores, 4 logical CPUs), linux x86_64, 2026-11-28 00:10 UTC")
-    );
+    assert!(md.contains(
+        "Example CPU (2 cores, 4 logical CPUs), linux x86_64, 2026-11-28 00:10 UTC, load \
+             average 1.5 at the start, 2.5 at the end"
+    ));
     assert!(md.contains("`deque.json` (Mops/s"));
     assert_eq!(check_block(&md), 2);
 }

@@ -283,7 +283,7 @@ fn tour(out: &Path) -> Result<()> {
         ..files.outputs()
     };
     manber::run_and_emit(&p, &outputs, Some(&files.figures), false)?;
-    info.seconds = Some((t0.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    info.finish(t0.elapsed().as_secs_f64());
     info.write(&info_path)?;
     println!(
         "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/ (`taskpools report {}` \

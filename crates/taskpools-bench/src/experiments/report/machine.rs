@@ -36,6 +36,9 @@ pub struct TourInfo {
     pub version: String,
     /// How long the tour ran, seconds (`None` until it finished).
     pub seconds: Option<f64>,
+    /// The machine's load (the 1-minute average of `/proc/loadavg`) when the tour started
+    /// and when it ended: on a shared machine, how much else ran beside it.
+    pub load: (Option<f64>, Option<f64>),
 }
 
 impl TourInfo {
@@ -56,7 +59,14 @@ impl TourInfo {
             os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
             version: env!("CARGO_PKG_VERSION").to_string(),
             seconds: None,
+            load: (load_now(), None),
         }
+    }
+
+    /// The tour has finished after `seconds`: its duration and the load at the end.
+    pub fn finish(&mut self, seconds: f64) {
+        self.seconds = Some((seconds * 10.0).round() / 10.0);
+        self.load.1 = load_now();
     }
 
     /// Writes it as pretty JSON.
@@ -76,14 +86,29 @@ impl TourInfo {
         if self.usable_cpus != self.cpus {
             parts.push(format!("{} usable", self.usable_cpus));
         }
+        let load = match self.load {
+            (Some(a), Some(b)) => format!(", load average {a:.1} at the start, {b:.1} at the end"),
+            (Some(a), None) => format!(", load average {a:.1} at the start"),
+            _ => String::new(),
+        };
         format!(
-            "{} ({}), {}, {}",
+            "{} ({}), {}, {}{load}",
             self.cpu_model.as_deref().unwrap_or("unknown CPU"),
             parts.join(", "),
             self.os,
             self.date
         )
     }
+}
+
+/// The 1-minute load average of `/proc/loadavg` (`None` where there is none).
+fn load_now() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The CPU model, the physical cores and the logical CPUs that `/proc/cpuinfo` lists.
