@@ -79,6 +79,10 @@ enum Cmd {
     Trace(trace::SummaryArgs),
     /// A short run of every experiment; tables, JSON, CSV and SVG go to --out.
     Tour(tour::TourArgs),
+    /// The markdown results table of a tour (our best pool against the other runtimes, per
+    /// kernel, with the machine and date) from the folder `tour --out` wrote; `--readme`
+    /// puts it into the README's results section.
+    Report(experiments::report::ReportArgs),
     /// Speedup-vs-threads charts and tables (`scaling.md`) from a folder of experiment JSON
     /// files, as `scripts/scale.sh` writes them.
     Scaling(scaling::ScalingArgs),
@@ -125,6 +129,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Distributed(a) => distributed::exec(a)?,
         Cmd::Trace(a) => trace::exec(a)?,
         Cmd::Tour(a) => tour::exec(a)?,
+        Cmd::Report(a) => experiments::report::exec(a)?,
         Cmd::Scaling(a) => scaling::exec(a)?,
     }
     Ok(())

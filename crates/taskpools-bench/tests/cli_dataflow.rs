@@ -142,7 +142,7 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
         assert!(recs
             .iter()
             .any(|r| r["bench"] == b && r["variant"] == "dataflow" && r["threads"] == 2));
-        assert!(dir.join(format!("suite_{b}.svg")).exists(), "{b}");
+        assert!(dir.join(format!("suite-{b}.svg")).exists(), "{b}");
     }
     assert!(recs
         .iter()

@@ -128,7 +128,7 @@ fn manber_writes_points_and_the_paper_figures() {
     // The replayed series start empty and reach the initial fill (5) at time 0, before any
     // operation.
     let samples: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("segment_samples.json")).unwrap())
+        serde_json::from_str(&std::fs::read_to_string(dir.join("segment-samples.json")).unwrap())
             .unwrap();
     for s in samples.as_array().unwrap() {
         for seg in s["segments"].as_array().unwrap() {
@@ -166,11 +166,11 @@ fn manber_writes_points_and_the_paper_figures() {
         }
     }
     for f in [
-        "fig5_op_time_vs_mix_p4.svg",
-        "fig10_elements_per_steal_p4.svg",
-        "segments_linear_producers-contiguous.svg",
-        "segments_tree_producers-balanced.svg",
-        "segment_samples.json",
+        "fig5-op-time-vs-mix-p4.svg",
+        "fig10-elements-per-steal-p4.svg",
+        "segments-linear-producers-contiguous.svg",
+        "segments-tree-producers-balanced.svg",
+        "segment-samples.json",
     ] {
         assert!(dir.join(f).exists(), "{f}");
     }

@@ -114,7 +114,10 @@ pub enum Error {
         limit: String,
     },
     /// A working phase asked for more workers than its runtime has.
-    #[error("a working phase of {workers} workers cannot run on a runtime of {threads} threads")]
+    #[error(
+        "a working phase of {workers} workers cannot run on a runtime of {threads} thread{}",
+        if *.threads == 1 { "" } else { "s" }
+    )]
     PhaseWider {
         /// The phase's workers (the builder's `threads`).
         workers: usize,
@@ -205,5 +208,25 @@ fn no_such_place(place: usize, places: usize) -> String {
         format!("place {place} does not exist: this runtime was built without places (RuntimeBuilder::places)")
     } else {
         format!("place {place} does not exist: this runtime has {places} places, numbered from 0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_runtime_of_one_thread_is_singular() {
+        let e = super::Error::PhaseWider {
+            workers: 2,
+            threads: 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "a working phase of 2 workers cannot run on a runtime of 1 thread"
+        );
+        let e = super::Error::PhaseWider {
+            workers: 4,
+            threads: 2,
+        };
+        assert!(e.to_string().ends_with("a runtime of 2 threads"), "{e}");
     }
 }

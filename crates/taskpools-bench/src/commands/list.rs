@@ -1,5 +1,6 @@
 //! `taskpools list`: every pool, memory manager, wake-up policy, search and fork-join pool,
-//! with its alias.
+//! with its alias; then the kernels and peer runtimes of the experiments that `taskpools
+//! report` tabulates.
 
 use taskpools::{MemKind, PoolKind, WakePolicy};
 
@@ -30,5 +31,21 @@ pub fn exec() {
     println!("\nfork-join pools (forkjoin --pool NAME or ALIAS; library: forkjoin::Pool):");
     for p in taskpools::forkjoin::Pool::ALL {
         println!("  {:<24} {:<13} {}", p.name(), p.alias(), p.description());
+    }
+    println!(
+        "\nexperiments in `taskpools report`'s table: kernels (front ends, graphs, benchmarks) \
+         | peers:"
+    );
+    for e in crate::experiments::report::experiments() {
+        println!(
+            "  {:<24} {} | {}",
+            e.name,
+            e.kernels.join(", "),
+            if e.peers.is_empty() {
+                "-".to_string()
+            } else {
+                e.peers.join(", ")
+            }
+        );
     }
 }

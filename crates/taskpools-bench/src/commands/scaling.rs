@@ -131,9 +131,10 @@ pub fn exec(a: ScalingArgs) -> Result<()> {
     let md_path = dir.join("scaling.md");
     std::fs::write(&md_path, &md).with_context(|| format!("writing {}", md_path.display()))?;
     println!(
-        "{} charts and {} from {used} files in {}",
-        panels.len(),
+        "{} and {} from {} in {}",
+        report::plural(panels.len(), "chart", "charts"),
         md_path.display(),
+        report::plural(used, "file", "files"),
         dir.display()
     );
     Ok(())

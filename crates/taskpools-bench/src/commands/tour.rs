@@ -1,5 +1,10 @@
 //! `taskpools tour`: a short run of every experiment, each writing its table, JSON, CSV and
-//! SVG into one folder.
+//! SVG into one folder, with `tour.json` saying on which machine and when.
+//!
+//! One naming scheme for every output: lowercase words joined by hyphens. A step `NAME`
+//! writes `NAME.{txt,json,csv,svg}`, its schedule trace `NAME-trace.json` with
+//! `NAME-trace.gantt/` (and `NAME-trace.dot/`) beside it, and figures of its own into the
+//! folder `NAME/`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +16,7 @@ use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
 use crate::cli::{check_dir_writable, Outputs};
 use crate::experiments::{
-    blocked, dataflow, deque, forkjoin, manber, places, queens, suite, synthetic,
+    blocked, dataflow, deque, forkjoin, manber, pinning, places, queens, report, suite, synthetic,
 };
 
 /// The arguments of `taskpools tour`.
@@ -27,12 +32,15 @@ pub fn exec(a: TourArgs) -> Result<()> {
     tour(&a.out)
 }
 
-/// The files one tour step writes: `DIR/NAME.{json,csv,svg,txt}`.
+/// The files one tour step writes: `DIR/NAME.{json,csv,svg,txt}`, its trace and its folder
+/// of figures.
 struct TourFiles {
     json: PathBuf,
     csv: PathBuf,
     svg: PathBuf,
     txt: PathBuf,
+    trace: PathBuf,
+    figures: PathBuf,
 }
 
 impl TourFiles {
@@ -42,6 +50,8 @@ impl TourFiles {
             csv: dir.join(format!("{name}.csv")),
             svg: dir.join(format!("{name}.svg")),
             txt: dir.join(format!("{name}.txt")),
+            trace: dir.join(format!("{name}-trace.json")),
+            figures: dir.join(name),
         }
     }
 
@@ -58,11 +68,16 @@ impl TourFiles {
 fn tour(out: &Path) -> Result<()> {
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let t0 = Instant::now();
+    // The machine and date first, so that a tour cut short still says where it ran; the
+    // duration is added at the end.
+    let mut info = report::TourInfo::now();
+    let info_path = out.join(report::TOUR_FILE);
+    info.write(&info_path)?;
     let on_empty = vec![WakePolicy::OnEmpty];
     let default_mem = vec![MemKind::PerWorkerBlocks];
     let runs = [
         (
-            "synthetic_k22_f40",
+            "synthetic-k22-f40",
             "all pools, work-dominated (f = 40)",
             22,
             40,
@@ -71,7 +86,7 @@ fn tour(out: &Path) -> Result<()> {
             on_empty.clone(),
         ),
         (
-            "synthetic_k22_f1",
+            "synthetic-k22-f1",
             "all pools, pool-overhead-dominated (f = 1)",
             22,
             1,
@@ -80,7 +95,7 @@ fn tour(out: &Path) -> Result<()> {
             on_empty.clone(),
         ),
         (
-            "mem_k22_f1",
+            "mem-k22-f1",
             "memory managers on the list-based pools dq2 and sq1 (f = 1)",
             22,
             1,
@@ -89,7 +104,7 @@ fn tour(out: &Path) -> Result<()> {
             on_empty.clone(),
         ),
         (
-            "wake_k22_f1",
+            "wake-k22-f1",
             "wake-up policies on dq2 and dq8 (f = 1)",
             22,
             1,
@@ -114,9 +129,11 @@ fn tour(out: &Path) -> Result<()> {
         };
         synthetic::run_and_emit(&p, &TourFiles::new(out, name).outputs(), false)?;
     }
+    let files = TourFiles::new(out, "synthetic-k15-f40");
     println!(
-        "== synthetic_trace: schedules of A(15), f = 40, on 2 workers (Figure 1 of the \
-         task-pool paper): synthetic-trace.json, Gantt charts in synthetic-trace.gantt/\n"
+        "== synthetic-k15-f40: schedules of A(15), f = 40, on 2 workers (Figure 1 of the \
+         task-pool paper): synthetic-k15-f40-trace.json, Gantt charts in \
+         synthetic-k15-f40-trace.gantt/\n"
     );
     let p = synthetic::Params {
         k: 15,
@@ -132,9 +149,9 @@ fn tour(out: &Path) -> Result<()> {
         reps: 1,
         pin: false,
         search: Search::Tree,
-        trace: Some(out.join("synthetic-trace.json")),
+        trace: Some(files.trace.clone()),
     };
-    synthetic::run_and_emit(&p, &TourFiles::new(out, "synthetic_trace").outputs(), false)?;
+    synthetic::run_and_emit(&p, &files.outputs(), false)?;
     println!("== deque: the deque micro-benchmark of PARTEE (Table 3.1)\n");
     let p = deque::Params {
         threads: vec![2, 4],
@@ -158,6 +175,7 @@ fn tour(out: &Path) -> Result<()> {
         trace: None,
     };
     forkjoin::run_and_emit(&p, &TourFiles::new(out, "forkjoin").outputs(), false)?;
+    pinning::unpin_current();
     println!("== queens: N-Queens on the task pools, fork-join, rayon, chili and forte\n");
     let p = queens::Params {
         n: 11,
@@ -175,6 +193,7 @@ fn tour(out: &Path) -> Result<()> {
         front_ends: queens::FRONT_ENDS.to_vec(),
     };
     queens::run_and_emit(&p, &TourFiles::new(out, "queens").outputs(), false)?;
+    pinning::unpin_current();
     println!("== blocked: a scope per step (sparse LU, Jacobi), scope and scope_fifo\n");
     let p = blocked::Params {
         threads: vec![1, 2],
@@ -184,11 +203,12 @@ fn tour(out: &Path) -> Result<()> {
         grid: 1024,
         grid_block: 128,
         sweeps: 4,
-        kernels: vec!["lu".into(), "jacobi".into()],
+        kernels: blocked::KERNELS.iter().map(|k| k.to_string()).collect(),
         pin: true,
         trace: None,
     };
     blocked::run_and_emit(&p, &TourFiles::new(out, "blocked").outputs(), false)?;
+    pinning::unpin_current();
     println!("== dataflow: per-task cost of data-flow tasks, against OpenMP depend\n");
     let p = dataflow::Params {
         threads: vec![1, 2],
@@ -201,7 +221,9 @@ fn tour(out: &Path) -> Result<()> {
         peers: dataflow::PEERS.to_vec(),
     };
     dataflow::run_and_emit(&p, &TourFiles::new(out, "dataflow").outputs(), false)?;
+    pinning::unpin_current();
     println!("== suite: PARTEE's six applications, small sizes\n");
+    let files = TourFiles::new(out, "suite");
     let p = suite::Params {
         threads: vec![1, 2],
         reps: 2,
@@ -209,17 +231,18 @@ fn tour(out: &Path) -> Result<()> {
         sizes: suite::Sizes::TOUR,
         dataflow: taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK)?,
         pin: true,
-        trace: Some(out.join("suite-trace.json")),
+        trace: Some(files.trace.clone()),
     };
-    let files = TourFiles::new(out, "suite");
+    // The suite's figures (one per benchmark) go into suite/, not into suite.svg.
     let outputs = Outputs {
         plot: None,
         ..files.outputs()
     };
-    let figures = out.join("suite");
-    check_dir_writable("tour --out", &figures)?;
-    suite::run_and_emit(&p, &outputs, Some(&figures), false)?;
+    check_dir_writable("tour --out", &files.figures)?;
+    suite::run_and_emit(&p, &outputs, Some(&files.figures), false)?;
+    pinning::unpin_current();
     println!("== places: locality-aware places (LASSI), short run\n");
+    let files = TourFiles::new(out, "places");
     let p = places::Params {
         places: "cores".into(),
         benches: places::Bench::ALL.to_vec(),
@@ -232,14 +255,16 @@ fn tour(out: &Path) -> Result<()> {
         mat_n: 256,
         mat_leaf: 64,
         policies: true,
-        trace: Some(out.join("places-trace.json")),
+        trace: Some(files.trace.clone()),
     };
     match p.check() {
-        Ok(_) => places::run_and_emit(&p, &TourFiles::new(out, "places").outputs(), false)?,
+        Ok(_) => places::run_and_emit(&p, &files.outputs(), false)?,
         // One core: one place, nothing to compare.
         Err(e) => println!("(skipped: {e})\n"),
     }
+    pinning::unpin_current();
     println!("== manber: Manber's concurrent pool (Kotz & Ellis), short run\n");
+    let files = TourFiles::new(out, "manber");
     let p = manber::Params {
         participants: vec![16, 2],
         ops: 5000,
@@ -250,18 +275,21 @@ fn tour(out: &Path) -> Result<()> {
         waiting: false,
         delays_ns: vec![0],
         trials: 3,
-        trace: Some(out.join("manber-trace.json")),
+        trace: Some(files.trace.clone()),
     };
-    let files = TourFiles::new(out, "manber");
-    // The manber figures go into their own directory, not into manber.svg.
+    // The manber figures go into manber/, not into manber.svg.
     let outputs = Outputs {
         plot: None,
         ..files.outputs()
     };
-    manber::run_and_emit(&p, &outputs, Some(&out.join("manber")), false)?;
+    manber::run_and_emit(&p, &outputs, Some(&files.figures), false)?;
+    info.finish(t0.elapsed().as_secs_f64());
+    info.write(&info_path)?;
     println!(
-        "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/",
+        "tour finished in {:.1} s; tables, JSON, CSV and SVG are in {}/ (`taskpools report {}` \
+         makes the results table)",
         t0.elapsed().as_secs_f64(),
+        out.display(),
         out.display()
     );
     Ok(())

@@ -11,6 +11,7 @@ pub mod manber;
 pub mod pinning;
 pub mod places;
 pub mod queens;
+pub mod report;
 pub mod suite;
 pub mod synthetic;
 pub mod trace_cost;

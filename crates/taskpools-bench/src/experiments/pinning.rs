@@ -83,6 +83,31 @@ fn pin_tid(tid: i32, i: usize) {
     let _ = (tid, i);
 }
 
+/// Lets the calling thread run on every core of [`cores`] again (Linux; elsewhere nothing).
+/// The data-flow and suite experiments pin the calling thread to core 0 for their sequential
+/// runs, and threads spawned afterwards inherit that mask: in a tour, Manber's 16 and 2
+/// participants all ran on core 0. The tour calls this after every step that pins threads.
+pub fn unpin_current() {
+    #[cfg(target_os = "linux")]
+    if let Some(cores) = cores() {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it (every
+        // core < CPU_SETSIZE, since they came from this process's own affinity mask), and
+        // sched_setaffinity only reads it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in cores {
+                libc::CPU_SET(c.id, &mut set);
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                eprintln!(
+                    "taskpools: could not unpin this thread: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+    }
+}
+
 /// A peer runtime whose threads cannot be given a start hook (chili, forte) is pinned from
 /// outside: `make` builds it, and the threads that appeared meanwhile are its own. Those for
 /// which `is_worker` holds (given their position among the new threads and their name) are
@@ -335,4 +360,25 @@ pub fn runtimes_with(
             b.build()
         })
         .collect::<Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A thread pinned to core 0 runs on every start-up core again after `unpin_current`, and
+    /// so do the threads it spawns then.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn unpin_gives_back_every_core() {
+        let Some(cores) = super::cores() else { return };
+        let width = || std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::spawn(move || {
+            super::pinner(true)(0);
+            assert_eq!(width(), 1);
+            super::unpin_current();
+            assert_eq!(width(), cores.len());
+            assert_eq!(std::thread::spawn(width).join().unwrap(), cores.len());
+        })
+        .join()
+        .unwrap();
+    }
 }

@@ -83,6 +83,13 @@ impl Progress {
     }
 }
 
+/// A count with its noun in agreement: `plural(1, "thread", "threads")` is `1 thread`,
+/// `plural(2, …)` is `2 threads`.
+pub fn plural<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let word = if n == N::from(1) { one } else { many };
+    format!("{n} {word}")
+}
+
 /// Writes `records` as pretty JSON to `path` (`-` = stdout).
 pub fn write_json<T: Serialize>(path: &Path, records: &[T]) -> Result<()> {
     let s = serde_json::to_string_pretty(records)?;
@@ -143,4 +150,14 @@ pub fn grouped_series<R>(
         })
         .collect();
     (labels, series)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plural_agrees_with_its_count() {
+        assert_eq!(super::plural(1usize, "thread", "threads"), "1 thread");
+        assert_eq!(super::plural(2usize, "thread", "threads"), "2 threads");
+        assert_eq!(super::plural(0u64, "event", "events"), "0 events");
+    }
 }

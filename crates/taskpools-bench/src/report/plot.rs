@@ -49,15 +49,27 @@ fn bar_chart_scaled(
         .chain(reference)
         .filter(shown)
         .map(tf);
+    // The legend (upper left, a line per series) takes the top of the plot: the chart grows
+    // with the series, and the y range leaves the legend's height free above the bars.
+    let legend_px = 16.0 * series.len() as f64 + 16.0;
+    let plot_px = 270.0 + legend_px;
+    let bars_share = (plot_px - legend_px - 10.0) / plot_px;
     let (ymin, ymax) = if log {
         let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
         let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
-        (lo.floor(), hi + 0.35 * (hi - lo.floor()).max(0.5))
+        let lo = lo.floor();
+        (lo, lo + (hi - lo).max(0.5) / bars_share)
     } else {
-        (0.0, values.fold(0.0f64, f64::max).max(1e-9) * 1.35)
+        (0.0, values.fold(0.0f64, f64::max).max(1e-9) / bars_share)
     };
-    let width = (120 + labels.len() * 80).max(640) as u32;
-    let root = SVGBackend::new(path, (width, 420)).into_drawing_area();
+    // Each group as wide as its longest label (about 7 px a character), so that labels never
+    // run into each other.
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let group_px = (7 * longest + 16).max(80);
+    let width = (120 + labels.len() * group_px).max(640) as u32;
+    // Caption, x labels and margins take about 100 px besides the plot.
+    let height = (plot_px + 100.0) as u32;
+    let root = SVGBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
@@ -106,7 +118,12 @@ fn bar_chart_scaled(
     ];
     let w = 0.8 / series.len().max(1) as f64;
     for (si, (name, values)) in series.iter().enumerate() {
-        let color = palette[si % palette.len()];
+        // Past the palette, evenly spaced hues, so that no two series share a colour.
+        let color = if series.len() <= palette.len() {
+            palette[si].to_rgba()
+        } else {
+            hue(si, series.len(), 0.75, 0.45)
+        };
         let bars: Vec<_> = values
             .iter()
             .enumerate()
@@ -166,9 +183,14 @@ pub fn line_chart(
     let xmin = xmin.min(0.0);
     let xmax = if xmax > xmin { xmax } else { xmin + 1.0 };
     let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
-    let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
+    // Many series (a line per segment of Manber's pool, say): their legend goes into a column
+    // right of the plot instead of over the lines.
+    let many = series.len() > 6;
+    let legend_w = if many { 110 } else { 0 };
+    let root = SVGBackend::new(path, (900 + legend_w, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot_area, legend_area) = root.split_horizontally(900);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(40)
@@ -181,10 +203,9 @@ pub fn line_chart(
         .y_desc(y_desc)
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
-    let many = series.len() > 6;
     for (i, (name, v)) in series.iter().enumerate() {
         let color = if many {
-            HSLColor(i as f64 / series.len() as f64, 0.7, 0.45).to_rgba()
+            hue(i, series.len(), 0.7, 0.45)
         } else {
             [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK][i % 6].to_rgba()
         };
@@ -201,7 +222,19 @@ pub fn line_chart(
             .map_err(|e| anyhow!("{e}"))?;
         s.label(name.clone())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
-        if !many {
+        if many {
+            let y = 50 + 16 * i as i32;
+            legend_area
+                .draw(&PathElement::new([(6, y), (22, y)], color.stroke_width(2)))
+                .map_err(|e| anyhow!("{e}"))?;
+            legend_area
+                .draw(&Text::new(
+                    name.clone(),
+                    (28, y - 6),
+                    ("sans-serif", 12).into_font(),
+                ))
+                .map_err(|e| anyhow!("{e}"))?;
+        } else {
             chart
                 .draw_series(
                     data.iter()
@@ -210,13 +243,15 @@ pub fn line_chart(
                 .map_err(|e| anyhow!("{e}"))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| anyhow!("{e}"))?;
+    if !many {
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.9))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| anyhow!("{e}"))?;
+    }
     root.present().map_err(|e| anyhow!("{e}"))?;
     Ok(())
 }
@@ -286,7 +321,7 @@ pub fn loglog_speedup(
         let color = if series.len() <= palette.len() {
             palette[i].to_rgba()
         } else {
-            HSLColor(i as f64 / series.len() as f64, 0.75, 0.42).to_rgba()
+            hue(i, series.len(), 0.75, 0.42)
         };
         let data: Vec<(f64, f64)> = v
             .iter()
@@ -315,6 +350,17 @@ pub fn loglog_speedup(
         .map_err(|e| anyhow!("{e}"))?;
     root.present().map_err(|e| anyhow!("{e}"))?;
     Ok(())
+}
+
+/// Colour `i` of `n` on the colour wheel, from red to violet: five sixths of the wheel, so
+/// that the last colour does not come back round to the first's red.
+fn hue(i: usize, n: usize, saturation: f64, lightness: f64) -> RGBAColor {
+    HSLColor(
+        i as f64 / n.max(1) as f64 * 5.0 / 6.0,
+        saturation,
+        lightness,
+    )
+    .to_rgba()
 }
 
 /// A tick label on a log axis: two significant digits at most, no trailing zeros (`0.45`, `2`,

@@ -10,6 +10,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use taskpools::runtime::trace::{EventKind, Source, Trace};
 
+use super::plural;
+
 /// The colour of a job found at `src`.
 fn colour(src: Source) -> &'static str {
     match src {
@@ -35,7 +37,9 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     let t1 = t.events.last().map_or(1, |e| e.t_ns).max(t0 + 1);
     let span = (t1 - t0) as f64;
     let x = |ns: u64| left + (ns - t0) as f64 / span * (w_px - left - 20.0);
-    let h = top + row * t.workers as f64 + 60.0;
+    // Below the rows: the time axis (AXIS_H), then the legend and the note.
+    const AXIS_H: f64 = 28.0;
+    let h = top + row * t.workers as f64 + AXIS_H + 60.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -61,6 +65,8 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
     let mut stack: Vec<Vec<(u64, Source)>> = vec![Vec::new(); t.workers];
     let mut asleep: Vec<Option<u64>> = vec![None; t.workers];
     let mut bars: Vec<(usize, f64, f64, f64, &str)> = Vec::new();
+    // The colours drawn (bars and steal marks), for the legend.
+    let mut drawn: Vec<&str> = Vec::new();
     // Sleep and idle times, drawn over the bars (a phase's idle time is inside its share).
     let mut lines: Vec<(f64, f64, f64)> = Vec::new();
     for e in &t.events {
@@ -73,6 +79,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                     Source::Steal { .. } | Source::PlaceSteal { .. } | Source::PoolSteal { .. }
                 ) {
                     let xs = x(e.t_ns);
+                    drawn.push(colour(src));
                     let _ = writeln!(
                         s,
                         r#"<path d="M{xs:.2},{:.1} l-3,-5 h6 z" fill="{}"/>"#,
@@ -88,6 +95,7 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                     let (x0, x1) = (x(st), x(e.t_ns));
                     if x1 - x0 >= 0.1 {
                         bars.push((depth, x0, x1, y, colour(src)));
+                        drawn.push(colour(src));
                     }
                 }
             }
@@ -137,7 +145,9 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
             y + (row - 6.0) / 2.0 - 2.0,
         );
     }
-    let ly = top + row * t.workers as f64 + 16.0;
+    let axis_y = top + row * t.workers as f64;
+    time_axis(&mut s, left, w_px - left - 20.0, axis_y, span);
+    let ly = axis_y + AXIS_H + 16.0;
     let mut lx = left;
     for (name, src) in [
         ("own deque", Source::Own),
@@ -155,6 +165,10 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
             },
         ),
     ] {
+        // Only the kinds of job this chart shows.
+        if !drawn.contains(&colour(src)) {
+            continue;
+        }
         let _ = writeln!(
             s,
             r#"<rect x="{lx}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{ly}">{name}</text>"#,
@@ -170,13 +184,70 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
         ly + 18.0,
         span / 1e6,
         if t.dropped > 0 {
-            format!("; {} events dropped (buffer full)", t.dropped)
+            format!(
+                "; {} dropped (buffer full)",
+                plural(t.dropped, "event", "events")
+            )
         } else {
             String::new()
         }
     );
     s.push_str("</svg>\n");
     std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
+}
+
+/// A time axis under the rows: a line `width` px long from `x0` at `y`, ticks at a round step
+/// (1, 2 or 5 times a power of ten) giving at most ten intervals over `span_ns`, each labelled
+/// with its time from the start in the unit that suits the span.
+fn time_axis(s: &mut String, x0: f64, width: f64, y: f64, span_ns: f64) {
+    let _ = writeln!(
+        s,
+        r##"<path d="M{x0:.1},{y:.1} h{width:.1}" stroke="#666"/>"##
+    );
+    let (unit, scale) = if span_ns >= 2e9 {
+        ("s", 1e9)
+    } else if span_ns >= 1e6 {
+        ("ms", 1e6)
+    } else {
+        ("µs", 1e3)
+    };
+    let step = tick_step(span_ns / scale) * scale;
+    let mut k = 0u32;
+    loop {
+        let t = f64::from(k) * step;
+        if t > span_ns * (1.0 + 1e-9) {
+            break;
+        }
+        let xt = x0 + t / span_ns * width;
+        let value = t / scale;
+        // As many decimals as the step needs (a step of 0.2 ms prints 0.4, not 0.40000001).
+        let decimals = (-(step / scale).log10().floor()).max(0.0) as usize;
+        let _ = writeln!(
+            s,
+            r##"<path d="M{xt:.2},{y:.1} v5" stroke="#666"/><text x="{xt:.2}" y="{:.1}" font-size="11" text-anchor="middle" fill="#444">{value:.decimals$}{}</text>"##,
+            y + 17.0,
+            if k == 0 {
+                format!(" {unit}")
+            } else {
+                String::new()
+            }
+        );
+        k += 1;
+    }
+}
+
+/// A round step (1, 2 or 5 times a power of ten) that splits `span` into at most ten parts.
+fn tick_step(span: f64) -> f64 {
+    if span.is_nan() || span <= 0.0 {
+        return 1.0;
+    }
+    let raw = span / 10.0;
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * p)
 }
 
 fn xml(s: &str) -> String {
@@ -481,12 +552,16 @@ pub fn summary(path: &Path) -> Result<String> {
             let work = g.work_ns();
             let _ = writeln!(
                 s,
-                "   data-flow: {} tasks, {} dependences, work {:.3} ms, critical path {:.3} ms ({} tasks): available parallelism {:.2}",
-                g.tasks.len(),
-                g.deps.len(),
+                "   data-flow: {}, {}, work {:.3} ms, critical path {:.3} ms ({}): available parallelism {:.2}",
+                plural(g.tasks.len(), "task", "tasks"),
+                plural(g.deps.len(), "dependence", "dependences"),
                 work as f64 / 1e6,
                 len as f64 / 1e6,
-                crit.iter().filter(|id| g.tasks.contains_key(id)).count(),
+                plural(
+                    crit.iter().filter(|id| g.tasks.contains_key(id)).count(),
+                    "task",
+                    "tasks"
+                ),
                 work as f64 / len.max(1) as f64
             );
         }
@@ -651,7 +726,13 @@ pub fn write_files(path: &Path, traces: &[(String, Trace)]) -> Result<()> {
         .with_context(|| format!("writing --trace {}", path.display()))?;
     let slug = |name: &str| -> String {
         name.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect::<String>()
             .split('-')
             .filter(|s| !s.is_empty())
@@ -676,4 +757,21 @@ pub fn write_files(path: &Path, traces: &[(String, Trace)]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tick_steps_are_round_and_at_most_ten_per_span() {
+        for (span, step) in [
+            (43.127, 5.0),
+            (1.2, 0.2),
+            (2.172, 0.5),
+            (143.966, 20.0),
+            (9.0, 1.0),
+        ] {
+            assert!((super::tick_step(span) - step).abs() < 1e-9, "{span}");
+            assert!(span / super::tick_step(span) <= 10.0 + 1e-9);
+        }
+    }
 }

@@ -45,7 +45,8 @@ pub(crate) fn default_threads() -> usize {
         Err(why) => {
             REPORTED.call_once(|| {
                 eprintln_best_effort(&format!(
-                    "taskpools: {why}; using {cpus} threads (one per CPU)"
+                    "taskpools: {why}; using {cpus} thread{} (one per CPU)",
+                    if cpus == 1 { "" } else { "s" }
                 ))
             });
             cpus

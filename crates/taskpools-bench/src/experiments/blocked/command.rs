@@ -84,9 +84,12 @@ fn check(a: &BlockedArgs) -> Result<()> {
     if let Some(k) = a
         .kernels
         .iter()
-        .find(|k| !["lu", "jacobi"].contains(&k.as_str()))
+        .find(|k| !super::KERNELS.contains(&k.as_str()))
     {
-        bail!("--kernels: unknown kernel `{k}`; known: lu, jacobi");
+        bail!(
+            "--kernels: unknown kernel `{k}`; known: {}",
+            super::KERNELS.join(", ")
+        );
     }
     a.reps.check()?;
     if !(2..=256).contains(&a.lu_blocks) || !(1..=256).contains(&a.lu_block) {

@@ -22,7 +22,7 @@ mod table;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::pinning::{pinner, rayon_pools};
 use super::summarize;
@@ -60,8 +60,16 @@ pub struct Params {
     pub trace: Option<std::path::PathBuf>,
 }
 
+/// The kernels, in their default order.
+pub const KERNELS: [&str; 2] = ["lu", "jacobi"];
+
+/// The other runtimes `blocked` runs beside ours.
+pub const PEERS: [&str; 1] = ["rayon"];
+
 /// One row.
-#[derive(Clone, Debug, Serialize)]
+// Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// `blocked`.
     pub experiment: String,

@@ -24,7 +24,7 @@ mod table;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use taskpools::dataflow::{self, Config};
 
 use super::pinning::{our_runtimes, pinner, rayon_pools};
@@ -65,7 +65,9 @@ pub struct Params {
 pub const PEERS: [&str; 2] = ["openmp", "rayon"];
 
 /// One row.
-#[derive(Clone, Debug, Serialize)]
+// Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// `dataflow`.
     pub experiment: String,

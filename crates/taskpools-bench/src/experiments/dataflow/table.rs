@@ -10,11 +10,11 @@ pub fn dataflow_table(records: &[super::Record], openmp: bool) -> String {
     };
     let _ = writeln!(
         s,
-        "data-flow task graphs, {} tasks, median of {} (ns per task = time / tasks, spawning included)\n\
+        "data-flow task graphs, {}, median of {} (ns per task = time / tasks, spawning included)\n\
          acc = declared accesses per task; preds = direct predecessors per task; vs omp = ns / ns of\n\
          openmp depend (same graph, threads); b64 / b2048 = block mode with 64 / 2048-byte blocks, exact = exact\n\
          mode; rows = a sync (taskwait) after each row of independent tasks instead of dependences{}\n",
-        first.tasks,
+        crate::report::plural(first.tasks, "task", "tasks"),
         first.reps,
         if openmp {
             ""

@@ -360,7 +360,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.capacity < 2 || p.ops == 0 {
         bail!("--capacity must be at least 2 and --ops at least 1");
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The CPUs listed at start-up, not this thread's mask (an earlier experiment may have
+    // pinned it to one core).
+    let cpus = super::pinning::cores().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        <[_]>::len,
+    );
     let rows = rows();
     progress.set_length((p.reps * rows.len() * (p.threads.len() + 1)) as u64);
     let mut mops = vec![vec![Vec::new(); p.threads.len()]; rows.len()];

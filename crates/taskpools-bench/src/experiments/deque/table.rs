@@ -24,9 +24,9 @@ pub fn deque_table(records: &[super::Record], ops: usize, capacity: usize) -> St
         s,
         "deque micro-benchmark (Papakonstantinou, PARTEE (2015), Table 3.1): one deque of capacity {capacity}; the owner does {ops} pushes \
          and {ops}/P pops, each of P-1 thieves {ops}/P steals;\n\"all\" counts all 2x{ops} operations (failed ones too) per second, \
-         \"successful\" only those that succeeded (a failed steal is no progress), with the range over the runs; median of {} runs; \
+         \"successful\" only those that succeeded (a failed steal is no progress), with the range over the runs; median of {}; \
          in brackets: share of operations that succeeded\n",
-        first.reps
+        crate::report::plural(first.reps, "run", "runs")
     );
     let _ = write!(s, "{:<26}", "Mops/s");
     for (p, over) in &ps {

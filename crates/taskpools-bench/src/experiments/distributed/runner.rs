@@ -92,8 +92,12 @@ fn run_all(p: &Params, me: &Ranked) -> Result<Vec<Record>> {
     ] {
         if let Some(r) = r.filter(|&r| r >= me.size) {
             bail!(
-                "{opt} {r}: there are only {} ranks (0 to {})",
-                me.size,
+                "{opt} {r}: there {} (0 to {})",
+                if me.size == 1 {
+                    "is only 1 rank".to_string()
+                } else {
+                    format!("are only {} ranks", me.size)
+                },
                 me.size - 1
             );
         }

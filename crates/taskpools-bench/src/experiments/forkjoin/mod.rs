@@ -10,10 +10,11 @@ mod table;
 mod tree;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use command::{exec, run_and_emit, ForkjoinArgs};
 pub use runner::run;
+pub use table::cost;
 pub use tree::Node;
 
 /// What to run.
@@ -65,7 +66,9 @@ pub fn kernel(name: &str) -> Result<&'static str> {
 }
 
 /// One row.
-#[derive(Clone, Debug, Serialize)]
+// Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// `forkjoin`.
     pub experiment: String,

@@ -17,7 +17,8 @@ pub fn forkjoin_table(records: &[super::Record]) -> String {
          ceiling = that many copies of the sequential kernel at once on plain threads: its vs seq is the speedup the machine allowed;\n\
          calls = joins that only call each half as a function that is not inlined: a reference for a join's cost;\n\
          chili and forte (heartbeat scheduling) run the same kernels with their join's context passed down, as their docs show;\n\
-         join/chili and time/chili as join/rayon and time/rayon, where chili's joins cost >= Tseq / 50\n",
+         join/chili and time/chili as join/rayon and time/rayon, where chili's joins cost >= Tseq / 50;\n\
+         a join cost below zero (the run with joins was the faster: noise, on coarse kernels) prints as -\n",
         first.reps
     );
     let _ = writeln!(
@@ -48,14 +49,31 @@ pub fn forkjoin_table(records: &[super::Record]) -> String {
             r.speedup_vs_1
                 .map_or("-".to_string(), |v| format!("{v:.2}x")),
             r.joins,
-            r.ns_per_join.map_or("-".to_string(), |v| format!("{v:.2}")),
-            r.join_vs_rayon
-                .map_or("-".to_string(), |v| format!("{v:.2}")),
+            cost(r.ns_per_join),
+            cost(r.join_vs_rayon),
             r.vs_rayon.map_or("-".to_string(), |v| format!("{v:.2}")),
-            r.join_vs_chili
-                .map_or("-".to_string(), |v| format!("{v:.2}")),
+            cost(r.join_vs_chili),
             r.vs_chili.map_or("-".to_string(), |v| format!("{v:.2}"))
         );
     }
     s
+}
+
+/// A cost (or a ratio of costs) with two decimals; `-` where there is none or it came out
+/// below zero, which a cost cannot be: the difference of two noisy times was.
+pub fn cost(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v >= 0.0 => format!("{v:.2}"),
+        _ => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn negative_costs_print_as_a_dash() {
+        assert_eq!(super::cost(Some(-17995.17)), "-");
+        assert_eq!(super::cost(None), "-");
+        assert_eq!(super::cost(Some(0.81)), "0.81");
+    }
 }

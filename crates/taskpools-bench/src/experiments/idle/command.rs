@@ -78,11 +78,13 @@ fn table(records: &[Record]) -> String {
     if let Some(r) = records.first() {
         let _ = writeln!(
             s,
-            "A burst of {:.0} µs of work (a join tree of 16 leaves) every period, {} workers per \
-             runtime, both runtimes in this process, {} alternated samples each; CPU = the \
+            "A burst of {:.0} µs of work (a join tree of 16 leaves) every period, {} per \
+             runtime, both runtimes in this process, {} each; CPU = the \
              workers' CPU time per burst (the spinning after it included), wall = submit to \
              result. Medians (min-max).\n",
-            r.work_us, r.threads, r.samples
+            r.work_us,
+            crate::report::plural(r.threads, "worker", "workers"),
+            crate::report::plural(r.samples, "alternated sample", "alternated samples")
         );
     }
     let _ = writeln!(

@@ -190,7 +190,11 @@ fn sample(p: &Params, kernel: &str, rt: Runtime, threads: usize) -> Result<Sampl
         .args(["--warmup", &p.warmup.to_string()])
         .output()
         .with_context(|| format!("running {}", bin.display()))?;
-    let what = format!("{kernel} on {} at {threads} threads", rt.name());
+    let what = format!(
+        "{kernel} on {} at {}",
+        rt.name(),
+        crate::report::plural(threads, "thread", "threads")
+    );
     if !out.status.success() {
         bail!(
             "{what}: {}",
@@ -216,12 +220,12 @@ fn sample(p: &Params, kernel: &str, rt: Runtime, threads: usize) -> Result<Sampl
         || s.times_s.len() != p.runs
     {
         bail!(
-            "{what}: {} answered for kernel {} on rayon-core {} at {} threads with {} runs",
+            "{what}: {} answered for kernel {} on rayon-core {} at {} with {}",
             bin.display(),
             s.kernel,
             s.rayon_core,
-            s.threads,
-            s.times_s.len()
+            crate::report::plural(s.threads, "thread", "threads"),
+            crate::report::plural(s.times_s.len(), "run", "runs")
         );
     }
     Ok(s)
@@ -258,8 +262,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     Some(ti) => (pars[r], p.threads[ti]),
                 };
                 progress.set_message(format!(
-                    "iter {k} on {} at {threads} threads, invocation {}",
+                    "iter {k} on {} at {}, invocation {}",
                     rt.name(),
+                    crate::report::plural(threads, "thread", "threads"),
                     inv + 1
                 ));
                 let s = sample(p, k, rt, threads)?;
@@ -269,9 +274,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         sizes[ki] = s.size;
                     }
                     Some((c, by)) if *c != s.checksum || sizes[ki] != s.size => bail!(
-                        "{k}: wrong result on {} at {threads} threads: checksum {} (size {}), \
+                        "{k}: wrong result on {} at {}: checksum {} (size {}), \
                          {by} gave {c} (size {})",
                         rt.name(),
+                        crate::report::plural(threads, "thread", "threads"),
                         s.checksum,
                         s.size,
                         sizes[ki]

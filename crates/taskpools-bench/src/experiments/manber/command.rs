@@ -200,15 +200,21 @@ fn figures(dir: &Path, records: &[Record], samples: &[Samples]) -> Result<()> {
             }
         }
         report::line_chart(
-            &dir.join(format!("fig5_op_time_vs_mix_p{n}.svg")),
-            &format!("mean operation time vs job mix, {n} participants{tag}"),
+            &dir.join(format!("fig5-op-time-vs-mix-p{n}.svg")),
+            &format!(
+                "mean operation time vs job mix, {}{tag}",
+                report::plural(n, "participant", "participants")
+            ),
             "adds (% of operations)",
             "ns per operation",
             &f5,
         )?;
         report::line_chart(
-            &dir.join(format!("fig10_elements_per_steal_p{n}.svg")),
-            &format!("elements stolen per steal, producers/consumers, {n} participants{tag}"),
+            &dir.join(format!("fig10-elements-per-steal-p{n}.svg")),
+            &format!(
+                "elements stolen per steal, producers/consumers, {}{tag}",
+                report::plural(n, "participant", "participants")
+            ),
             "adds (% of operations)",
             "elements per steal",
             &f10,
@@ -221,14 +227,20 @@ fn figures(dir: &Path, records: &[Record], samples: &[Samples]) -> Result<()> {
             .enumerate()
             .map(|(i, v)| {
                 let role = if s.producers.contains(&i) { "P" } else { "C" };
-                (
-                    format!("{i} {role}"),
-                    v.iter().map(|&(t, n)| (t, n as f64)).collect(),
-                )
+                // A step line: a segment keeps its size until the next sample, so that a
+                // steal shows as a drop, not as a slope drawn across the time between samples.
+                let mut steps: Vec<(f64, f64)> = Vec::with_capacity(2 * v.len());
+                for &(t, n) in v {
+                    if let Some(&(_, prev)) = steps.last() {
+                        steps.push((t, prev));
+                    }
+                    steps.push((t, n as f64));
+                }
+                (format!("{i} {role}"), steps)
             })
             .collect();
         report::line_chart(
-            &dir.join(format!("segments_{}_{}.svg", s.search, s.workload)),
+            &dir.join(format!("segments-{}-{}.svg", s.search, s.workload)),
             &format!(
                 "segment sizes over time: {} search, {} (P = producer)",
                 s.search, s.workload
@@ -238,6 +250,6 @@ fn figures(dir: &Path, records: &[Record], samples: &[Samples]) -> Result<()> {
             &series,
         )?;
     }
-    report::write_json(&dir.join("segment_samples.json"), samples)?;
+    report::write_json(&dir.join("segment-samples.json"), samples)?;
     Ok(())
 }

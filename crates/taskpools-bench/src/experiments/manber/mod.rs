@@ -195,7 +195,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<Samples>
     if p.participants.is_empty() || p.participants.contains(&0) {
         bail!(taskpools::Error::ZeroThreads);
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The CPUs this process may use, as listed at start-up: after an earlier experiment of
+    // the tour pinned this thread to core 0 for its sequential run, the thread's own mask
+    // (what `available_parallelism` reads) says 1, and 2 participants on 2 CPUs were labelled
+    // oversubscribed.
+    let cpus = super::pinning::cores().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        <[_]>::len,
+    );
     // (workload, x, roles) per participant count
     let points = |n: usize| {
         let mut v: Vec<(&'static str, u32, Vec<Role>)> = Vec::new();

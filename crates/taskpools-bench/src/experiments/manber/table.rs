@@ -2,6 +2,11 @@
 
 use std::fmt::Write;
 
+/// The width of one column of a search's group.
+const COL: usize = 9;
+/// The width of a search's group: four columns and the spaces between them.
+const GROUP: usize = 4 * COL + 3;
+
 /// The Manber measurements: per participant count, the random model over job mixes and the
 /// producer/consumer model, each strategy side by side; then Kotz & Ellis's questions answered
 /// from these numbers.
@@ -26,11 +31,13 @@ pub fn manber_table(records: &[super::Record]) -> String {
         let Some(first) = rows.first() else { continue };
         let _ = writeln!(
             s,
-            "Manber's concurrent pool: {n} participants{}, remote delay {delay} ns, waiting mode {}, mean of {} trials\n\
-             cells: mean op time ns | removes that stole % | segments examined per steal | elements per steal",
+            "Manber's concurrent pool: {}{}, remote delay {delay} ns, waiting mode {}, mean of {}\n\
+             per search: op ns = mean operation time (ns), stole % = removes that stole, \
+             seg/steal = segments examined per steal, el/steal = elements per steal",
+            crate::report::plural(n, "participant", "participants"),
             if over { " (oversubscribed: times include waiting for a CPU)" } else { "" },
             if first.waiting { "on" } else { "off" },
-            first.trials
+            crate::report::plural(first.trials, "trial", "trials")
         );
         for workload in ["random", "producers-contiguous", "producers-balanced"] {
             let w: Vec<_> = rows.iter().filter(|r| r.workload == workload).collect();
@@ -42,9 +49,23 @@ pub fn manber_table(records: &[super::Record]) -> String {
             } else {
                 "producers"
             };
-            let _ = write!(s, "\n{workload}\n{xname:>9}");
+            // A group of four right-aligned columns per search, so that the columns stay
+            // aligned whatever the widths of the numbers.
+            let _ = write!(s, "\n{workload}\n{:>9}", "");
             for sname in &searches {
-                let _ = write!(s, " {:>30}", sname);
+                let _ = write!(s, " | {sname:<W$}", W = GROUP);
+            }
+            let _ = write!(s, "\n{xname:>9}");
+            for _ in &searches {
+                let _ = write!(
+                    s,
+                    " | {:>C$} {:>C$} {:>C$} {:>C$}",
+                    "op ns",
+                    "stole %",
+                    "seg/steal",
+                    "el/steal",
+                    C = COL
+                );
             }
             let _ = writeln!(s);
             let mut xs: Vec<u32> = w.iter().map(|r| r.x).collect();
@@ -62,17 +83,18 @@ pub fn manber_table(records: &[super::Record]) -> String {
                                     "-".to_string()
                                 }
                             };
-                            let cell = format!(
-                                "{} | {} | {} | {}",
+                            let _ = write!(
+                                s,
+                                " | {:>C$} {:>C$} {:>C$} {:>C$}",
                                 f(r.op_ns, 0),
                                 f(100.0 * r.steal_fraction, 0),
                                 f(r.segments_per_steal, 1),
-                                f(r.elements_per_steal, 1)
+                                f(r.elements_per_steal, 1),
+                                C = COL
                             );
-                            let _ = write!(s, " {cell:>30}");
                         }
                         None => {
-                            let _ = write!(s, " {:>30}", "-");
+                            let _ = write!(s, " | {:>W$}", "-", W = GROUP);
                         }
                     }
                 }
@@ -92,16 +114,22 @@ pub fn manber_table(records: &[super::Record]) -> String {
                 .filter(|r| r.search == *sname)
                 .filter(heavy)
                 .collect();
-            let mean = |f: &dyn Fn(&super::Record) -> f64| {
+            // The mean over the points that have the figure, with `d` decimals; `-` where
+            // none has (one participant: no point is steal-heavy).
+            let mean = |f: &dyn Fn(&super::Record) -> f64, d: usize| {
                 let xs: Vec<f64> = v.iter().map(|r| f(r)).filter(|x| x.is_finite()).collect();
-                xs.iter().sum::<f64>() / xs.len().max(1) as f64
+                if xs.is_empty() {
+                    "-".to_string()
+                } else {
+                    format!("{:.d$}", xs.iter().sum::<f64>() / xs.len() as f64)
+                }
             };
             let _ = writeln!(
                 s,
-                "  {sname:<7} segments per steal {:6.2}   op time {:8.0} ns   remove time {:8.0} ns",
-                mean(&|r| r.segments_per_steal),
-                mean(&|r| r.op_ns),
-                mean(&|r| r.remove_ns)
+                "  {sname:<7} segments per steal {:>6}   op time {:>8} ns   remove time {:>8} ns",
+                mean(&|r| r.segments_per_steal, 2),
+                mean(&|r| r.op_ns, 0),
+                mean(&|r| r.remove_ns, 0)
             );
         }
         for sname in &searches {

@@ -12,19 +12,20 @@ pub fn places_table(records: &[super::Record], p: &super::Params) -> anyhow::Res
     });
     let _ = writeln!(
         s,
-        "Places {} ({} places, {} workers){}. Medians of {} interleaved repetitions.\n\
+        "Places {} ({}, {}){}. Medians of {} interleaved {}.\n\
          local / remote = tasks taken from the worker's own place / from another place; steals = steals between\n\
          places; declined = steal attempts that left another place's hinted tasks alone (guarded policy), not tasks.\n\
          Sums over the workers, per run.{}",
         places,
-        places.len(),
-        places.workers(),
+        crate::report::plural(places.len(), "place", "places"),
+        crate::report::plural(places.workers(), "worker", "workers"),
         if one_core_each {
             ": on this machine each place is one core"
         } else {
             ""
         },
         p.reps,
+        if p.reps == 1 { "repetition" } else { "repetitions" },
         if p.trace.is_some() {
             "\nWith --trace our runtimes record a schedule trace in every run: these times include its cost."
         } else {

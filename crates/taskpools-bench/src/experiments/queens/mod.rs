@@ -11,7 +11,7 @@ mod table;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use taskpools::{Builder, Ctx, PoolKind, Task};
 
 use super::pinning::{chili_pool, forte_pool, our_runtimes, pinner, rayon_pools, Forte};
@@ -61,7 +61,9 @@ const TRACE_EVENTS: usize = 1 << 22;
 pub const MAX_N: u32 = 16;
 
 /// One row.
-#[derive(Clone, Debug, Serialize)]
+// Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// `queens`.
     pub experiment: String,

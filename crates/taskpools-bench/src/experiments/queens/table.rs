@@ -14,7 +14,8 @@ pub fn queens_table(records: &[super::Record]) -> String {
          the median of the differences of back-to-back runs. task-pool = one task per node (taskpools::Builder, counting\n\
          in per-worker state); `cutoff N` = a task puts a child only while fewer than N tasks are queued on its worker\n\
          (Ctx::queued), else counts the child's subtree with plain calls; scope = a scope per node with a spawn per\n\
-         child; join = binary joins over a node's free columns (chili has no scope: join only)\n",
+         child; join = binary joins over a node's free columns (chili has no scope: join only); a cost below zero\n\
+         (the run with tasks was the faster: noise) prints as -\n",
         first.n, first.nodes, first.reps
     );
     let _ = writeln!(
@@ -31,7 +32,7 @@ pub fn queens_table(records: &[super::Record]) -> String {
             r.threads,
             r.median_s,
             r.speedup_vs_seq,
-            r.ns_per_node.map_or("-".to_string(), |v| format!("{v:.2}"))
+            crate::experiments::forkjoin::cost(r.ns_per_node)
         );
     }
     s

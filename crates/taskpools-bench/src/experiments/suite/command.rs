@@ -191,7 +191,7 @@ pub fn run_and_emit(
                 }
             }
             let title = format!("{} ({}): speedup over sequential", b.name(), rows[0].setup);
-            let path = dir.join(format!("suite_{}.svg", b.name()));
+            let path = dir.join(format!("suite-{}.svg", b.name()));
             report::loglog_speedup(&path, &title, &series)
                 .with_context(|| format!("--plot-dir: writing {}", path.display()))?;
         }

@@ -24,7 +24,7 @@ pub mod tiled;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use taskpools::dataflow::Config;
 
 use super::pinning::{our_runtimes, pinner, rayon_pools, settle_after};
@@ -106,8 +106,14 @@ pub struct Params {
     pub trace: Option<std::path::PathBuf>,
 }
 
+/// The other runtimes the suite runs beside ours (their variants' names start with these:
+/// `rayon`, `openmp depend`, `openmp tasks`).
+pub const PEERS: [&str; 2] = ["rayon", "openmp"];
+
 /// One row of Table 4.1.
-#[derive(Clone, Debug, Serialize)]
+// Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// `suite`.
     pub experiment: String,

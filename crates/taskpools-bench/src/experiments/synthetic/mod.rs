@@ -12,7 +12,7 @@ mod table;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use taskpools::synthetic::{self, task_count};
 use taskpools::{Builder, MemKind, PoolKind, Search, WakePolicy};
 
@@ -52,7 +52,9 @@ pub struct Params {
 const TRACE_EVENTS: usize = 1 << 21;
 
 /// One configuration's result (the JSON record of the issue, plus derived columns).
-#[derive(Clone, Debug, Serialize)]
+// Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// `synthetic`.
     pub experiment: String,

@@ -19,10 +19,10 @@ pub fn synthetic_table(records: &[Record]) -> String {
     let w = if several_wakes { 36 } else { 24 };
     let _ = writeln!(
         s,
-        "synthetic algorithm A(i): k = {}, f = {}, P(k) = {} tasks, median of {} (wake-up: {})",
+        "synthetic algorithm A(i): k = {}, f = {}, P(k) = {}, median of {} (wake-up: {})",
         seq.k,
         seq.f,
-        seq.tasks,
+        crate::report::plural(seq.tasks, "task", "tasks"),
         seq.reps,
         if several_wakes {
             "see column".to_string()
