@@ -32,6 +32,7 @@ pub mod region;
 
 /// The memory manager that serves list-node allocations in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MemKind {
     /// `bs`: the global allocator for every node.
     System,

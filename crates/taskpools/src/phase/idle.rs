@@ -64,6 +64,7 @@ use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex,
 /// (`notify()` only when a task is inserted into an empty queue), `java-dq10` is `dq10`
 /// (a flag with busy waiting instead of `wait()`/`notify()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum WakePolicy {
     /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: Korch and
     /// Rauber's C pools and their Java `dq2` signal in every put). Costs a `SeqCst` fence per

@@ -26,6 +26,7 @@ pub struct Cpu {
 
 /// A level of the topology that places can be made of (the names of `OMP_PLACES`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Level {
     /// One place per hardware thread (`threads`).
     Threads,

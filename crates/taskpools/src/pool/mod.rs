@@ -185,6 +185,7 @@ pub trait TaskPool<T: Send>: Sync {
 
 /// The pools of the family, selected by name at run time and dispatched once to generic code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PoolKind {
     /// `sq1`: one central LIFO queue, a linked list, one lock.
     CentralList,

@@ -10,6 +10,7 @@
 /// refused here with [`Error::RenamedPool`](crate::Error::RenamedPool) naming
 /// `private-deque` (what this front end called `private-public` before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Pool {
     /// Private deques with steal requests (`private-deque`, alias `acr13`): each worker's
     /// frame stack is private, the owner pushes and pops without atomics or fences; a thief

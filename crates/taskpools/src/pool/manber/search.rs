@@ -11,6 +11,7 @@ use crate::sync::{lock, Ordering};
 
 /// How a participant with an empty segment looks for elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Search {
     /// Manber's tree of round counters (Kotz and Ellis, Figure 2).
     Tree,

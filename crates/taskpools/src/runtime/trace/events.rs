@@ -3,6 +3,7 @@
 
 /// Where a worker found the job it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Source {
     /// Its own deque (a `join` half or `scope` spawn it queued itself).
     Own,
@@ -52,6 +53,7 @@ impl Source {
 
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventKind {
     /// A job started (found at `Source`).
     Start(Source),
