@@ -82,7 +82,11 @@ impl Topology {
     /// is its own core in one package, node and cache.
     pub fn detect() -> Topology {
         let allowed = super::cores::process_core_ids();
+        // sysfs is Linux's (Android's too); elsewhere the flat topology, without a look.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         let mut t = Topology::from_sysfs("/sys").unwrap_or_else(|_| Topology::flat(&allowed));
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let mut t = Topology::flat(&allowed);
         if !allowed.is_empty() {
             t.cpus.retain(|c| allowed.contains(&c.id));
             if t.cpus.is_empty() {
