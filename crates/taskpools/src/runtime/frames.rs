@@ -31,7 +31,7 @@ use super::job::{JobHeader, JobRef, POPPED, QUEUED, TAKEN};
 pub(crate) struct FrameStack {
     /// The sentinel below the oldest job (on the heap: it must not move with the stack;
     /// padded: the workers' roots are allocated together, and each owner writes its own).
-    /// Owned, from `Box::into_raw`, freed by `drop`: a raw pointer, not a `Box`, because the
+    /// Owned (from `Box::leak`, freed by `drop`): a raw pointer, not a `Box`, because the
     /// list points into it, and moving a `Box` (as moving the stack does) asserts that nothing
     /// else does (Miri's Stacked Borrows rejects the `Box`).
     root: NonNull<CachePadded<JobHeader>>,
