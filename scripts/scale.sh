@@ -120,8 +120,23 @@ steps+=(
   "dispersion-dataflow|2|dataflow --tasks 5000 --graphs random --threads TOP --reps 1 --peers none --trace OUT/dispersion/trace-dataflow.json --json OUT/dispersion/dataflow.json"
 )
 # Experiments that exist only in newer binaries join when the binary has them.
-if "$bin" iter --help >/dev/null 2>&1; then
-  steps+=("iter|6|iter --threads THREADS --reps 3 --json OUT/iter.json")
+# rayon's iterators on stock rayon and on rayon patched onto taskpools: the two kernel programs
+# of scripts/build-iter-kernels.sh (or the paths in ITER_STOCK and ITER_PATCHED), on the
+# drop-in rayon-core's default deque and on the private deque (TASKPOOLS_RAYON_POOL). At
+# these sizes each takes about 150 s on the lent 16-core machine (392 s at --scale 0.5 with 4
+# invocations and 2 warm-up runs): with the other steps, give the matrix --budget 900, or run
+# them alone with --only iter --budget 400.
+iter_stock=${ITER_STOCK:-target/iter-kernels/stock/release/taskpools-iter-kernels}
+iter_patched=${ITER_PATCHED:-target/iter-kernels/taskpools/release/taskpools-iter-kernels}
+if "$bin" iter --help >/dev/null 2>&1 && [ -x "$iter_stock" ] && [ -x "$iter_patched" ]; then
+  iter_args="--threads THREADS --scale 0.25 --invocations 3 --warmup 2 --runs 3 --stock-bin $iter_stock --patched-bin $iter_patched"
+  steps+=(
+    "iter|150|iter $iter_args --json OUT/iter.json"
+    "iter-private-deque|150|TASKPOOLS_RAYON_POOL=private-deque iter $iter_args --json OUT/iter-private-deque.json"
+  )
+else
+  echo "note: the iter steps are left out: they need 'taskpools iter' and the kernel programs" \
+    "of scripts/build-iter-kernels.sh (or ITER_STOCK and ITER_PATCHED)" >&2
 fi
 if "$bin" radiosity --help >/dev/null 2>&1; then
   steps+=("radiosity|6|radiosity --threads THREADS --reps 3 --json OUT/radiosity.json")
@@ -179,10 +194,17 @@ for s in "${steps[@]}"; do
   cmd=${cmd//THREADS/$threads}
   cmd=${cmd//TOP/$top}
   cmd=${cmd//OUT/$out}
-  say "== $name (at most ${share} s): taskpools $cmd"
+  # Leading VAR=value words are the step's environment.
+  envs=()
+  while [[ "$cmd" =~ ^([A-Z_]+=[^ ]*)\ (.*)$ ]]; do
+    envs+=("${BASH_REMATCH[1]}")
+    cmd=${BASH_REMATCH[2]}
+  done
+  say "== $name (at most ${share} s): ${envs[*]+${envs[*]} }taskpools $cmd"
   t0=$(date +%s%N)
   # shellcheck disable=SC2086 # the command is split into its words on purpose
-  if timeout --signal=INT --kill-after=5 "$share" "$bin" $cmd >"$out/$name.txt" 2>&1; then
+  if timeout --signal=INT --kill-after=5 "$share" env ${envs[@]+"${envs[@]}"} "$bin" $cmd \
+    >"$out/$name.txt" 2>&1; then
     say "   done in $(elapsed "$t0") s"
   else
     rc=$?
@@ -209,3 +231,7 @@ else
   say "note: this binary has no 'scaling' subcommand; the JSON files are in $out"
 fi
 say "== finished in $(($(date +%s) - start)) s; results in $out"
+# One file to bring back (a lent machine returns a few files per command).
+if tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null; then
+  echo "packed into $out.tar.gz"
+fi

@@ -1,13 +1,9 @@
-//! [`join`](join()) and [`join_context`]: the runtime's join, with rayon's panic rule on top.
+//! [`join`](join()) and [`join_context`]: the runtime's strict join.
 //!
 //! rayon runs both closures whatever happens, and resumes the first closure's panic if both
-//! panic. The runtime's join may skip `b` when `a` panics on its serial path (it runs the two
-//! halves as plain calls when enough work is queued), so each half is wrapped in
-//! `catch_unwind` here and the panic is resumed after both have run. A `catch_unwind` costs
-//! nothing until something panics.
-
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::thread::Result;
+//! panic. The runtime's plain `join` may skip `b` when `a` panics on its serial path (it runs
+//! the two halves as plain calls when enough work is queued); its `join_strict` and
+//! `join_context_strict` keep rayon's rule, with one `catch_unwind` per join, as rayon's own.
 
 use taskpools::forkjoin as tp;
 
@@ -50,11 +46,7 @@ where
     RB: Send,
 {
     ensure_global();
-    let (ra, rb) = tp::join(
-        move || catch_unwind(AssertUnwindSafe(oper_a)),
-        move || catch_unwind(AssertUnwindSafe(oper_b)),
-    );
-    both(ra, rb)
+    tp::join_strict(oper_a, oper_b)
 }
 
 /// As [`join`](join()), with a [`FnContext`] for each closure that says whether it runs on another
@@ -80,27 +72,5 @@ where
     RB: Send,
 {
     ensure_global();
-    let (ra, rb) = tp::join_context(
-        move |ctx| catch_unwind(AssertUnwindSafe(move || oper_a(ctx))),
-        move |ctx| catch_unwind(AssertUnwindSafe(move || oper_b(ctx))),
-    );
-    both(ra, rb)
-}
-
-/// Both results, or the first closure's panic (else the second's) resumed. When both
-/// panicked, the second payload is dropped first, and a panic from its `Drop` is not let out.
-#[inline]
-fn both<RA, RB>(ra: Result<RA>, rb: Result<RB>) -> (RA, RB) {
-    match (ra, rb) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(p), rb) => {
-            if let Err(q) = rb {
-                if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(q))) {
-                    std::mem::forget(again);
-                }
-            }
-            resume_unwind(p)
-        }
-        (Ok(_), Err(p)) => resume_unwind(p),
-    }
+    tp::join_context_strict(oper_a, oper_b)
 }

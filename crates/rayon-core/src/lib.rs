@@ -35,7 +35,7 @@
 //!
 //! | rayon-core | taskpools |
 //! |---|---|
-//! | [`join`](join()), [`join_context`], [`FnContext`] | `forkjoin::join`, `forkjoin::join_context`, `forkjoin::FnContext` (each half under `catch_unwind`, see below) |
+//! | [`join`](join()), [`join_context`], [`FnContext`] | `forkjoin::join_strict`, `forkjoin::join_context_strict`, `forkjoin::FnContext` (both halves always run, see below) |
 //! | [`scope()`], [`in_place_scope()`], [`Scope`] | `forkjoin::scope`, `in_place_scope`, `Scope` (wrapped in place) |
 //! | [`scope_fifo()`], [`in_place_scope_fifo()`], [`ScopeFifo`] (`spawn_fifo`) | `forkjoin::scope_fifo`, `in_place_scope_fifo`, a `Scope` made by them (`spawn`) |
 //! | [`spawn()`], [`spawn_fifo()`], [`broadcast()`], [`spawn_broadcast()`], [`BroadcastContext`] | `spawn`, `spawn_fifo`, `broadcast`, `spawn_broadcast`, `BroadcastContext` |
@@ -55,22 +55,22 @@
 //! (`scripts/rayon-tests.sh` in the taskpools repository runs them). Where the behaviour
 //! differs, it is here:
 //!
-//! - **A join may run its two halves as plain calls**, one after the other on the calling
-//!   thread, without offering `oper_b` to other workers: taskpools does so when the worker
-//!   already has a few jobs queued and no other worker is asking for one (the join's serial
-//!   elision; it is what makes its join cheap). rayon always queues `oper_b`. A program that
-//!   is correct when each join runs sequentially (as fork-join programs must be) sees no
-//!   difference; one whose `oper_a` waits for `oper_b` by other means (a spin, a channel) can
-//!   wait forever here. Such waiting work belongs in a scope's spawn, which is always queued.
-//! - **Queued join halves wait for their worker's next fork.** On taskpools' default deque, the
-//!   second halves a worker has queued (all but its outermost one, which any worker may take)
-//!   reach other workers only when it answers their requests: at a join, a scope's end, an
-//!   `install`, [`yield_now`]. rayon lets idle workers take them at any time. So a job that
-//!   spins on a flag until another job sets it should call [`yield_now`] in its loop; and
-//!   when one job runs for more than a second without forking while other workers ask for
-//!   work, the runtime prints one line per pool to stderr naming the cause (set
-//!   `TASKPOOLS_STALL_REPORT=off` where such long leaves are intended; see
-//!   `taskpools::forkjoin`, "Progress").
+//! - **The deque.** Every pool this crate builds (the global one too) runs on taskpools'
+//!   Chase–Lev deques, rayon's own model: each join queues `oper_b` where an idle worker takes
+//!   it at once. `TASKPOOLS_RAYON_POOL=private-deque` picks taskpools' default deque instead,
+//!   whose joins are cheaper but which differs from rayon in two ways. A join may run its two
+//!   halves as plain calls on the calling thread when its worker already has a few jobs queued
+//!   and no other worker asks for one (the join's serial elision): a program whose `oper_a`
+//!   waits for `oper_b` by other means than joins and scopes (a spin, a channel) can wait
+//!   forever there. And a worker's queued join halves (all but its outermost one) reach other
+//!   workers only when it answers their requests, at a join, a scope's end, an `install` or
+//!   [`yield_now`], so a job that spins until another job sets a flag must call
+//!   [`yield_now`] in its loop; when one job runs for more than a second without forking while
+//!   other workers ask for work, the runtime prints one line per pool to stderr naming the
+//!   cause (`TASKPOOLS_STALL_REPORT=off` silences it; see `taskpools::forkjoin`, "Progress").
+//!   rayon's iterators run each piece of their input as one long fold that forks no more, so
+//!   on that deque the other workers wait for the folds to end: at 16 threads they took about
+//!   twice stock rayon's time. An unknown name fails the pool's build with the list of pools.
 //! - **[`ScopeFifo`] keeps one order per scope**: its jobs start in the order they were
 //!   spawned in, whichever thread spawned them. rayon keeps one FIFO per spawning worker, so
 //!   jobs spawned from different workers have no order there; every order rayon guarantees

@@ -250,3 +250,63 @@ fn builder_and_pool_debug() {
     let pool = b.build().unwrap();
     assert!(format!("{pool:?}").contains("num_threads: 2"));
 }
+
+/// `TASKPOOLS_RAYON_POOL` picks the runtime's deque; an unknown name fails the build with the
+/// list of pools (in a child process: the variable is read by every build).
+#[test]
+fn the_pool_env_picks_the_deque_and_rejects_unknown_names() {
+    const CHILD: &str = "RAYON_CORE_POOL_ENV_CHILD";
+    if let Ok(what) = std::env::var(CHILD) {
+        let built = rayon_core::ThreadPoolBuilder::new().num_threads(2).build();
+        match what.as_str() {
+            "bad" => {
+                let e = built.expect_err("an unknown pool name fails the build");
+                let msg = e.to_string();
+                assert!(msg.contains("unknown pool `no-such-pool`"), "{msg}");
+                assert!(
+                    msg.contains("chase-lev") && msg.contains("private-deque"),
+                    "{msg}"
+                );
+            }
+            _ => {
+                let pool = built.expect("a known pool name builds");
+                let sum = pool.install(|| {
+                    fn sum(v: &[u64]) -> u64 {
+                        if v.len() < 64 {
+                            return v.iter().sum();
+                        }
+                        let (l, r) = v.split_at(v.len() / 2);
+                        let (a, b) = rayon_core::join(|| sum(l), || sum(r));
+                        a + b
+                    }
+                    sum(&(1..=10_000).collect::<Vec<u64>>())
+                });
+                assert_eq!(sum, 50_005_000);
+            }
+        }
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    for (value, what) in [
+        ("no-such-pool", "bad"),
+        ("private-deque", "good"),
+        ("chase-lev", "good"),
+        ("acr13", "good"),
+    ] {
+        let out = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "the_pool_env_picks_the_deque_and_rejects_unknown_names",
+                "--nocapture",
+            ])
+            .env(CHILD, what)
+            .env("TASKPOOLS_RAYON_POOL", value)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "TASKPOOLS_RAYON_POOL={value}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -85,6 +85,14 @@ enum Cmd {
 }
 
 fn main() -> std::process::ExitCode {
+    // Output piped into a program that stops reading (`taskpools list | head`) ends the
+    // process quietly, as other command-line tools do, instead of a panic on the write.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any other thread exists; no
+    // handler runs Rust code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // The cores, listed before anything pins this thread (see `pinning::cores`); building a
     // runtime fixes the library's list the same way.
     let _ = experiments::pinning::cores();

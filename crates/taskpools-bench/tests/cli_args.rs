@@ -201,3 +201,33 @@ fn every_limit_is_in_the_help() {
         assert!(s.contains(want), "manber --help lacks `{want}`");
     }
 }
+
+/// Output piped into a reader that stops early (`taskpools list | head -1`) ends the process
+/// quietly: no panic message, no backtrace. Here the reader is gone before the first write
+/// (a pipe whose read end is closed), so every write fails.
+#[cfg(unix)]
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::process::ExitStatusExt;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors `pipe` writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the read end is ours and used nowhere else; closing it leaves no reader.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: the write end is a fresh descriptor that this `OwnedFd` alone owns.
+    let write = unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[1]) };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_taskpools"))
+        .arg("list")
+        .stdout(std::process::Stdio::from(write))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "stderr: {err}");
+    assert!(!err.contains("Broken pipe"), "stderr: {err}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}",
+        out.status
+    );
+}

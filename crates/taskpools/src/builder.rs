@@ -2,9 +2,11 @@
 
 use crate::mem::MemKind;
 use crate::phase::{run_phase, run_phase_hinted, RunOptions, RunReport, WakePolicy};
-use crate::pool::{PoolConfig, PoolKind, PoolVisitor, Search, TaskPool};
+use crate::pool::types::{ByKind, Select};
+use crate::pool::{PoolConfig, PoolKind, PoolType, PoolVisitor, Search, TaskPool};
 use crate::runtime::Runtime;
 use crate::task::Task;
+use crate::typed_builder::TypedBuilder;
 use crate::Error;
 
 /// Configures and runs a working phase.
@@ -32,6 +34,16 @@ use crate::Error;
 /// itself forks. Fork inside the task with [`forkjoin::join`](crate::forkjoin::join) or
 /// [`forkjoin::scope`](crate::forkjoin::scope) instead (they run on the task's worker), or
 /// run the phase on a runtime of its own.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder, PoolKind, WakePolicy};
+///
+/// let b = Builder::new().threads(2).pool(PoolKind::ChaseLev).wake(WakePolicy::EveryPut);
+/// // A root task that puts 100 children: 101 tasks run.
+/// let root = BoxedTask::new(|ctx| (0..100).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// assert_eq!(b.run([root])?.tasks_run(), 101);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Builder<'rt> {
     runtime: Option<&'rt Runtime>,
@@ -53,6 +65,14 @@ impl Default for Builder<'_> {
 impl<'rt> Builder<'rt> {
     /// Defaults: one thread per available CPU, the private/public pool (`dq8`), per-worker block
     /// allocation (`dgbko`), wake on empty→non-empty (`on-empty`, alias `java-dq9`), no pinning.
+    ///
+    /// ```
+    /// use taskpools::{Builder, PoolKind};
+    ///
+    /// let b = Builder::new();
+    /// assert_eq!(b.pool_kind(), PoolKind::PrivatePublic);
+    /// assert!(b.thread_count() >= 1); // one per available CPU
+    /// ```
     pub fn new() -> Self {
         Builder {
             runtime: None,
@@ -67,6 +87,15 @@ impl<'rt> Builder<'rt> {
 
     /// Number of worker threads (checked by `run`: zero, or more than
     /// [`MAX_THREADS`](crate::MAX_THREADS), is an error).
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, Error};
+    ///
+    /// let b = Builder::new().threads(2);
+    /// assert_eq!(b.thread_count(), 2);
+    /// let none = b.threads(0).run([BoxedTask::new(|_| {})]);
+    /// assert!(matches!(none, Err(Error::ZeroThreads)));
+    /// ```
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self.threads_set = true;
@@ -77,6 +106,17 @@ impl<'rt> Builder<'rt> {
     /// for fewer (more fails with [`Error::PhaseWider`]). Pinning is then `rt`'s, and
     /// [`pin`](Self::pin) has no effect. Called on a worker while another phase holds `rt`,
     /// `run` fails with [`Error::PhaseBusy`] (see the type's docs).
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, Error, Runtime};
+    ///
+    /// let rt = Runtime::new(2)?;
+    /// let b = Builder::new().runtime(&rt);
+    /// assert_eq!(b.thread_count(), 2); // all of `rt`'s workers
+    /// let wide = b.threads(3).run([BoxedTask::new(|_| {})]);
+    /// assert!(matches!(wide, Err(Error::PhaseWider { workers: 3, threads: 2 })));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn runtime<'a>(self, rt: &'a Runtime) -> Builder<'a> {
         Builder {
             runtime: Some(rt),
@@ -94,34 +134,122 @@ impl<'rt> Builder<'rt> {
     }
 
     /// The pool.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, PoolKind};
+    ///
+    /// for kind in [PoolKind::CentralFifo, PoolKind::StealHalf] {
+    ///     let b = Builder::new().threads(2).pool(kind);
+    ///     assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// }
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pool(mut self, p: PoolKind) -> Self {
         self.pool = p;
         self
     }
 
     /// The pool by name or alias (`private-public` or `dq8`).
+    ///
+    /// ```
+    /// use taskpools::{Builder, PoolKind};
+    ///
+    /// assert_eq!(Builder::new().pool_name("dq8")?.pool_kind(), PoolKind::PrivatePublic);
+    /// assert_eq!(Builder::new().pool_name("chase-lev")?.pool_kind(), PoolKind::ChaseLev);
+    /// assert!(Builder::new().pool_name("no-such-pool").is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pool_name(self, name: &str) -> Result<Self, Error> {
         Ok(self.pool(PoolKind::from_name(name)?))
     }
 
+    /// The pool as a type, named at compile time: a builder whose phases compile only that
+    /// pool's loop for each task type (a pool chosen with [`pool`](Self::pool) or
+    /// [`pool_name`](Self::pool_name) compiles the loop of every pool in the family, which a
+    /// user's crate pays in build time and binary size for each task type it runs). The types
+    /// are in [`pool::types`](crate::pool::types), one per [`PoolKind`]; the builder's
+    /// [`pool_kind`](Self::pool_kind) becomes `P`'s kind, and everything else is as set here
+    /// (and can still be set on the [`TypedBuilder`]). Phases run as with a pool chosen by
+    /// name: the same pool, the same checks and errors.
+    ///
+    /// ```
+    /// use taskpools::pool::types::ChaseLev;
+    /// use taskpools::{Builder, Ctx, PoolKind, Task};
+    ///
+    /// struct Node(u32);
+    /// impl Task for Node {
+    ///     fn run(self, ctx: &mut Ctx<'_, Self>) {
+    ///         if self.0 > 0 {
+    ///             ctx.put(Node(self.0 - 1));
+    ///             ctx.put(Node(self.0 - 1));
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// // Only the Chase–Lev pool's loop is compiled for `Node`.
+    /// let b = Builder::new().threads(2).pool_type::<ChaseLev>();
+    /// assert_eq!(b.pool_kind(), PoolKind::ChaseLev);
+    /// let report = b.run([Node(10)])?;
+    /// assert_eq!(report.tasks_run(), (1 << 11) - 1);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn pool_type<P: PoolType>(self) -> TypedBuilder<'rt, P> {
+        TypedBuilder::new(self.pool(P::KIND))
+    }
+
     /// The memory manager for list nodes.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, MemKind, PoolKind};
+    ///
+    /// // The memory manager matters for the list-based pools, such as `central-list`.
+    /// let b = Builder::new().threads(2).pool(PoolKind::CentralList).mem(MemKind::System);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn mem(mut self, m: MemKind) -> Self {
         self.mem = m;
         self
     }
 
     /// The memory manager by name or alias (`per-worker-blocks` or `dgbko`).
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let b = Builder::new().threads(2).pool_name("sq1")?.mem_name("dgbko")?;
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// assert!(Builder::new().mem_name("no-such-manager").is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn mem_name(self, name: &str) -> Result<Self, Error> {
         Ok(self.mem(MemKind::from_name(name)?))
     }
 
     /// The search strategy of the steal-half pool (`manber`).
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, PoolKind, Search};
+    ///
+    /// let b = Builder::new().threads(2).pool(PoolKind::StealHalf).search(Search::Linear);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn search(mut self, s: Search) -> Self {
         self.search = s;
         self
     }
 
     /// The wake-up policy.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder, WakePolicy};
+    ///
+    /// // Idle workers spin instead of sleeping; the phase still ends when every task has run.
+    /// let b = Builder::new().threads(2).wake(WakePolicy::Spin);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn wake(mut self, w: WakePolicy) -> Self {
         self.opts.wake = w;
         self
@@ -129,17 +257,39 @@ impl<'rt> Builder<'rt> {
 
     /// Pin worker i to CPU i mod (number of CPUs): the phase then runs on a pinned runtime
     /// (one it starts, unless [`runtime`](Self::runtime) gives one).
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// // Runs on a pinned runtime started for this phase (the global one is not pinned).
+    /// let b = Builder::new().threads(2).pin(true);
+    /// assert_eq!(b.run((0..10).map(|_| BoxedTask::new(|_| {})))?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pin(mut self, yes: bool) -> Self {
         self.opts.pin = yes;
         self
     }
 
     /// The configured pool kind.
+    ///
+    /// ```
+    /// use taskpools::{Builder, PoolKind};
+    ///
+    /// assert_eq!(Builder::new().pool(PoolKind::Combined).pool_kind(), PoolKind::Combined);
+    /// ```
     pub fn pool_kind(&self) -> PoolKind {
         self.pool
     }
 
     /// The configured number of threads.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// assert_eq!(taskpools::Builder::new().threads(1).thread_count(), 1);
+    /// assert_eq!(taskpools::Builder::new().runtime(&rt).thread_count(), 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn thread_count(&self) -> usize {
         self.threads
     }
@@ -195,11 +345,12 @@ impl<'rt> Builder<'rt> {
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
     ) -> Result<(RunReport, Vec<L>), Error> {
-        self.go::<Plain, L, T>(init, initial)
+        self.go::<Plain, ByKind, L, T>(init, initial)
     }
 
-    /// The builder's pool and runtime, and the phase entry `E` (plain or hinted).
-    fn go<E: Entry, L: Send, T: Task<L>>(
+    /// The builder's pool, chosen by `S` (by kind, or a pool type), and runtime, and the phase
+    /// entry `E` (plain or hinted).
+    pub(crate) fn go<E: Entry, S: Select, L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
@@ -253,7 +404,8 @@ impl<'rt> Builder<'rt> {
             mem: self.mem,
             search: self.search,
         };
-        self.pool.with_pool(
+        S::with_pool(
+            self.pool,
             &cfg,
             Go {
                 runtime: self.runtime,
@@ -267,6 +419,16 @@ impl<'rt> Builder<'rt> {
 
     /// [`run_with`](Self::run_with), folding the per-worker states in worker order with
     /// `reduce` (there is always at least one worker, so there is always a result).
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// // Sums 1..=100, one task per number, each adding into its worker's state.
+    /// let tasks = (1..=100u64).map(|i| BoxedTask::new(move |ctx| *ctx.local() += i));
+    /// let (_, sum) = Builder::new().threads(2).run_reduce(|_| 0u64, tasks, |a, b| a + b)?;
+    /// assert_eq!(sum, 100 * 101 / 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_reduce<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
@@ -293,6 +455,24 @@ impl<'rt> Builder<'rt> {
     ///
     /// This is a separate entry (and a separate compilation of the phase's loop) so that the
     /// plain phases pay nothing for hints.
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let root = BoxedTask::new(|ctx| {
+    ///     for i in 0..10 {
+    ///         ctx.put_at(PlaceId(i % 2), BoxedTask::new(|_| {})).unwrap();
+    ///     }
+    /// });
+    /// assert_eq!(Builder::new().runtime(&rt).run_hinted([root])?.tasks_run(), 11);
+    /// // Without places, a hinted phase is refused before any task runs.
+    /// let plain = Runtime::new(1)?;
+    /// let e = Builder::new().runtime(&plain).run_hinted([BoxedTask::new(|_| {})]);
+    /// assert!(matches!(e, Err(taskpools::Error::PhaseWithoutPlaces)));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_hinted<T: Task>(
         &self,
         initial: impl IntoIterator<Item = T>,
@@ -302,12 +482,36 @@ impl<'rt> Builder<'rt> {
     }
 
     /// [`run_hinted`](Self::run_hinted) with per-worker state, as [`run_with`](Self::run_with).
+    ///
+    /// ```
+    /// use taskpools::places::{current_place, PlaceId, Places};
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// // Each worker records the places of the tasks it ran.
+    /// let root = BoxedTask::<Vec<PlaceId>>::new(|ctx| {
+    ///     for i in 0..8 {
+    ///         let leaf = BoxedTask::<Vec<PlaceId>>::new(|ctx| {
+    ///             ctx.local().push(current_place().unwrap());
+    ///         });
+    ///         ctx.put_at(PlaceId(i % 2), leaf).unwrap();
+    ///     }
+    /// });
+    /// let (_, seen) = Builder::new().runtime(&rt).run_hinted_with(|_| Vec::new(), [root])?;
+    /// assert_eq!(seen.iter().map(Vec::len).sum::<usize>(), 8);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_hinted_with<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
         initial: impl IntoIterator<Item = T>,
     ) -> Result<(RunReport, Vec<L>), Error> {
-        // On the calling worker's runtime, as `runtime` would: all its workers by default.
+        self.hinted().go::<Hinted, ByKind, L, T>(init, initial)
+    }
+
+    /// The builder for a hinted phase: on the calling worker's runtime, as `runtime` would,
+    /// with all its workers by default.
+    pub(crate) fn hinted(&self) -> Self {
         let mut b = *self;
         if let (None, false, Some(w)) = (
             self.runtime,
@@ -316,11 +520,28 @@ impl<'rt> Builder<'rt> {
         ) {
             b.threads = w.registry.threads;
         }
-        b.go::<Hinted, L, T>(init, initial)
+        b
     }
 
     /// [`run_hinted_with`](Self::run_hinted_with), folding the states as
     /// [`run_reduce`](Self::run_reduce) does.
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let root = BoxedTask::<u64>::new(|ctx| {
+    ///     for i in 1..=10u64 {
+    ///         ctx.put_at(PlaceId(i as usize % 2), BoxedTask::new(move |ctx| *ctx.local() += i))
+    ///             .unwrap();
+    ///     }
+    /// });
+    /// let b = Builder::new().runtime(&rt);
+    /// let (_, sum) = b.run_hinted_reduce(|_| 0u64, [root], |a, b| a + b)?;
+    /// assert_eq!(sum, 55);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run_hinted_reduce<L: Send, T: Task<L>>(
         &self,
         init: impl Fn(usize) -> L + Sync,
@@ -331,7 +552,7 @@ impl<'rt> Builder<'rt> {
     }
 }
 
-fn fold<L>(
+pub(crate) fn fold<L>(
     (report, states): (RunReport, Vec<L>),
     reduce: impl FnMut(L, L) -> L,
 ) -> Result<(RunReport, L), Error> {
@@ -343,7 +564,7 @@ fn fold<L>(
 }
 
 /// Which phase a builder runs, chosen at compile time (each is its own loop).
-trait Entry {
+pub(crate) trait Entry {
     fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
         explicit: Option<&Runtime>,
         pin: bool,
@@ -366,7 +587,7 @@ impl<T> IntoIterator for Deferred<'_, T> {
 }
 
 /// The plain phase.
-struct Plain;
+pub(crate) struct Plain;
 
 impl Entry for Plain {
     fn run<L: Send, T: Task<L>, P: TaskPool<T>>(
@@ -382,7 +603,7 @@ impl Entry for Plain {
 }
 
 /// The phase with place hints.
-struct Hinted;
+pub(crate) struct Hinted;
 
 impl Entry for Hinted {
     fn run<L: Send, T: Task<L>, P: TaskPool<T>>(

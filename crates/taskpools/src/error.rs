@@ -4,6 +4,17 @@
 /// error value: its panic is resumed in the caller of `run`.)
 ///
 /// New variants may be added (it is `#[non_exhaustive]`): match with a `_` arm.
+///
+/// ```
+/// use taskpools::{Builder, Error, Runtime, MAX_THREADS};
+///
+/// // Bad input is refused before anything starts, with an error that names the problem.
+/// let e = Builder::new().pool_name("dq42").unwrap_err();
+/// assert!(matches!(&e, Error::UnknownPool { name, .. } if name == "dq42"));
+/// assert!(e.to_string().contains("private-public (dq8)")); // the known pools, listed
+/// let e = Runtime::new(MAX_THREADS + 1).unwrap_err();
+/// assert!(matches!(e, Error::TooManyThreads { requested, max } if requested == max + 1));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

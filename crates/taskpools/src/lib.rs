@@ -70,23 +70,28 @@
 //!
 //! The differences (a join may run its halves as plain calls once a few jobs are queued; a
 //! spawned job's panic without a handler is reported instead of aborting; a broadcast inside a
-//! share of the same runtime is refused) and their reasons are listed in the README, "Coming
-//! from rayon". [`spawn_async`] is ours: a spawned job that async code awaits. To run rayon's
-//! parallel iterators (and crates built on rayon) unchanged on this runtime, patch in the
-//! drop-in `rayon-core` of this repository (`crates/rayon-core`; README, "Use rayon's
-//! iterators on taskpools").
+//! share of the same runtime is refused) and their reasons are listed in the repository's
+//! `docs/forkjoin.md`, "Coming from rayon: what differs, and why". [`spawn_async`] is ours: a
+//! spawned job that async code awaits. To run rayon's parallel iterators (and crates built on
+//! rayon) unchanged on this runtime, patch in the drop-in `rayon-core` of this repository
+//! (`crates/rayon-core`; the README, and `docs/iter.md`, "Use rayon's iterators on
+//! taskpools").
 //!
 //! Nested tasks that declare what they read and write, ordered by a dependence analysis
 //! (PARTEE's data-flow model), are in [`dataflow`].
 //!
 //! Layers, bottom to top: the foundations, among them [`places`] (place descriptions and
 //! machine topology); [`queue`] and [`mem`] (queues, deques, node memory managers); [`pool`]
-//! (the family behind [`TaskPool`]); [`runtime`] (the persistent workers); and the front ends
-//! on it: [`phase`] (the working phase, driven by [`Builder`]), [`forkjoin`], [`dataflow`],
-//! and `distributed` (the working phase over MPI ranks, with the feature `mpi`). The synthetic
-//! algorithm of Korch and Rauber is in [`synthetic`].
+//! (the family behind [`TaskPool`], which a pool of your own can implement too); [`runtime`]
+//! (the persistent workers, grouped into places when built with
+//! [`RuntimeBuilder::places`]); and the front ends on it: [`phase`] (the working phase,
+//! driven by [`Builder`]), [`forkjoin`], [`dataflow`], and `distributed` (the working phase
+//! over MPI ranks, with the feature `mpi`). On a runtime with places, the working phase, the
+//! fork-join scopes and the data-flow scopes take locality hints ([`Ctx::put_at`],
+//! [`forkjoin::Scope::spawn_at`], [`dataflow::Scope::spawn_at`]). The synthetic algorithm of
+//! Korch and Rauber is in [`synthetic`].
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod builder;
 pub mod dataflow;
@@ -105,14 +110,34 @@ mod stats;
 pub(crate) mod sync;
 pub mod synthetic;
 mod task;
+mod typed_builder;
 
 pub use builder::Builder;
 pub use error::Error;
+pub use typed_builder::TypedBuilder;
 
 /// The README's examples are compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of the repository's `docs/` pages (moved there from the README), compiled and
+/// run as doctests too. Only the repository has `docs/` (the published package does not).
+#[cfg(doctest)]
+mod docs_doctests {
+    #[doc = include_str!("../../../docs/phase.md")]
+    pub struct Phase;
+    #[doc = include_str!("../../../docs/runtime.md")]
+    pub struct Runtime;
+    #[doc = include_str!("../../../docs/forkjoin.md")]
+    pub struct Forkjoin;
+    #[doc = include_str!("../../../docs/dataflow.md")]
+    pub struct Dataflow;
+    #[doc = include_str!("../../../docs/places.md")]
+    pub struct Places;
+    #[doc = include_str!("../../../docs/traces.md")]
+    pub struct Traces;
+}
 pub use mem::MemKind;
 pub use phase::{
     run_pool, run_pool_on, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats,

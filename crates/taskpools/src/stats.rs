@@ -6,6 +6,18 @@ use std::time::Duration;
 
 /// What one worker did in a working phase. Each worker owns its counters; the runtime sums
 /// them into a [`RunReport`] when the phase ends.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder};
+///
+/// let root = BoxedTask::new(|ctx| (0..100).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// let report = Builder::new().threads(2).pool_name("chase-lev")?.run([root])?;
+/// let total = report.total();
+/// assert_eq!((total.tasks_run, total.puts), (101, 100)); // initial tasks are not puts
+/// assert!(total.steals <= total.steal_attempts);
+/// assert!(total.asleep <= total.idle);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorkerStats {
     /// Tasks this worker executed.
@@ -45,6 +57,16 @@ impl AddAssign<&WorkerStats> for WorkerStats {
 }
 
 /// The result of a working phase: per-worker counters and the wall time.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder};
+///
+/// let report = Builder::new().threads(2).run((0..10).map(|_| BoxedTask::new(|_| {})))?;
+/// assert_eq!(report.workers.len(), 2); // per worker, in worker order
+/// assert_eq!(report.tasks_run(), 10);
+/// println!("{} tasks in {:?}", report.tasks_run(), report.elapsed);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct RunReport {
     /// One entry per worker, in worker order.
@@ -55,6 +77,15 @@ pub struct RunReport {
 
 impl RunReport {
     /// The counters of all workers summed.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let report = Builder::new().threads(2).run((0..10).map(|_| BoxedTask::new(|_| {})))?;
+    /// let by_worker: u64 = report.workers.iter().map(|w| w.tasks_run).sum();
+    /// assert_eq!(report.total().tasks_run, by_worker);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn total(&self) -> WorkerStats {
         let mut t = WorkerStats::default();
         for w in &self.workers {
@@ -64,6 +95,15 @@ impl RunReport {
     }
 
     /// Tasks executed by all workers.
+    ///
+    /// ```
+    /// use taskpools::synthetic::{initial_tasks, task_count};
+    /// use taskpools::Builder;
+    ///
+    /// let report = Builder::new().threads(2).run(initial_tasks(10, 1))?;
+    /// assert_eq!(report.tasks_run(), task_count(10));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn tasks_run(&self) -> u64 {
         self.workers.iter().map(|w| w.tasks_run).sum()
     }

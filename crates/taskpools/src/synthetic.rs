@@ -18,6 +18,14 @@ use crate::{Builder, Ctx, Error, RunReport, Task};
 /// (about 3 cycles). The step is not affine, so the optimizer cannot fold several steps into
 /// one (it does exactly that to a linear congruential step), and the result goes through
 /// `black_box`, so the loop can be neither removed nor shortened.
+///
+/// ```
+/// use taskpools::synthetic::work;
+///
+/// // One unit is one step `x = (x ^ (x >> 7)) + C` from `x = units`.
+/// assert_eq!(work(0), 0);
+/// assert_eq!(work(1), 1 + 0x9e37_79b9_7f4a_7c15);
+/// ```
 #[inline(never)]
 pub fn work(units: u64) -> u64 {
     let mut x = black_box(units);
@@ -28,6 +36,16 @@ pub fn work(units: u64) -> u64 {
 }
 
 /// The task `A(i)` with work factor `f`.
+///
+/// ```
+/// use taskpools::synthetic::A;
+/// use taskpools::Builder;
+///
+/// // A(3) creates A(1) and A(2), and so on down to A(0) and A(-1).
+/// let report = Builder::new().threads(2).run([A { i: 3, f: 1 }])?;
+/// assert_eq!(report.tasks_run(), 9); // T(3) = 1 + T(2) + T(1) = 1 + 5 + 3
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(feature = "mpi", derive(serde::Serialize, serde::Deserialize))]
 pub struct A {
@@ -60,6 +78,14 @@ impl Task for A {
 }
 
 /// The initial tasks `A(k-1), …, A(0)`, in the order Korch and Rauber create them.
+///
+/// ```
+/// use taskpools::synthetic::initial_tasks;
+///
+/// let init = initial_tasks(3, 5);
+/// assert_eq!(init.iter().map(|a| a.i).collect::<Vec<_>>(), [2, 1, 0]);
+/// assert!(init.iter().all(|a| a.f == 5));
+/// ```
 pub fn initial_tasks(k: u32, f: u32) -> Vec<A> {
     (0..k as i32).rev().map(|i| A { i, f }).collect()
 }
@@ -69,12 +95,27 @@ pub fn initial_tasks(k: u32, f: u32) -> Vec<A> {
 /// # Panics
 ///
 /// If `P(k)` does not fit in a `u64` (`k` ≥ 90); see [`checked_task_count`].
+///
+/// ```
+/// use taskpools::synthetic::task_count;
+///
+/// // Korch and Rauber's Table 4.
+/// assert_eq!(task_count(15), 5_149);
+/// assert_eq!(task_count(20), 57_290);
+/// ```
 pub fn task_count(k: u32) -> u64 {
     checked_task_count(k).expect("P(k) overflows u64 (k >= 90)")
 }
 
 /// `P(k)`, or `None` where it does not fit in a `u64` (from `k = 90` on: `P(k)` grows about
 /// ×1.6 per step of `k`).
+///
+/// ```
+/// use taskpools::synthetic::checked_task_count;
+///
+/// assert_eq!(checked_task_count(25), Some(635_593));
+/// assert_eq!(checked_task_count(90), None); // more than a u64 holds
+/// ```
 pub fn checked_task_count(k: u32) -> Option<u64> {
     // T(i): tasks in the subtree of A(i); T(i) = 1 for i <= 0, 1 + T(i-1) + T(i-2) otherwise.
     let (mut t_prev, mut t) = (1u64, 1u64); // T(-1), T(0)
@@ -92,6 +133,12 @@ pub fn checked_task_count(k: u32) -> Option<u64> {
 
 /// The algorithm without any pool: the same work in depth-first order on the calling thread.
 /// Returns the number of tasks executed (equal to `P(k)`).
+///
+/// ```
+/// use taskpools::synthetic::{sequential, task_count};
+///
+/// assert_eq!(sequential(12, 1), task_count(12));
+/// ```
 pub fn sequential(k: u32, f: u32) -> u64 {
     fn a(i: i32, f: u64) -> u64 {
         if i <= 0 {
@@ -116,6 +163,14 @@ pub const MAX_UNITS: u64 = 1 << 42;
 
 /// Checks that `A` with `k`, `f` can finish: `P(k)` ≤ [`MAX_TASKS`] and its work at most
 /// [`MAX_UNITS`]; else [`Error::TooLarge`] naming the limit.
+///
+/// ```
+/// use taskpools::synthetic::check_size;
+/// use taskpools::Error;
+///
+/// assert!(check_size(20, 1).is_ok());
+/// assert!(matches!(check_size(60, 1), Err(Error::TooLarge { .. }))); // P(60) > 2^30 tasks
+/// ```
 pub fn check_size(k: u32, f: u32) -> Result<(), Error> {
     let tasks = checked_task_count(k).filter(|&n| n <= MAX_TASKS);
     let Some(tasks) = tasks else {
@@ -137,6 +192,16 @@ pub fn check_size(k: u32, f: u32) -> Result<(), Error> {
 /// Runs `A` with parameters `k`, `f` on the configured pool and checks that exactly `P(k)`
 /// tasks ran; a different count is an [`Error::TaskCount`]. Sizes that cannot finish are
 /// refused first ([`check_size`]).
+///
+/// ```
+/// use taskpools::synthetic::{run, task_count};
+/// use taskpools::Builder;
+///
+/// let b = Builder::new().threads(2).pool_name("dq8")?;
+/// let report = run(&b, 12, 1)?; // checks that exactly P(12) tasks ran
+/// assert_eq!(report.tasks_run(), task_count(12));
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn run(builder: &Builder, k: u32, f: u32) -> Result<RunReport, Error> {
     check_size(k, f)?;
     let report = builder.run(initial_tasks(k, f))?;

@@ -38,6 +38,26 @@
 /// ```
 pub trait Task<L = ()>: Send + Sized {
     /// Executes the task on the calling worker.
+    ///
+    /// ```
+    /// use taskpools::{Builder, Ctx, Task};
+    ///
+    /// /// Fibonacci the naive way: one task per call, the leaves add into the worker's state.
+    /// struct Fib(u32);
+    /// impl Task<u64> for Fib {
+    ///     fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+    ///         if self.0 < 2 {
+    ///             *ctx.local() += self.0 as u64;
+    ///         } else {
+    ///             ctx.put(Fib(self.0 - 1));
+    ///             ctx.put(Fib(self.0 - 2));
+    ///         }
+    ///     }
+    /// }
+    /// let (_, fib) = Builder::new().threads(2).run_reduce(|_| 0, [Fib(15)], |a, b| a + b)?;
+    /// assert_eq!(fib, 610);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     fn run(self, ctx: &mut Ctx<'_, Self, L>);
 }
 
@@ -56,6 +76,26 @@ pub(crate) trait PutSink<T> {
 
 /// The context a running task sees: its worker's identity, its worker's state (`L`, see
 /// [`Ctx::local`]) and the `put` operation.
+///
+/// ```
+/// use taskpools::{Builder, Ctx, Task};
+///
+/// /// Records which worker ran it, in the worker's own state.
+/// struct Probe;
+/// impl Task<Vec<usize>> for Probe {
+///     fn run(self, ctx: &mut Ctx<'_, Self, Vec<usize>>) {
+///         assert_eq!(ctx.workers(), 2);
+///         let me = ctx.worker();
+///         ctx.local().push(me);
+///     }
+/// }
+/// let (_, seen) = Builder::new().threads(2).run_with(|_| Vec::new(), (0..20).map(|_| Probe))?;
+/// for (i, s) in seen.iter().enumerate() {
+///     assert!(s.iter().all(|&w| w == i)); // a worker's state is only its own
+/// }
+/// assert_eq!(seen.iter().map(Vec::len).sum::<usize>(), 20);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct Ctx<'a, T, L = ()> {
     sink: &'a mut dyn PutSink<T>,
     local: &'a mut L,
@@ -82,12 +122,41 @@ impl<'a, T, L> Ctx<'a, T, L> {
     /// [`Builder::run_with`](crate::Builder::run_with) on that worker's thread before its first
     /// task, reached by every task that worker runs, and returned when the phase ends. Only
     /// this worker touches it, so counting or reducing into it needs no atomics.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// // The largest of 1..=50, kept per worker and then folded: no atomics.
+    /// let tasks = (1..=50u64).map(|i| BoxedTask::<u64>::new(move |ctx| {
+    ///     let best = ctx.local();
+    ///     *best = (*best).max(i * i % 97);
+    /// }));
+    /// let (_, best) = Builder::new().threads(2).run_reduce(|_| 0u64, tasks, u64::max)?;
+    /// assert_eq!(best, (1..=50u64).map(|i| i * i % 97).max().unwrap());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     #[inline]
     pub fn local(&mut self) -> &mut L {
         self.local
     }
 
     /// Creates a child task (Korch and Rauber's `tpool_put`). The task is moved into the pool.
+    ///
+    /// ```
+    /// use taskpools::{Builder, Ctx, Task};
+    ///
+    /// /// Counts down from `n`, one task per step.
+    /// struct Down(u32);
+    /// impl Task for Down {
+    ///     fn run(self, ctx: &mut Ctx<'_, Self>) {
+    ///         if self.0 > 0 {
+    ///             ctx.put(Down(self.0 - 1));
+    ///         }
+    ///     }
+    /// }
+    /// assert_eq!(Builder::new().threads(2).run([Down(99)])?.tasks_run(), 100);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     #[inline]
     pub fn put(&mut self, task: T) {
         self.sink.put(task);
@@ -213,16 +282,50 @@ impl<'a, T, L> Ctx<'a, T, L> {
 
     /// The number of places a hint of [`put_at`](Self::put_at) can name: the runtime's places
     /// in a phase with hints, 0 in a phase without.
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    /// use taskpools::{BoxedTask, Builder, Runtime};
+    ///
+    /// let rt = Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let probe = || BoxedTask::<usize>::new(|ctx| *ctx.local() = ctx.places());
+    /// let b = Builder::new().runtime(&rt);
+    /// let (_, hinted) = b.run_hinted_reduce(|_| 0, [probe()], usize::max)?;
+    /// let (_, plain) = b.run_reduce(|_| 0, [probe()], usize::max)?;
+    /// assert_eq!((hinted, plain), (2, 0));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn places(&self) -> usize {
         self.sink.places()
     }
 
     /// The index of the worker running this task, in `0..workers()`.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let tasks = (0..10).map(|_| BoxedTask::<Vec<usize>>::new(|ctx| {
+    ///     let w = ctx.worker();
+    ///     ctx.local().push(w);
+    /// }));
+    /// let (_, seen) = Builder::new().threads(2).run_with(|_| Vec::new(), tasks)?;
+    /// assert!(seen[0].iter().all(|&w| w == 0) && seen[1].iter().all(|&w| w == 1));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn worker(&self) -> usize {
         self.worker
     }
 
     /// The number of workers in this working phase.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let probe = BoxedTask::<usize>::new(|ctx| *ctx.local() = ctx.workers());
+    /// let (_, n) = Builder::new().threads(2).run_reduce(|_| 0, [probe], usize::max)?;
+    /// assert_eq!(n, 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn workers(&self) -> usize {
         self.workers
     }
@@ -232,6 +335,23 @@ impl<'a, T, L> Ctx<'a, T, L> {
 ///
 /// Converting it into an [`Error`](crate::Error) (with `?` in a helper that returns
 /// `Result<_, taskpools::Error>`, say) drops the task: take [`task`](Self::task) first to keep it.
+///
+/// ```
+/// use taskpools::places::PlaceId;
+/// use taskpools::{BoxedTask, Builder, Error};
+///
+/// // A plain phase takes no hints: the task comes back, and is put without one.
+/// let root = BoxedTask::<u32>::new(|ctx| {
+///     let child = BoxedTask::<u32>::new(|ctx| *ctx.local() += 1);
+///     if let Err(e) = ctx.put_at(PlaceId(0), child) {
+///         assert!(matches!(e.error, Error::PhaseWithoutHints));
+///         ctx.put(e.task);
+///     }
+/// });
+/// let (_, ran) = Builder::new().threads(1).run_reduce(|_| 0, [root], |a, b| a + b)?;
+/// assert_eq!(ran, 1);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[non_exhaustive]
 pub struct PutAtError<T> {
     /// Why: [`Error::PhaseWithoutHints`](crate::Error::PhaseWithoutHints) or
@@ -300,6 +420,22 @@ type BoxedFn<L> = dyn for<'c> FnOnce(&mut Ctx<'c, BoxedTask<L>, L>) + Send;
 
 impl<L> BoxedTask<L> {
     /// Wraps a closure as a task.
+    ///
+    /// ```
+    /// use taskpools::{BoxedTask, Builder};
+    ///
+    /// let data: Vec<u64> = (1..=64).collect();
+    /// let tasks: Vec<_> = data
+    ///     .chunks(16)
+    ///     .map(|c| {
+    ///         let c = c.to_vec(); // a boxed task is `'static`: it owns what it uses
+    ///         BoxedTask::new(move |ctx| *ctx.local() += c.iter().sum::<u64>())
+    ///     })
+    ///     .collect();
+    /// let (_, sum) = Builder::new().threads(2).run_reduce(|_| 0u64, tasks, |a, b| a + b)?;
+    /// assert_eq!(sum, 64 * 65 / 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn new(f: impl for<'c> FnOnce(&mut Ctx<'c, BoxedTask<L>, L>) + Send + 'static) -> Self {
         BoxedTask(Box::new(f))
     }

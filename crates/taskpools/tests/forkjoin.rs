@@ -219,6 +219,48 @@ fn panics(pool: Pool) {
     assert_eq!(rt.install(|| fib(15)), fib_seq(15));
 }
 
+/// `join_strict` at every depth of a join tree (the outer joins queue `b`, the deeper ones take
+/// the serial elision on the default pool): `b` always runs, and with both panicking the first
+/// half's panic wins; on every pool, at 1 and 2 threads. With the plain `join`, the tree
+/// depth where `b` was skipped would be seen here as a missing count.
+#[test]
+fn join_strict_runs_b_when_a_panics_at_every_depth() {
+    fn nest(depth: u32, at: u32, b_runs: &AtomicUsize, both: bool) {
+        if depth == at {
+            forkjoin::join_strict(
+                || panic!("a at {at}"),
+                || {
+                    b_runs.fetch_add(1, Ordering::SeqCst);
+                    if both {
+                        panic!("b at {at}");
+                    }
+                },
+            );
+            return;
+        }
+        forkjoin::join_strict(|| nest(depth + 1, at, b_runs, both), || ());
+    }
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            let rt = rt(pool, threads);
+            for at in 0..8 {
+                for both in [false, true] {
+                    let b_runs = AtomicUsize::new(0);
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        rt.install(|| nest(0, at, &b_runs, both))
+                    }));
+                    let what = format!("{pool:?}, {threads} threads, depth {at}, both {both}");
+                    assert_eq!(message(r.unwrap_err()), format!("a at {at}"), "{what}");
+                    assert_eq!(b_runs.load(Ordering::SeqCst), 1, "{what}: b ran once");
+                }
+            }
+            // join_context_strict too, and the results when nothing panics.
+            let (a, b) = rt.install(|| forkjoin::join_context_strict(|_| fib(10), |_| fib(11)));
+            assert_eq!((a, b), (fib_seq(10), fib_seq(11)));
+        }
+    }
+}
+
 #[test]
 fn join_from_a_non_worker_a_worker_and_a_worker_of_another_runtime() {
     for (pa, pb) in [

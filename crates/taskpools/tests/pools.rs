@@ -91,25 +91,25 @@ fn stress_every_task_id_exactly_once() {
 /// One long task creates its children only at the end: idle workers must wait for them, not
 /// leave the working phase.
 struct Late<'a> {
-    gen: u32,
+    generation: u32,
     ran: &'a AtomicUsize,
 }
 
 impl Task for Late<'_> {
     fn run(self, ctx: &mut Ctx<'_, Self>) {
         self.ran.fetch_add(1, Ordering::Relaxed);
-        if self.gen == 0 {
+        if self.generation == 0 {
             std::thread::sleep(Duration::from_millis(50));
             for _ in 0..64 {
                 ctx.put(Late {
-                    gen: 1,
+                    generation: 1,
                     ran: self.ran,
                 });
             }
-        } else if self.gen == 1 {
+        } else if self.generation == 1 {
             std::thread::sleep(Duration::from_micros(200));
             ctx.put(Late {
-                gen: 2,
+                generation: 2,
                 ran: self.ran,
             });
         }
@@ -125,7 +125,10 @@ fn termination_waits_for_children_created_late_by_a_long_task() {
                 .threads(3)
                 .pool(pool)
                 .wake(wake)
-                .run([Late { gen: 0, ran: &ran }])
+                .run([Late {
+                    generation: 0,
+                    ran: &ran,
+                }])
                 .unwrap();
             assert_eq!(ran.load(Ordering::Relaxed), 1 + 64 + 64, "{pool} {wake}");
             assert_eq!(r.tasks_run(), 129);

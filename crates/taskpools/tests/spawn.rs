@@ -59,8 +59,7 @@ fn order(pool: Pool, on_worker: bool, fifo: bool) -> Vec<usize> {
         drop(spawn_all);
     }
     rt.shutdown_and_wait().unwrap();
-    let v = seen.lock().unwrap().clone();
-    v
+    seen.lock().unwrap().clone()
 }
 
 #[test]

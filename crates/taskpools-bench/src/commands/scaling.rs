@@ -326,7 +326,13 @@ fn collect(rows: &[Value], panels: &mut Panels) -> Result<bool> {
                 let base = seq.get(if exp == "iter" { name } else { "all" }).copied();
                 if let (Some(t), Some(b)) = (t, base) {
                     let (panel, series) = if exp == "iter" {
-                        (format!("iterators {name}"), rt.to_string())
+                        // The drop-in rayon-core on another deque than its default is
+                        // another series (scripts/scale.sh runs both).
+                        let series = match text(r, "taskpools_pool") {
+                            Some(pool) if pool != "chase-lev" => format!("{rt} ({pool})"),
+                            _ => rt.to_string(),
+                        };
+                        (format!("iterators {name}"), series)
                     } else {
                         ("radiosity".to_string(), name.to_string())
                     };

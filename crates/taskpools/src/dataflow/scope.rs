@@ -16,6 +16,24 @@ use crate::sync::{AtomicUsize, Ordering};
 
 /// A panic from a data-flow scope's tasks (or its own closure), with how many tasks were
 /// cancelled because they depended on the panicking one.
+///
+/// ```
+/// # let rt = taskpools::Runtime::new(2)?;
+/// # rt.install(|| {
+/// use taskpools::dataflow::{self, Config};
+///
+/// let mut v = vec![0u32; 4];
+/// let result = dataflow::try_scope(Config::default(), |df| {
+///     let r = df.region(&mut v);
+///     df.spawn(r.inout(), |_, _| panic!("bad block"));
+///     df.spawn(r.read(), |_, _| unreachable!("depends on the panicking task"));
+/// });
+/// let e = result.unwrap_err();
+/// assert_eq!(e.cancelled, 1);
+/// assert_eq!(e.payload.downcast_ref::<&str>(), Some(&"bad block"));
+/// # });
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct TaskPanic {
     /// The first panic's payload.
     pub payload: Box<dyn Any + Send>,
@@ -41,6 +59,25 @@ impl std::fmt::Debug for TaskPanic {
 /// A data-flow scope: hand it data with [`region`](Scope::region), spawn tasks on parts of
 /// it with [`spawn`](Scope::spawn). `'s` is how long the scope's data is borrowed; `'e` is
 /// the environment the scope lives in.
+///
+/// ```
+/// # let rt = taskpools::Runtime::new(2)?;
+/// # rt.install(|| {
+/// // A blocked sum tree over 16 numbers: leaves sum a block each, the root adds the leaves.
+/// let mut data: Vec<u64> = (1..=16).collect();
+/// let mut partial = [0u64; 4];
+/// let mut total = [0u64];
+/// taskpools::dataflow::scope(|df| {
+///     let (d, p, t) = (df.region(&mut data), df.region(&mut partial), df.region(&mut total));
+///     for (i, block) in d.chunks(4).enumerate() {
+///         df.spawn((block.read(), p.part(i..i + 1).out()), |_, (b, s)| s[0] = b.iter().sum());
+///     }
+///     df.spawn((p.read(), t.out()), |_, (p, t)| t[0] = p.iter().sum());
+/// });
+/// assert_eq!(total, [136]);
+/// # });
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct Scope<'s, 'e: 's> {
     pub(super) frame: *const LazyFrame,
     /// Invariant in both lifetimes; not `Send` or `Sync` (raw pointer): a scope is used by the
@@ -88,6 +125,24 @@ impl<'s, 'e> Scope<'s, 'e> {
 
     /// Hands `data` to the scope for the scope's lifetime: the tasks spawned here reach it
     /// through accesses declared on the returned region.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut xs = vec![1.0f64; 4];
+    /// let mut ys = vec![2.0f64; 4];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let (x, y) = (df.region(&mut xs), df.region(&mut ys));
+    ///     // y += 3 x, then x = 0 (which waits for the read of x).
+    ///     df.spawn((x.read(), y.inout()), |_, (x, y)| {
+    ///         y.iter_mut().zip(x).for_each(|(y, x)| *y += 3.0 * x);
+    ///     });
+    ///     df.spawn(x.out(), |_, x| x.fill(0.0));
+    /// });
+    /// assert_eq!((xs, ys), (vec![0.0; 4], vec![5.0; 4]));
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn region<T>(&self, data: &'s mut [T]) -> Region<'s, T> {
         let id = self.register_elems::<T>(data.len());
         Region {
@@ -101,6 +156,26 @@ impl<'s, 'e> Scope<'s, 'e> {
 
     /// Hands a tile (a task's [`TileMut`], say) to the scope as a matrix of its rows and
     /// columns, for the task's children to split further.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut m = vec![0u32; 16];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let a = df.region(&mut m).matrix(4, 4);
+    ///     df.spawn(a.sub(0, 0, 4, 4).out(), |df, t| {
+    ///         // The task's tile becomes a matrix of its own scope, cut for its children.
+    ///         let t = df.matrix(t);
+    ///         for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+    ///             let n = (1 + 2 * i + j) as u32;
+    ///             df.spawn(t.tile(i, j, 2).out(), move |_, mut q| q[(0, 0)] = n);
+    ///         }
+    ///     });
+    /// });
+    /// assert_eq!([m[0], m[2], m[8], m[10]], [1, 2, 3, 4]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn matrix<T>(&self, mut tile: TileMut<'s, T>) -> Matrix<'s, T> {
         let (rows, cols, ld) = (tile.rows(), tile.cols(), tile.ld());
         // The tile lies in memory, so its span fits in `usize` (checked by its constructors).
@@ -123,6 +198,27 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// panicked, the panic is resumed here. Needed only where a
     /// task must see its children's results itself (Papakonstantinou, PARTEE (2015), §2.2), or
     /// to bound the memory of a long-running scope; dependences between siblings need no sync.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    ///
+    /// let mut v: Vec<u64> = (1..=100).collect();
+    /// let total = AtomicU64::new(0);
+    /// taskpools::dataflow::scope(|df| {
+    ///     for c in df.region(&mut v).chunks(25) {
+    ///         let total = &total;
+    ///         df.spawn(c.read(), move |_, c| {
+    ///             total.fetch_add(c.iter().sum(), Ordering::Relaxed);
+    ///         });
+    ///     }
+    ///     df.sync(); // every task spawned so far has completed
+    ///     assert_eq!(total.load(Ordering::Relaxed), 5050);
+    /// });
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn sync(&self) {
         let f = self.frame();
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
@@ -160,6 +256,23 @@ impl<'s, 'e> Scope<'s, 'e> {
 /// Runs `f` with a data-flow scope on the current runtime (the global one outside any), waits
 /// for every task spawned in it, and returns `f`'s result; resumes the first panic of a task
 /// (see [`try_scope`]). Blocks of [`Config::DEFAULT_BLOCK`] bytes.
+///
+/// ```
+/// # let rt = taskpools::Runtime::new(2)?;
+/// # rt.install(|| {
+/// // Returns the closure's value once every task has completed.
+/// let mut v = vec![1u32; 8];
+/// let spawned = taskpools::dataflow::scope(|df| {
+///     let r = df.region(&mut v);
+///     for c in r.chunks(2) {
+///         df.spawn(c.inout(), |_, c| c[1] += c[0]);
+///     }
+///     r.len() / 2
+/// });
+/// assert_eq!((spawned, v), (4, vec![1, 2, 1, 2, 1, 2, 1, 2]));
+/// # });
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn scope<'e, F, R>(f: F) -> R
 where
     F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
@@ -169,6 +282,23 @@ where
 }
 
 /// [`scope`] with a look-up-table configuration.
+///
+/// ```
+/// use taskpools::dataflow::{self, Config};
+/// # let rt = taskpools::Runtime::new(2)?;
+/// # rt.install(|| {
+/// let mut v = vec![0u8; 64];
+/// dataflow::scope_with(Config::exact(64).unwrap(), |df| {
+///     let r = df.region(&mut v);
+///     // Byte-sized parts of one 64-byte block: exact ranges let them run side by side.
+///     for i in 0..8 {
+///         df.spawn(r.part(8 * i..8 * i + 8).out(), move |_, p| p.fill(i as u8));
+///     }
+/// });
+/// assert_eq!((v[0], v[63]), (0, 7));
+/// # });
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn scope_with<'e, F, R>(config: Config, f: F) -> R
 where
     F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
@@ -182,6 +312,24 @@ where
 
 /// [`scope_with`], returning a panic (with the number of tasks it cancelled) instead of
 /// resuming it.
+///
+/// ```
+/// # let rt = taskpools::Runtime::new(2)?;
+/// # rt.install(|| {
+/// use taskpools::dataflow::{self, Config};
+///
+/// let mut v = vec![0u32; 4];
+/// let ok = dataflow::try_scope(Config::default(), |df| {
+///     df.spawn(df.region(&mut v).out(), |_, v| v.fill(3));
+///     "done"
+/// });
+/// assert_eq!(ok.ok(), Some("done"));
+/// assert_eq!(v, [3; 4]);
+/// let failed = dataflow::try_scope(Config::default(), |_| -> () { panic!("in the scope") });
+/// assert_eq!(failed.unwrap_err().cancelled, 0);
+/// # });
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn try_scope<'e, F, R>(config: Config, f: F) -> Result<R, TaskPanic>
 where
     F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,

@@ -31,6 +31,29 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// A spawn is a scheduling point (as creating an OpenMP task is): with many children
     /// outstanding, the spawning thread runs the new task, or other queued work, before it
     /// returns. Do not hold a lock or a `RefCell` borrow across spawns that the tasks need.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// // A dot product: one task per block writes its partial sum, a last one adds them up.
+    /// let (mut x, mut y) = (vec![2u64; 64], vec![3u64; 64]);
+    /// let mut parts = vec![0u64; 4];
+    /// let mut dot = [0u64];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let (x, y) = (df.region(&mut x), df.region(&mut y));
+    ///     let (p, d) = (df.region(&mut parts), df.region(&mut dot));
+    ///     for i in 0..4 {
+    ///         let (xs, ys) = (x.part(16 * i..16 * i + 16), y.part(16 * i..16 * i + 16));
+    ///         df.spawn((xs.read(), ys.read(), p.part(i..i + 1).out()), |_, (x, y, s)| {
+    ///             s[0] = x.iter().zip(y).map(|(a, b)| a * b).sum();
+    ///         });
+    ///     }
+    ///     df.spawn((p.read(), d.out()), |_, (p, d)| d[0] = p.iter().sum());
+    /// });
+    /// assert_eq!(dot, [64 * 6]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spawn<A, F>(&self, accesses: A, f: F)
     where
         A: Accesses,
@@ -43,6 +66,25 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// shared deque (see [`places`](crate::places)). On a runtime without places, or for a
     /// place it does not have, nothing is spawned and the error says why
     /// ([`Error::NoSuchPlace`](crate::Error::NoSuchPlace)).
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    ///
+    /// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let mut v = vec![0u8; 4];
+    /// rt.install(|| {
+    ///     taskpools::dataflow::scope(|df| {
+    ///         let r = df.region(&mut v);
+    ///         for (i, c) in r.chunks(2).enumerate() {
+    ///             df.spawn_at(PlaceId(i), c.out(), |_, c| c.fill(1)).unwrap();
+    ///         }
+    ///         // A place the runtime does not have: nothing is spawned.
+    ///         assert!(df.spawn_at(PlaceId(2), r.out(), |_, v| v.fill(9)).is_err());
+    ///     })
+    /// });
+    /// assert_eq!(v, [1; 4]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spawn_at<A, F>(
         &self,
         place: crate::places::PlaceId,

@@ -34,6 +34,25 @@ use crate::runtime::{global, Registry};
 use crate::sync::{lock, Arc, AtomicBool, AtomicIsize, Mutex, Ordering, UnsafeCell};
 
 /// A scope for spawning jobs that may borrow anything outliving the scope.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// // Spawns may borrow from outside the scope and spawn more in turn.
+/// fn visit<'a>(s: &taskpools::forkjoin::Scope<'a>, depth: u32, nodes: &'a AtomicUsize) {
+///     nodes.fetch_add(1, Ordering::Relaxed);
+///     if depth > 0 {
+///         for _ in 0..2 {
+///             s.spawn(move |s| visit(s, depth - 1, nodes));
+///         }
+///     }
+/// }
+/// let rt = taskpools::Runtime::new(2)?;
+/// let nodes = AtomicUsize::new(0);
+/// rt.scope(|s| visit(s, 6, &nodes));
+/// assert_eq!(nodes.into_inner(), (1 << 7) - 1);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct Scope<'scope> {
     /// The runtime the scope runs on: its spawns run there, whichever thread spawns them. Kept
     /// alive by the frame that opened the scope ([`Scope::with`]).
@@ -213,6 +232,23 @@ where
 
 /// [`in_place_scope`] whose spawns start in spawn order, as [`scope_fifo`]'s (rayon's
 /// `in_place_scope_fifo`).
+///
+/// ```
+/// use std::sync::Mutex;
+///
+/// let rt = taskpools::Runtime::new(1)?;
+/// let order = Mutex::new(Vec::new());
+/// rt.install(|| {
+///     taskpools::forkjoin::in_place_scope_fifo(|s| {
+///         for i in 0..4 {
+///             let order = &order;
+///             s.spawn(move |_| order.lock().unwrap().push(i));
+///         }
+///     })
+/// });
+/// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
@@ -343,6 +379,19 @@ impl<'scope> Scope<'scope> {
     /// worker's deque; on any other thread (a worker of another runtime inside an
     /// [`install`](super::Runtime::install), or a plain thread the scope was lent to) it is injected
     /// into the scope's runtime, whose workers pick it up.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let words = ["fork", "join", "scope"];
+    /// let mut lens = [0usize; 3];
+    /// rt.scope(|s| {
+    ///     for (w, l) in words.iter().zip(lens.iter_mut()) {
+    ///         s.spawn(move |_| *l = w.len());
+    ///     }
+    /// });
+    /// assert_eq!(lens, [4, 4, 5]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spawn<F>(&self, f: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
@@ -355,6 +404,26 @@ impl<'scope> Scope<'scope> {
     /// [`places`](crate::places)). On a runtime without places, or for a place it does not
     /// have, nothing is spawned and the error says why
     /// ([`Error::NoSuchPlace`](crate::Error::NoSuchPlace)).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use taskpools::places::{current_place, PlaceId, Places};
+    ///
+    /// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// let ran_at = Mutex::new(Vec::new());
+    /// rt.scope(|s| {
+    ///     for p in 0..2 {
+    ///         let ran_at = &ran_at;
+    ///         s.spawn_at(PlaceId(p), move |_| ran_at.lock().unwrap().push(current_place()))
+    ///             .unwrap();
+    ///     }
+    ///     // A place the runtime does not have: nothing is spawned.
+    ///     assert!(s.spawn_at(PlaceId(2), |_| ()).is_err());
+    /// });
+    /// // A hint is not a binding (an idle place may steal), but every spawn ran exactly once.
+    /// assert_eq!(ran_at.into_inner().unwrap().len(), 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spawn_at<F>(&self, place: crate::places::PlaceId, f: F) -> Result<(), crate::Error>
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,

@@ -31,6 +31,18 @@ use crate::sync::{lock, Arc, Mutex};
 pub mod region;
 
 /// The memory manager that serves list-node allocations in a run.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder, MemKind, PoolKind};
+///
+/// // The memory managers serve the list-based pools' nodes; the phase's result is the same.
+/// for mem in MemKind::ALL {
+///     let b = Builder::new().threads(2).pool(PoolKind::CentralList).mem(mem);
+///     let root = BoxedTask::new(|ctx| (0..50).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+///     assert_eq!(b.run([root])?.tasks_run(), 51, "{mem:?}");
+/// }
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum MemKind {
@@ -54,6 +66,13 @@ impl MemKind {
     ];
 
     /// The descriptive name.
+    ///
+    /// ```
+    /// use taskpools::MemKind;
+    ///
+    /// assert_eq!(MemKind::PerWorkerBlocks.name(), "per-worker-blocks");
+    /// assert_eq!(MemKind::System.name(), "system");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             MemKind::System => "system",
@@ -64,6 +83,14 @@ impl MemKind {
     }
 
     /// Korch and Rauber's name (Table 1).
+    ///
+    /// ```
+    /// use taskpools::MemKind;
+    ///
+    /// assert_eq!(MemKind::PerWorkerBlocks.alias(), "dgbko"); // Korch and Rauber's Table 1
+    /// assert_eq!(MemKind::from_name("dl")?, MemKind::PerWorker);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn alias(self) -> &'static str {
         match self {
             MemKind::System => "bs",
@@ -74,6 +101,13 @@ impl MemKind {
     }
 
     /// One line for `taskpools list`.
+    ///
+    /// ```
+    /// for m in taskpools::MemKind::ALL {
+    ///     println!("{:18} {:6} {}", m.name(), m.alias(), m.description());
+    /// }
+    /// assert!(taskpools::MemKind::Central.description().contains("lock"));
+    /// ```
     pub fn description(self) -> &'static str {
         match self {
             MemKind::System => "global allocator (malloc/free) for every queue node",
@@ -86,6 +120,15 @@ impl MemKind {
     }
 
     /// Parses a descriptive name or an alias (Korch and Rauber's name).
+    ///
+    /// ```
+    /// use taskpools::{Error, MemKind};
+    ///
+    /// assert_eq!(MemKind::from_name("central")?, MemKind::Central);
+    /// assert_eq!("bs".parse::<MemKind>()?, MemKind::System);
+    /// assert!(matches!(MemKind::from_name("arena"), Err(Error::UnknownMem { .. })));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_name(s: &str) -> Result<MemKind, crate::Error> {
         MemKind::ALL
             .into_iter()

@@ -19,6 +19,17 @@ use crate::Error;
 use crate::task::Ctx;
 
 /// How the working phase runs, independent of the pool.
+///
+/// ```
+/// use taskpools::pool::{CentralFifoPool, PoolConfig, TaskPool};
+/// use taskpools::{run_pool, BoxedTask, RunOptions, WakePolicy};
+///
+/// let opts = RunOptions { wake: WakePolicy::EveryPut, ..RunOptions::default() };
+/// let pool: CentralFifoPool<BoxedTask> = TaskPool::new(&PoolConfig::new(2));
+/// let report = run_pool(&pool, &opts, (0..10).map(|_| BoxedTask::new(|_| {})))?;
+/// assert_eq!(report.tasks_run(), 10);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
     /// Which puts wake sleeping workers.
@@ -46,6 +57,18 @@ impl Default for RunOptions {
 /// initialization phase). Returns when every task, initial or created, has run. If a task
 /// panics, the phase ends, every worker leaves it, and the panic is resumed in the caller;
 /// tasks that did not run are dropped.
+///
+/// ```
+/// use taskpools::pool::{PoolConfig, StealingPool, TaskPool};
+/// use taskpools::queue::DList;
+/// use taskpools::{run_pool, BoxedTask, RunOptions};
+///
+/// // `steal-opposite-end` (dq5), built by hand for two workers.
+/// let pool: StealingPool<BoxedTask, DList<BoxedTask>> = TaskPool::new(&PoolConfig::new(2));
+/// let root = BoxedTask::new(|ctx| (0..50).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// assert_eq!(run_pool(&pool, &RunOptions::default(), [root])?.tasks_run(), 51);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn run_pool<T: Task, P: TaskPool<T>>(
     pool: &P,
     opts: &RunOptions,
@@ -59,6 +82,18 @@ pub fn run_pool<T: Task, P: TaskPool<T>>(
 /// [`Ctx::local`], and the states are returned in worker order when the phase ends.
 ///
 /// If a task (or `init`) panics, every state is dropped and the panic is resumed in the caller.
+///
+/// ```
+/// use taskpools::pool::{PoolConfig, RandomizedPool, TaskPool};
+/// use taskpools::{run_pool_with, BoxedTask, RunOptions};
+///
+/// let pool: RandomizedPool<BoxedTask<u64>> = TaskPool::new(&PoolConfig::new(2));
+/// let tasks = (1..=20u64).map(|i| BoxedTask::new(move |ctx| *ctx.local() += i));
+/// let (_, sums) = run_pool_with(&pool, &RunOptions::default(), |_| 0u64, tasks)?;
+/// assert_eq!(sums.len(), 2);
+/// assert_eq!(sums.iter().sum::<u64>(), 210);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn run_pool_with<L: Send, T: Task<L>, P: TaskPool<T>>(
     pool: &P,
     opts: &RunOptions,

@@ -63,6 +63,17 @@ use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex,
 /// here): `java-dq2` is the Java `dq2` (`notify()` in every `put()`), `java-dq9` is `dq9`
 /// (`notify()` only when a task is inserted into an empty queue), `java-dq10` is `dq10`
 /// (a flag with busy waiting instead of `wait()`/`notify()`).
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder, WakePolicy};
+///
+/// // The policy changes who sleeps and who is woken, never what runs.
+/// for wake in WakePolicy::ALL {
+///     let root = BoxedTask::new(|ctx| (0..30).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+///     assert_eq!(Builder::new().threads(2).wake(wake).run([root])?.tasks_run(), 31, "{wake}");
+/// }
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum WakePolicy {
@@ -88,6 +99,13 @@ impl WakePolicy {
     pub const ALL: [WakePolicy; 3] = [WakePolicy::EveryPut, WakePolicy::OnEmpty, WakePolicy::Spin];
 
     /// The descriptive name.
+    ///
+    /// ```
+    /// use taskpools::WakePolicy;
+    ///
+    /// assert_eq!(WakePolicy::OnEmpty.name(), "on-empty");
+    /// assert_eq!(WakePolicy::Spin.to_string(), "spin");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             WakePolicy::EveryPut => "every-put",
@@ -97,6 +115,14 @@ impl WakePolicy {
     }
 
     /// Korch and Rauber's name for the Java pool that introduced the policy, prefixed `java-`.
+    ///
+    /// ```
+    /// use taskpools::WakePolicy;
+    ///
+    /// assert_eq!(WakePolicy::EveryPut.alias(), "java-dq2");
+    /// assert_eq!("java-dq9".parse::<WakePolicy>()?, WakePolicy::OnEmpty);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn alias(self) -> &'static str {
         match self {
             WakePolicy::EveryPut => "java-dq2",
@@ -106,6 +132,13 @@ impl WakePolicy {
     }
 
     /// One line for `taskpools list`.
+    ///
+    /// ```
+    /// for w in taskpools::WakePolicy::ALL {
+    ///     println!("{:10} {:10} {}", w.name(), w.alias(), w.description());
+    /// }
+    /// assert!(taskpools::WakePolicy::Spin.description().contains("never sleep"));
+    /// ```
     pub fn description(self) -> &'static str {
         match self {
             WakePolicy::EveryPut => "every put into a shared queue wakes a sleeping worker",
@@ -115,6 +148,15 @@ impl WakePolicy {
     }
 
     /// Parses a name or alias.
+    ///
+    /// ```
+    /// use taskpools::{Error, WakePolicy};
+    ///
+    /// assert_eq!(WakePolicy::from_name("every-put")?, WakePolicy::EveryPut);
+    /// assert_eq!(WakePolicy::from_name("java-dq10")?, WakePolicy::Spin);
+    /// assert!(matches!(WakePolicy::from_name("never"), Err(Error::UnknownWake { .. })));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_name(s: &str) -> Result<WakePolicy, crate::Error> {
         WakePolicy::ALL
             .into_iter()

@@ -13,6 +13,17 @@ thread_local! {
 
 /// The place of the worker running this code, or `None` on a thread that is not a worker or
 /// on a runtime without places.
+///
+/// ```
+/// use taskpools::places::{current_place, PlaceId, Places};
+///
+/// assert_eq!(current_place(), None); // not a worker
+/// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+/// assert_eq!(rt.broadcast(|_| current_place()), [Some(PlaceId(0)), Some(PlaceId(1))]);
+/// let plain = taskpools::Runtime::new(1)?;
+/// assert_eq!(plain.install(current_place), None); // a runtime without places
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn current_place() -> Option<crate::places::PlaceId> {
     CURRENT_PLACE.with(Cell::get)
 }

@@ -7,6 +7,17 @@ use crate::Error;
 /// The places of a runtime: for each place, its workers, each pinned to a core or (for a
 /// shape like `2x4`) pinned round-robin over the process's cores when the runtime pins.
 /// See the [module docs](super) for the description syntax.
+///
+/// ```
+/// use taskpools::places::Places;
+///
+/// let p: Places = "2x3".parse()?;
+/// assert_eq!((p.len(), p.workers()), (2, 6));
+/// assert_eq!(p.to_string(), "2x3 = {*,*,*},{*,*,*}");
+/// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+/// assert_eq!((rt.threads(), rt.place_count()), (2, 2));
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Places {
     /// Per place, per worker: the core it is pinned to (`None`: a virtual place).
@@ -27,11 +38,36 @@ impl Places {
     /// Refused with [`Error::BadPlaces`], naming the problem: an empty place, a core listed
     /// twice, a core this process cannot run on, zero places or workers, more than
     /// [`MAX_THREADS`](crate::MAX_THREADS) workers, or an unknown name.
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    /// use taskpools::Error;
+    ///
+    /// assert_eq!(Places::parse("2x4")?.workers(), 8); // virtual: any machine
+    /// assert!(Places::parse("threads")?.workers() >= 1); // one place per hardware thread here
+    /// assert!(matches!(Places::parse("{0},{0}"), Err(Error::BadPlaces { .. }))); // core 0 twice
+    /// assert!(Places::parse("0x4").is_err());
+    /// assert!(Places::parse("rooms").is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn parse(spec: &str) -> Result<Places, Error> {
         Places::parse_on(spec, &Topology::detect())
     }
 
     /// [`parse`](Self::parse) against a given topology (a recorded machine, in tests).
+    ///
+    /// ```
+    /// use taskpools::places::{Places, Topology};
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// // A recorded laptop: 4 cores of 2 hardware threads (siblings 4 apart).
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// let p = Places::parse_on("cores", &topo)?;
+    /// assert_eq!(p.layout(), "{0,4},{1,5},{2,6},{3,7}");
+    /// assert_eq!(Places::parse_on("{0:2},{4-5}", &topo)?.layout(), "{0,1},{4,5}");
+    /// assert!(Places::parse_on("{8}", &topo).is_err()); // no CPU 8 there
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn parse_on(spec: &str, topo: &Topology) -> Result<Places, Error> {
         let bad = |why: String| Error::BadPlaces {
             spec: spec.to_string(),
@@ -125,6 +161,16 @@ impl Places {
     }
 
     /// `places` virtual places of `workers` workers each.
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    ///
+    /// let p = Places::uniform(3, 2)?;
+    /// assert_eq!(p, Places::parse("3x2")?);
+    /// assert_eq!(p.place_of_workers(), [0, 0, 1, 1, 2, 2]);
+    /// assert!(Places::uniform(0, 2).is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn uniform(places: usize, workers: usize) -> Result<Places, Error> {
         let spec = format!("{places}x{workers}");
         let bad = |why: String| Error::BadPlaces {
@@ -151,6 +197,17 @@ impl Places {
 
     /// One place per list of cores, each core one worker pinned to it. Every core must be
     /// one `topo` lists, and in one place only.
+    ///
+    /// ```
+    /// use taskpools::places::{Places, Topology};
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// let p = Places::explicit(&[vec![0, 4], vec![1, 5]], &topo)?;
+    /// assert_eq!((p.spec(), p.workers()), ("{0,4},{1,5}", 4));
+    /// assert!(Places::explicit(&[vec![0], vec![0]], &topo).is_err()); // one core, two places
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn explicit(lists: &[Vec<usize>], topo: &Topology) -> Result<Places, Error> {
         let spec = lists
             .iter()
@@ -211,6 +268,16 @@ impl Places {
     }
 
     /// One place per group of `topo` at `level`, one worker per hardware thread.
+    ///
+    /// ```
+    /// use taskpools::places::{Level, Places, Topology};
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// let p = Places::from_topology(&topo, Level::Packages);
+    /// assert_eq!((p.len(), p.workers(), p.spec()), (1, 8, "sockets"));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_topology(topo: &Topology, level: Level) -> Places {
         Places {
             places: topo
@@ -223,26 +290,57 @@ impl Places {
     }
 
     /// Number of places.
+    ///
+    /// ```
+    /// assert_eq!(taskpools::places::Places::parse("4x2")?.len(), 4);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.places.len()
     }
 
     /// Always false: a description has at least one place.
+    ///
+    /// ```
+    /// assert!(!taskpools::places::Places::parse("1x1")?.is_empty());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.places.is_empty()
     }
 
     /// Number of workers over all places.
+    ///
+    /// ```
+    /// assert_eq!(taskpools::places::Places::parse("4x2")?.workers(), 8);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn workers(&self) -> usize {
         self.places.iter().map(Vec::len).sum()
     }
 
     /// The cores of place `p`'s workers (`None` for a virtual place's).
+    ///
+    /// ```
+    /// use taskpools::places::{Places, Topology};
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// assert_eq!(Places::parse_on("cores", &topo)?.cores(1), [Some(1), Some(5)]);
+    /// assert_eq!(Places::parse("2x2")?.cores(0), [None, None]); // virtual
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn cores(&self, p: usize) -> &[Option<usize>] {
         &self.places[p]
     }
 
     /// The place of each worker, in worker order (workers are numbered place by place).
+    ///
+    /// ```
+    /// let p = taskpools::places::Places::parse("2x3")?;
+    /// assert_eq!(p.place_of_workers(), [0, 0, 0, 1, 1, 1]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn place_of_workers(&self) -> Vec<usize> {
         self.places
             .iter()
@@ -252,11 +350,24 @@ impl Places {
     }
 
     /// The description this was made from (`2x1`, `{0,1},{2,3}`, `cores`).
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    ///
+    /// assert_eq!(Places::parse(" 2x3 ")?.spec(), "2x3");
+    /// assert_eq!(Places::uniform(1, 4)?.spec(), "1x4");
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spec(&self) -> &str {
         &self.spec
     }
 
     /// The places as core lists, `{0,1},{2,3}` (a virtual place's workers show as `*`).
+    ///
+    /// ```
+    /// assert_eq!(taskpools::places::Places::parse("2x2")?.layout(), "{*,*},{*,*}");
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn layout(&self) -> String {
         self.places
             .iter()

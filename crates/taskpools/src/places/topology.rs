@@ -9,6 +9,16 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 
 /// One hardware thread (a CPU as the operating system numbers it) and what it shares.
+///
+/// ```
+/// use taskpools::places::Topology;
+///
+/// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+/// let topo = Topology::from_sysfs(laptop)?;
+/// let cpu5 = &topo.cpus()[5];
+/// assert_eq!((cpu5.id, cpu5.core, cpu5.package), (5, 1, 0)); // CPU 5 is core 1's sibling
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cpu {
     /// The operating system's CPU number (what pinning uses).
@@ -25,6 +35,17 @@ pub struct Cpu {
 }
 
 /// A level of the topology that places can be made of (the names of `OMP_PLACES`).
+///
+/// ```
+/// use taskpools::places::{Level, Places, Topology};
+///
+/// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+/// let topo = Topology::from_sysfs(laptop)?;
+/// let places: Vec<usize> = Level::ALL.iter().map(|&l| topo.groups(l).len()).collect();
+/// assert_eq!(places, [8, 4, 1, 1, 1]); // threads, cores, caches, nodes, packages
+/// assert_eq!(Places::from_topology(&topo, Level::Cores).len(), 4);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Level {
@@ -51,6 +72,13 @@ impl Level {
     ];
 
     /// The `OMP_PLACES` name.
+    ///
+    /// ```
+    /// use taskpools::places::Level;
+    ///
+    /// assert_eq!(Level::NumaDomains.name(), "numa_domains");
+    /// assert_eq!(Level::Packages.name(), "sockets");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Level::Threads => "threads",
@@ -62,6 +90,14 @@ impl Level {
     }
 
     /// The level with this name (`packages` is accepted for `sockets`).
+    ///
+    /// ```
+    /// use taskpools::places::Level;
+    ///
+    /// assert_eq!(Level::from_name("ll_caches"), Some(Level::LlCaches));
+    /// assert_eq!(Level::from_name("packages"), Some(Level::Packages));
+    /// assert_eq!(Level::from_name("rooms"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<Level> {
         match name {
             "packages" => Some(Level::Packages),
@@ -71,6 +107,16 @@ impl Level {
 }
 
 /// The CPUs of a machine and what they share; see the [module docs](self).
+///
+/// ```
+/// use taskpools::places::{Level, Topology};
+///
+/// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+/// let topo = Topology::from_sysfs(laptop)?;
+/// assert_eq!(topo.cpus().len(), 8);
+/// assert_eq!(topo.groups(Level::Cores), [[0, 4], [1, 5], [2, 6], [3, 7]]);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Topology {
     cpus: Vec<Cpu>,
@@ -80,6 +126,16 @@ impl Topology {
     /// This machine's topology, restricted to the CPUs this process may run on. Read from
     /// sysfs on Linux; where that fails (or on other systems), every CPU the process may use
     /// is its own core in one package, node and cache.
+    ///
+    /// ```
+    /// use taskpools::places::{Level, Topology};
+    ///
+    /// let here = Topology::detect();
+    /// assert!(!here.cpus().is_empty());
+    /// // Every CPU is in exactly one core.
+    /// let cores = here.groups(Level::Cores);
+    /// assert_eq!(cores.iter().map(Vec::len).sum::<usize>(), here.cpus().len());
+    /// ```
     pub fn detect() -> Topology {
         let allowed = super::cores::process_core_ids();
         // sysfs is Linux's (Android's too); elsewhere the flat topology, without a look.
@@ -124,6 +180,18 @@ impl Topology {
     /// shared_cpu_list}`, the highest data or unified level is the last-level cache; none
     /// listed: the package), and the NUMA nodes' `devices/system/node/node*/cpulist` (none:
     /// node 0). The tests read recorded trees of several machines this way.
+    ///
+    /// ```
+    /// use taskpools::places::{Level, Topology};
+    ///
+    /// // A two-socket server recorded from its /sys: 2 × 8 cores × 2 hardware threads.
+    /// let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/xeon-2s-numa");
+    /// let topo = Topology::from_sysfs(root)?;
+    /// assert_eq!(topo.cpus().len(), 32);
+    /// assert_eq!(topo.groups(Level::NumaDomains).len(), 2);
+    /// assert!(Topology::from_sysfs("/nonexistent").is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_sysfs(root: impl AsRef<Path>) -> Result<Topology, Error> {
         let cpu_dir = root.as_ref().join("devices/system/cpu");
         let online = parse_cpu_list(&read(&cpu_dir.join("online"))?)
@@ -175,17 +243,46 @@ impl Topology {
     }
 
     /// The CPUs, in the order of their ids.
+    ///
+    /// ```
+    /// use taskpools::places::Topology;
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// let ids: Vec<usize> = topo.cpus().iter().map(|c| c.id).collect();
+    /// assert_eq!(ids, [0, 1, 2, 3, 4, 5, 6, 7]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn cpus(&self) -> &[Cpu] {
         &self.cpus
     }
 
     /// Whether a CPU with this id is listed.
+    ///
+    /// ```
+    /// use taskpools::places::Topology;
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// assert!(topo.has_cpu(7) && !topo.has_cpu(8));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn has_cpu(&self, id: usize) -> bool {
         self.cpus.iter().any(|c| c.id == id)
     }
 
     /// The CPUs grouped at `level`: one group per core, cache, node or package, each listing
     /// its CPU ids in increasing order, groups in the order of their first CPU.
+    ///
+    /// ```
+    /// use taskpools::places::{Level, Topology};
+    ///
+    /// # let laptop = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sysfs/laptop-4c8t");
+    /// let topo = Topology::from_sysfs(laptop)?;
+    /// assert_eq!(topo.groups(Level::Packages), [[0, 1, 2, 3, 4, 5, 6, 7]]);
+    /// assert_eq!(topo.groups(Level::Cores)[2], [2, 6]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn groups(&self, level: Level) -> Vec<Vec<usize>> {
         let key = |c: &Cpu| match level {
             Level::Threads => c.id,

@@ -11,6 +11,21 @@ use crate::queue::{Locked, SeqQueue, TwoLockQueue};
 use crate::stats::WorkerStats;
 
 /// One locked LIFO queue for everybody (`sq1` with a list, `sq2` with an array).
+///
+/// ```
+/// use taskpools::pool::CentralPool;
+/// use taskpools::queue::ListStack;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let pool: CentralPool<u32, ListStack<u32>> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+/// (1..=3).for_each(|t| { pool.put(&mut w0, t); });
+/// let mut stats = WorkerStats::default();
+/// // One queue for everybody, last in first out, whoever asks.
+/// assert_eq!(pool.get(&mut w1, &mut stats), Some(3));
+/// assert_eq!(pool.get(&mut w0, &mut stats), Some(2));
+/// ```
 pub struct CentralPool<T, Q: SeqQueue<T>> {
     queue: CachePadded<Locked<Q>>,
     alloc: Q::Alloc,
@@ -56,6 +71,20 @@ impl<T: Send, Q: SeqQueue<T>> TaskPool<T> for CentralPool<T, Q> {
 }
 
 /// The central FIFO queue with separate head and tail locks (`sq4`).
+///
+/// ```
+/// use taskpools::pool::CentralFifoPool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let pool: CentralFifoPool<u32> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+/// (1..=3).for_each(|t| { pool.put(&mut w0, t); });
+/// let mut stats = WorkerStats::default();
+/// // First in, first out, whoever asks.
+/// assert_eq!(pool.get(&mut w1, &mut stats), Some(1));
+/// assert_eq!(pool.get(&mut w0, &mut stats), Some(2));
+/// ```
 pub struct CentralFifoPool<T> {
     queue: TwoLockQueue<T>,
     workers: usize,

@@ -17,6 +17,20 @@ use crate::stats::WorkerStats;
 pub const KEEP_BLOCKS: usize = 1;
 
 /// `sdq1`.
+///
+/// ```
+/// use taskpools::pool::CombinedPool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::{run_pool_on, BoxedTask, Runtime, WakePolicy};
+///
+/// // `combined` (sdq1), built by hand for the two workers of `rt`.
+/// let rt = Runtime::new(2)?;
+/// let pool: CombinedPool<BoxedTask> = TaskPool::new(&PoolConfig::new(2));
+/// let root = BoxedTask::new(|ctx| (0..100).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// let (report, _) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| (), [root])?;
+/// assert_eq!(report.tasks_run(), 101);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct CombinedPool<T> {
     central: CachePadded<BlockQueue<T>>,
     workers: usize,

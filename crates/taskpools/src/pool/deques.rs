@@ -22,6 +22,19 @@ const RETRIES: usize = 4;
 pub const CHASE_LEV_CAPACITY: usize = 256;
 
 /// `chase-lev` / `dcwq`: a Chase–Lev deque per worker.
+///
+/// ```
+/// use taskpools::pool::ChaseLevPool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+/// (1..=3).for_each(|t| { pool.put(&mut w0, t); });
+/// let mut stats = WorkerStats::default();
+/// assert_eq!(pool.get(&mut w0, &mut stats), Some(3)); // the owner pops the newest
+/// assert_eq!(pool.get(&mut w1, &mut stats), Some(1)); // a thief takes the oldest
+/// ```
 pub struct ChaseLevPool<T> {
     stealers: Box<[Stealer<T>]>,
     owners: Box<[OwnerSlot<T>]>,
@@ -134,6 +147,19 @@ pub const FCDQ_CAPACITY: usize = 1024;
 /// `fast-concurrent-deque` / `fcdq`: an FCDQ per worker plus a private overflow stack for
 /// puts that find it full (PARTEE's runtime runs such a task at once instead; a pool cannot
 /// run tasks, so it keeps them privately, and only the owner can take them).
+///
+/// ```
+/// use taskpools::pool::FcdqPool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let pool: FcdqPool<u32> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+/// (1..=3).for_each(|t| { pool.put(&mut w0, t); });
+/// let mut stats = WorkerStats::default();
+/// assert_eq!(pool.get(&mut w0, &mut stats), Some(3)); // the owner pops the newest
+/// assert_eq!(pool.get(&mut w1, &mut stats), Some(1)); // a thief takes the oldest
+/// ```
 pub struct FcdqPool<T> {
     deques: Box<[CachePadded<Fcdq<T>>]>,
     claimed: Box<[Arc<AtomicBool>]>,

@@ -10,6 +10,20 @@ use crate::queue::SeqQueue;
 use crate::stats::WorkerStats;
 
 /// A private queue per worker, no stealing.
+///
+/// ```
+/// use taskpools::pool::DistributedPool;
+/// use taskpools::queue::ArrayStack;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let pool: DistributedPool<u32, ArrayStack<u32>> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+/// pool.put(&mut w0, 7);
+/// let mut stats = WorkerStats::default();
+/// assert_eq!(pool.get(&mut w1, &mut stats), None); // nobody else sees worker 0's tasks
+/// assert_eq!(pool.get(&mut w0, &mut stats), Some(7));
+/// ```
 pub struct DistributedPool<T, Q: SeqQueue<T>> {
     alloc: Q::Alloc,
     workers: usize,

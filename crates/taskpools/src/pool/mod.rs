@@ -11,6 +11,8 @@
 //! `get` may return `None` only after it has looked, under the queues' synchronization, at
 //! every queue in which a task put by *this* worker could still be (its own queues and every
 //! shared queue it puts into). Pools whose `get` looks at all shared queues satisfy this.
+//! What steals and wake-ups may do, and a pool of your own run through the working phase, are
+//! in the docs of [`TaskPool`].
 //!
 //! | name | alias | file |
 //! |---|---|---|
@@ -23,6 +25,9 @@
 //! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (Papakonstantinou, PARTEE (2015), §3.2) |
 //! | private-deque | acr13 | `requests.rs` (steal requests, Acar, Charguéraud & Rainey 2013) |
 //! | steal-half (search: tree, linear, random) | manber | `manber/` (Kotz and Ellis 1989) |
+//!
+//! Each kind is also a type in [`types`] ([`PoolType`]), for a program that names its pool at
+//! compile time.
 
 mod central;
 mod combined;
@@ -33,6 +38,7 @@ mod private_public;
 mod randomized;
 mod requests;
 mod stealing;
+pub mod types;
 
 pub use central::{CentralFifoPool, CentralPool};
 pub use combined::CombinedPool;
@@ -43,6 +49,7 @@ pub use private_public::PrivatePublicPool;
 pub use randomized::RandomizedPool;
 pub use requests::{PrivateDequeLocal, PrivateDequePool};
 pub use stealing::StealingPool;
+pub use types::PoolType;
 
 use std::fmt;
 
@@ -52,6 +59,22 @@ use crate::stats::WorkerStats;
 
 /// Where a `put` left the task: whether other workers can take it, and whether it made a
 /// shared queue non-empty (what the `on-empty` wake-up policy signals on).
+///
+/// ```
+/// use taskpools::pool::{ChaseLevPool, DistributedPool, PoolConfig, TaskPool};
+/// use taskpools::queue::ListStack;
+/// use taskpools::PutOutcome;
+///
+/// // A Chase–Lev deque can be stolen from: the first put makes it non-empty.
+/// let cl: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+/// let mut w0 = cl.local(0);
+/// assert_eq!(cl.put(&mut w0, 1), PutOutcome::Shared { was_empty: true });
+/// assert_eq!(cl.put(&mut w0, 2), PutOutcome::Shared { was_empty: false });
+/// // `distributed-list` never shares: nobody needs waking.
+/// let dq1: DistributedPool<u32, ListStack<u32>> = TaskPool::new(&PoolConfig::new(2));
+/// let mut l0 = dq1.local(0);
+/// assert_eq!(dq1.put(&mut l0, 1), PutOutcome::Private);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PutOutcome {
     /// Only the putting worker can see the task: nobody needs waking.
@@ -64,6 +87,21 @@ pub enum PutOutcome {
 }
 
 /// Construction parameters common to all pools.
+///
+/// ```
+/// use taskpools::pool::{PoolConfig, PoolKind, PoolVisitor, TaskPool};
+/// use taskpools::{MemKind, Search};
+///
+/// let cfg = PoolConfig { workers: 2, mem: MemKind::System, search: Search::Random };
+/// struct Workers;
+/// impl PoolVisitor<u32> for Workers {
+///     type Output = usize;
+///     fn visit<P: TaskPool<u32>>(self, pool: P) -> usize {
+///         pool.workers()
+///     }
+/// }
+/// assert_eq!(PoolKind::StealHalf.with_pool(&cfg, Workers), 2);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct PoolConfig {
     /// Number of workers (at least 1).
@@ -76,6 +114,14 @@ pub struct PoolConfig {
 
 impl PoolConfig {
     /// `workers` workers with the default memory manager (`dgbko`) and tree search.
+    ///
+    /// ```
+    /// use taskpools::pool::PoolConfig;
+    /// use taskpools::{MemKind, Search};
+    ///
+    /// let cfg = PoolConfig::new(4);
+    /// assert_eq!((cfg.workers, cfg.mem, cfg.search), (4, MemKind::PerWorkerBlocks, Search::Tree));
+    /// ```
     pub fn new(workers: usize) -> Self {
         PoolConfig {
             workers,
@@ -86,22 +132,180 @@ impl PoolConfig {
 }
 
 /// A task pool: `init`/`put`/`get` of Korch and Rauber (2002) §6.1, with per-worker state.
+///
+/// The pools of this crate implement it, and so can yours: [`Builder`](crate::Builder) runs the
+/// family of [`PoolKind`]; a pool of your own runs with [`run_pool`](crate::run_pool),
+/// [`run_pool_with`](crate::run_pool_with) or [`run_pool_on`](crate::run_pool_on), the layer
+/// under `Builder`.
+///
+/// # How the working phase uses a pool
+///
+/// A phase of `n` = [`workers`](Self::workers) workers (phase worker `i` is the runtime's
+/// worker `i`) first makes every worker's state with [`local`](Self::local)`(i)` and hands the
+/// initial tasks round-robin to [`init`](Self::init) with those states, one after another on
+/// the thread that starts the phase. Each state then moves to its worker's thread, and from
+/// there on only that worker passes it to the pool: it calls [`resume`](Self::resume), then
+/// [`get`](Self::get) until it returns `None`, running each task, whose
+/// [`Ctx::put`](crate::Ctx::put) calls [`put`](Self::put) (and
+/// [`Ctx::queued`](crate::Ctx::queued), [`own_backlog`](Self::own_backlog)). When `get` returns
+/// `None`, the worker calls [`pause`](Self::pause), counts itself idle and waits, polling
+/// [`has_shared_work`](Self::has_shared_work) (spinning, then asleep, as the
+/// [`WakePolicy`](crate::WakePolicy) says); when that turns true it leaves the idle count,
+/// calls `resume` and tries `get` again. All workers do this at the same time, so `put`, `get` and
+/// `has_shared_work` run concurrently (each worker with its own state). The phase ends when
+/// all `n` workers are counted idle at once, or when a task panics (tasks that have not run
+/// by then never run).
+///
+/// # The contract
+///
+/// *Termination* (Korch and Rauber §4.1; the proof is in the docs of the working phase's idle
+/// protocol, `phase::idle`): `get` may return `None` only after it has looked, under the
+/// queues' synchronization, at every queue in which a task that *this* worker put, moved or
+/// was handed by `init` could still be. It need not find the tasks of other workers: their
+/// owners will (a pool that never steals, such as `distributed-list`, is correct, only
+/// unbalanced). A pool whose `get` looks at all its queues satisfies this.
+///
+/// *Steals.* A `get` may take tasks from queues that other workers put into, and it may fail
+/// to for any reason — a lost race, a busy lock, an empty victim picked at random — since
+/// the owner will find what it put. A steal may take several tasks at once and keep the
+/// others in this worker's own queues. It may not lose or duplicate a task (every task
+/// given to `init` or `put` is returned by exactly one `get`), and it may move tasks only
+/// into queues that this worker's own later `get` looks at before it returns `None`: a task
+/// moved where no failing `get` looks can be left behind when every worker goes idle, and
+/// the phase then ends without running it. `init` likewise must leave the task where the
+/// `get` of the worker whose state it was given looks.
+///
+/// *Wake-ups.* [`has_shared_work`](Self::has_shared_work) is a hint read without locks, but
+/// it must turn true once a `put` that returned [`PutOutcome::Shared`] has returned (to a
+/// reader that issues a `SeqCst` fence first), as long as that task is there, and it must
+/// turn false again once the shared queues are empty: idle workers that keep seeing it true
+/// keep leaving the idle count, and the phase may never see all of them idle. Return
+/// [`PutOutcome::Private`] only for a task no other worker can take; a takeable task
+/// reported as private is still run (by the worker that put it), but sleeping workers are not
+/// woken for it.
+///
+/// The rest is optional: `stats` in `get` feeds the [`RunReport`](crate::RunReport)
+/// (`steal_attempts`, `steals`, `tasks_stolen`), `own_backlog` answers 0 unless you keep a
+/// queue per worker, and `pause`/`resume` do nothing unless your workers serve each other.
+///
+/// # A pool of your own
+///
+/// One FIFO queue behind a lock, shared by every worker (the central pools of Korch and
+/// Rauber, with a standard library queue), run by hand on a two-worker runtime:
+///
+/// ```
+/// use std::collections::VecDeque;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Mutex;
+/// use taskpools::{run_pool_on, Ctx, PoolConfig, PutOutcome, Runtime, Task, TaskPool};
+/// use taskpools::{WakePolicy, WorkerStats};
+///
+/// struct Fifo<T> {
+///     queue: Mutex<VecDeque<T>>,
+///     len: AtomicUsize, // the queue's length, for `has_shared_work` to read without the lock
+///     workers: usize,
+/// }
+///
+/// impl<T: Send> TaskPool<T> for Fifo<T> {
+///     type Local = (); // no per-worker state
+///
+///     fn new(cfg: &PoolConfig) -> Self {
+///         let queue = Mutex::new(VecDeque::new());
+///         Fifo { queue, len: AtomicUsize::new(0), workers: cfg.workers }
+///     }
+///     fn workers(&self) -> usize {
+///         self.workers
+///     }
+///     fn local(&self, _worker: usize) {}
+///     fn put(&self, _: &mut (), task: T) -> PutOutcome {
+///         let mut q = self.queue.lock().unwrap();
+///         q.push_back(task);
+///         // Stored before `put` returns: a sleeper's `has_shared_work` sees the task.
+///         self.len.store(q.len(), Ordering::SeqCst);
+///         PutOutcome::Shared { was_empty: q.len() == 1 }
+///     }
+///     fn get(&self, _: &mut (), _: &mut WorkerStats) -> Option<T> {
+///         // Under the lock, at the only queue there is: a `None` here may end the phase.
+///         let mut q = self.queue.lock().unwrap();
+///         let task = q.pop_front();
+///         self.len.store(q.len(), Ordering::SeqCst);
+///         task
+///     }
+///     fn has_shared_work(&self) -> bool {
+///         self.len.load(Ordering::SeqCst) > 0
+///     }
+/// }
+///
+/// /// One task per node of a complete binary tree of the given depth.
+/// struct Node(u32);
+/// impl Task<u64> for Node {
+///     fn run(self, ctx: &mut Ctx<'_, Self, u64>) {
+///         *ctx.local() += 1;
+///         if self.0 > 0 {
+///             ctx.put(Node(self.0 - 1));
+///             ctx.put(Node(self.0 - 1));
+///         }
+///     }
+/// }
+///
+/// let rt = Runtime::new(2)?;
+/// let pool: Fifo<Node> = TaskPool::new(&PoolConfig::new(2));
+/// let (report, counts) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| 0u64, [Node(10)])?;
+/// assert_eq!(counts.iter().sum::<u64>(), (1 << 11) - 1);
+/// assert_eq!(report.tasks_run(), (1 << 11) - 1);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub trait TaskPool<T: Send>: Sync {
     /// Per-worker state, moved into that worker's thread.
     type Local: Send;
 
     /// A pool for `cfg.workers` workers (the caller guarantees `workers >= 1`).
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// assert_eq!(pool.workers(), 2);
+    /// ```
     fn new(cfg: &PoolConfig) -> Self
     where
         Self: Sized;
 
     /// Number of workers this pool was built for.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// assert_eq!(pool.workers(), 2); // the phase runs this many workers
+    /// ```
     fn workers(&self) -> usize;
 
     /// The state of worker `worker` (called once per worker before the working phase).
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+    /// pool.put(&mut w0, 5);
+    /// assert_eq!(pool.get(&mut w1, &mut WorkerStats::default()), Some(5)); // stolen
+    /// ```
     fn local(&self, worker: usize) -> Self::Local;
 
     /// Inserts an initial task during the (sequential) initialization phase.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let mut locals = [pool.local(0), pool.local(1)];
+    /// // As the phase does: initial tasks round-robin, before any worker runs.
+    /// for (i, t) in (10..14).enumerate() {
+    ///     pool.init(&mut locals[i % 2], t);
+    /// }
+    /// assert_eq!((pool.own_backlog(&locals[0]), pool.own_backlog(&locals[1])), (2, 2));
+    /// ```
     fn init(&self, local: &mut Self::Local, task: T) {
         let _ = self.put(local, task);
     }
@@ -131,6 +335,17 @@ pub trait TaskPool<T: Send>: Sync {
     const PUTS_WAIT_FOR_OWNER: bool = false;
 
     /// Inserts a task created by a running task.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let mut w0 = pool.local(0);
+    /// pool.put(&mut w0, 1);
+    /// pool.put(&mut w0, 2);
+    /// let mut stats = WorkerStats::default();
+    /// assert_eq!(pool.get(&mut w0, &mut stats), Some(2)); // its owner pops the newest
+    /// ```
     fn put(&self, local: &mut Self::Local, task: T) -> PutOutcome;
 
     /// Whether [`owner_deque`](TaskPool::owner_deque) gives the worker's deque (only
@@ -155,9 +370,35 @@ pub trait TaskPool<T: Send>: Sync {
 
     /// Takes a task for this worker, stealing if the pool does; see the module docs for when
     /// it may return `None`.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let (mut w0, mut w1) = (pool.local(0), pool.local(1));
+    /// pool.put(&mut w0, 1);
+    /// pool.put(&mut w0, 2);
+    /// let mut stats = WorkerStats::default();
+    /// assert_eq!(pool.get(&mut w1, &mut stats), Some(1)); // a thief takes the oldest
+    /// assert_eq!((stats.steal_attempts, stats.steals), (1, 1));
+    /// assert_eq!(pool.get(&mut w0, &mut stats), Some(2));
+    /// assert_eq!(pool.get(&mut w0, &mut stats), None); // looked everywhere
+    /// ```
     fn get(&self, local: &mut Self::Local, stats: &mut WorkerStats) -> Option<T>;
 
     /// Whether some shared queue looks non-empty (no locks; used by idle workers).
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let mut w0 = pool.local(0);
+    /// assert!(!pool.has_shared_work());
+    /// pool.put(&mut w0, 1);
+    /// assert!(pool.has_shared_work()); // thieves can take it
+    /// pool.get(&mut w0, &mut WorkerStats::default());
+    /// assert!(!pool.has_shared_work());
+    /// ```
     fn has_shared_work(&self) -> bool;
 
     /// How many tasks this worker's own queue holds (its private and public parts), read by
@@ -167,6 +408,15 @@ pub trait TaskPool<T: Send>: Sync {
     /// (`private-deque` answers a pending steal request here). The default, 0, is for the
     /// pools without a queue per worker (the central ones and `randomized`): their tasks
     /// then always put.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let mut w0 = pool.local(0);
+    /// (0..3).for_each(|t| { pool.put(&mut w0, t); });
+    /// assert_eq!(pool.own_backlog(&w0), 3);
+    /// ```
     #[inline]
     fn own_backlog(&self, _local: &Self::Local) -> usize {
         0
@@ -175,15 +425,50 @@ pub trait TaskPool<T: Send>: Sync {
     /// The worker is about to go idle (its `get` returned `None`): it will not call `put` or
     /// `get` until [`resume`](TaskPool::resume). Pools whose workers answer other workers'
     /// requests (`private-deque`) decline them meanwhile. Does nothing by default.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let mut w0 = pool.local(0);
+    /// let mut stats = WorkerStats::default();
+    /// // What the phase does around a worker's idle time:
+    /// assert_eq!(pool.get(&mut w0, &mut stats), None);
+    /// pool.pause(&mut w0); // no `put` or `get` until `resume`
+    /// pool.resume(&mut w0);
+    /// pool.put(&mut w0, 1);
+    /// assert_eq!(pool.get(&mut w0, &mut stats), Some(1));
+    /// ```
     fn pause(&self, _local: &mut Self::Local) {}
 
     /// The worker looks for work again after [`pause`](TaskPool::pause); the working phase
     /// also calls it on the worker's thread before the worker's first `get`. Calling it when
     /// not paused does nothing.
+    ///
+    /// ```
+    /// # use taskpools::pool::{ChaseLevPool, PoolConfig, TaskPool};
+    /// # use taskpools::WorkerStats;
+    /// let pool: ChaseLevPool<u32> = TaskPool::new(&PoolConfig::new(2));
+    /// let mut w0 = pool.local(0);
+    /// pool.resume(&mut w0); // before the first `get`, as the phase does; a no-op when not paused
+    /// pool.put(&mut w0, 3);
+    /// assert_eq!(pool.get(&mut w0, &mut WorkerStats::default()), Some(3));
+    /// ```
     fn resume(&self, _local: &mut Self::Local) {}
 }
 
 /// The pools of the family, selected by name at run time and dispatched once to generic code.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder, PoolKind};
+///
+/// // Every pool of the family runs the same phase to the same result.
+/// for kind in PoolKind::ALL {
+///     let root = BoxedTask::new(|ctx| (0..20).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+///     assert_eq!(Builder::new().threads(2).pool(kind).run([root])?.tasks_run(), 21, "{kind}");
+/// }
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PoolKind {
@@ -244,6 +529,13 @@ impl PoolKind {
     ];
 
     /// The descriptive name.
+    ///
+    /// ```
+    /// use taskpools::PoolKind;
+    ///
+    /// assert_eq!(PoolKind::PrivatePublic.name(), "private-public");
+    /// assert_eq!(PoolKind::StealHalf.to_string(), "steal-half");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             PoolKind::CentralList => "central-list",
@@ -267,6 +559,14 @@ impl PoolKind {
 
     /// The papers' name (Korch and Rauber's Table 2 for their family; `dq8g` is ours for the
     /// greedy variant of `dq8`).
+    ///
+    /// ```
+    /// use taskpools::PoolKind;
+    ///
+    /// assert_eq!(PoolKind::PrivatePublic.alias(), "dq8");
+    /// assert_eq!(PoolKind::from_name("sq4")?, PoolKind::CentralFifo);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn alias(self) -> &'static str {
         match self {
             PoolKind::CentralList => "sq1",
@@ -289,6 +589,15 @@ impl PoolKind {
     }
 
     /// One line for `taskpools list`.
+    ///
+    /// ```
+    /// use taskpools::PoolKind;
+    ///
+    /// for p in PoolKind::ALL {
+    ///     println!("{:22} {:6} {}", p.name(), p.alias(), p.description());
+    /// }
+    /// assert!(PoolKind::CentralFifo.description().contains("FIFO"));
+    /// ```
     pub fn description(self) -> &'static str {
         match self {
             PoolKind::CentralList => "central LIFO queue, singly linked list, one lock",
@@ -333,6 +642,13 @@ impl PoolKind {
     }
 
     /// Whether the pool keeps tasks in list nodes, i.e. whether the memory manager matters.
+    ///
+    /// ```
+    /// use taskpools::PoolKind;
+    ///
+    /// assert!(PoolKind::CentralList.uses_mem()); // list nodes: the memory manager matters
+    /// assert!(!PoolKind::ChaseLev.uses_mem());
+    /// ```
     pub fn uses_mem(self) -> bool {
         matches!(
             self,
@@ -346,6 +662,16 @@ impl PoolKind {
     }
 
     /// Parses a descriptive name or an alias.
+    ///
+    /// ```
+    /// use taskpools::{Error, PoolKind};
+    ///
+    /// assert_eq!(PoolKind::from_name("chase-lev")?, PoolKind::ChaseLev);
+    /// assert_eq!("dcwq".parse::<PoolKind>()?, PoolKind::ChaseLev);
+    /// let e = PoolKind::from_name("dq99").unwrap_err();
+    /// assert!(matches!(e, Error::UnknownPool { .. }) && e.to_string().contains("dq8"));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_name(s: &str) -> Result<PoolKind, crate::error::Error> {
         PoolKind::ALL
             .into_iter()
@@ -362,6 +688,24 @@ impl PoolKind {
 
     /// Builds the pool of this kind for task type `T` and hands it to `v` — the one place
     /// where the kind is matched; everything below is monomorphised.
+    ///
+    /// ```
+    /// use taskpools::pool::{PoolConfig, PoolKind, PoolVisitor, TaskPool};
+    /// use taskpools::{run_pool, BoxedTask, RunOptions, RunReport};
+    ///
+    /// /// Runs ten empty tasks on whichever pool it is given.
+    /// struct RunTen;
+    /// impl PoolVisitor<BoxedTask> for RunTen {
+    ///     type Output = Result<RunReport, taskpools::Error>;
+    ///     fn visit<P: TaskPool<BoxedTask>>(self, pool: P) -> Self::Output {
+    ///         let tasks = (0..10).map(|_| BoxedTask::new(|_| {}));
+    ///         run_pool(&pool, &RunOptions::default(), tasks)
+    ///     }
+    /// }
+    /// let kind = PoolKind::from_name("dq5")?; // chosen at run time
+    /// assert_eq!(kind.with_pool(&PoolConfig::new(2), RunTen)?.tasks_run(), 10);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn with_pool<T: Send, V: PoolVisitor<T>>(self, cfg: &PoolConfig, v: V) -> V::Output {
         match self {
             PoolKind::CentralList => v.visit(CentralPool::<T, ListStack<T>>::new(cfg)),
@@ -398,10 +742,40 @@ impl fmt::Display for PoolKind {
 }
 
 /// Generic code to run on a pool whose kind is chosen at run time ([`PoolKind::with_pool`]).
+///
+/// ```
+/// use taskpools::pool::{PoolConfig, PoolKind, PoolVisitor, TaskPool};
+///
+/// /// The size of each pool's per-worker state, a compile-time fact of each pool type.
+/// struct LocalSize;
+/// impl PoolVisitor<u64> for LocalSize {
+///     type Output = usize;
+///     fn visit<P: TaskPool<u64>>(self, _pool: P) -> usize {
+///         std::mem::size_of::<P::Local>()
+///     }
+/// }
+/// let sizes: Vec<usize> =
+///     PoolKind::ALL.iter().map(|k| k.with_pool(&PoolConfig::new(1), LocalSize)).collect();
+/// assert_eq!(sizes.len(), PoolKind::ALL.len());
+/// ```
 pub trait PoolVisitor<T: Send> {
     /// What the visit returns.
     type Output;
     /// Called with the constructed pool.
+    ///
+    /// ```
+    /// use taskpools::pool::{PoolConfig, PoolKind, PoolVisitor, TaskPool};
+    ///
+    /// struct Name;
+    /// impl PoolVisitor<u8> for Name {
+    ///     type Output = &'static str;
+    ///     fn visit<P: TaskPool<u8>>(self, _pool: P) -> &'static str {
+    ///         std::any::type_name::<P>()
+    ///     }
+    /// }
+    /// let name = PoolKind::ChaseLev.with_pool(&PoolConfig::new(1), Name);
+    /// assert!(name.ends_with("ChaseLevPool<u8>"));
+    /// ```
     fn visit<P: TaskPool<T>>(self, pool: P) -> Self::Output;
 }
 

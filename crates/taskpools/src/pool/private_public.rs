@@ -18,6 +18,20 @@ use crate::queue::{BlockQueue, PrivateBlocks, BLOCK_LEN};
 use crate::stats::WorkerStats;
 
 /// `dq8` (`GREEDY = false`) and `dq8g` (`GREEDY = true`).
+///
+/// ```
+/// use taskpools::pool::PrivatePublicPool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::{run_pool_on, BoxedTask, Runtime, WakePolicy};
+///
+/// // `private-public` (dq8), built by hand for the two workers of `rt`.
+/// let rt = Runtime::new(2)?;
+/// let pool: PrivatePublicPool<BoxedTask, false> = TaskPool::new(&PoolConfig::new(2));
+/// let root = BoxedTask::new(|ctx| (0..100).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// let (report, _) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| (), [root])?;
+/// assert_eq!(report.tasks_run(), 101);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct PrivatePublicPool<T, const GREEDY: bool> {
     public: Box<[CachePadded<BlockQueue<T>>]>,
     brand: Brand,

@@ -15,6 +15,20 @@ type Q<T> = ListStack<T>;
 pub const QUEUES_PER_WORKER: usize = 4;
 
 /// `rq`: randomly chosen central queues.
+///
+/// ```
+/// use taskpools::pool::RandomizedPool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::{run_pool_on, BoxedTask, Runtime, WakePolicy};
+///
+/// // `randomized` (rq), built by hand for the two workers of `rt`.
+/// let rt = Runtime::new(2)?;
+/// let pool: RandomizedPool<BoxedTask> = TaskPool::new(&PoolConfig::new(2));
+/// let root = BoxedTask::new(|ctx| (0..100).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// let (report, _) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| (), [root])?;
+/// assert_eq!(report.tasks_run(), 101);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct RandomizedPool<T: Send> {
     queues: Box<[CachePadded<Locked<Q<T>>>]>,
     alloc: <Q<T> as SeqQueue<T>>::Alloc,

@@ -31,6 +31,20 @@ use crate::sync::{lock, Arc, Mutex};
 type OwnerSlot<T> = Arc<Mutex<Option<PrivateDeque<T>>>>;
 
 /// `private-deque` / `acr13`.
+///
+/// ```
+/// use taskpools::pool::PrivateDequePool;
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::{run_pool_on, BoxedTask, Runtime, WakePolicy};
+///
+/// // `private-deque` (acr13), built by hand for the two workers of `rt`.
+/// let rt = Runtime::new(2)?;
+/// let pool: PrivateDequePool<BoxedTask> = TaskPool::new(&PoolConfig::new(2));
+/// let root = BoxedTask::new(|ctx| (0..100).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// let (report, _) = run_pool_on(&rt, &pool, WakePolicy::OnEmpty, |_| (), [root])?;
+/// assert_eq!(report.tasks_run(), 101);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub struct PrivateDequePool<T> {
     owners: Box<[OwnerSlot<T>]>,
     table: Arc<StealTable<T>>,
@@ -38,6 +52,18 @@ pub struct PrivateDequePool<T> {
 }
 
 /// A worker's deque (given back to the pool, declining requests, on drop).
+///
+/// ```
+/// use taskpools::pool::{PrivateDequeLocal, PrivateDequePool};
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let pool: PrivateDequePool<u32> = TaskPool::new(&PoolConfig::new(2));
+/// let mut w0: PrivateDequeLocal<u32> = pool.local(0); // worker 0's deque, its owner's alone
+/// (1..=3).for_each(|t| { pool.put(&mut w0, t); });
+/// assert_eq!(pool.own_backlog(&w0), 3);
+/// assert_eq!(pool.get(&mut w0, &mut WorkerStats::default()), Some(3));
+/// ```
 pub struct PrivateDequeLocal<T> {
     me: usize,
     deque: Option<PrivateDeque<T>>,

@@ -12,6 +12,25 @@ use crate::queue::{Locked, SeqQueue};
 use crate::stats::WorkerStats;
 
 /// A locked queue per worker with stealing; the queue type decides the thief's end.
+///
+/// ```
+/// use taskpools::pool::StealingPool;
+/// use taskpools::queue::{DList, ListStack};
+/// use taskpools::pool::{PoolConfig, TaskPool};
+/// use taskpools::WorkerStats;
+///
+/// let mut stats = WorkerStats::default();
+/// // `steal-working-end` (dq2): a thief takes the newest task, as the owner would.
+/// let dq2: StealingPool<u32, ListStack<u32>> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut a0, mut a1) = (dq2.local(0), dq2.local(1));
+/// (1..=3).for_each(|t| { dq2.put(&mut a0, t); });
+/// assert_eq!(dq2.get(&mut a1, &mut stats), Some(3));
+/// // `steal-opposite-end` (dq5): a thief takes the oldest.
+/// let dq5: StealingPool<u32, DList<u32>> = TaskPool::new(&PoolConfig::new(2));
+/// let (mut b0, mut b1) = (dq5.local(0), dq5.local(1));
+/// (1..=3).for_each(|t| { dq5.put(&mut b0, t); });
+/// assert_eq!(dq5.get(&mut b1, &mut stats), Some(1));
+/// ```
 pub struct StealingPool<T, Q: SeqQueue<T>> {
     queues: Box<[CachePadded<Locked<Q>>]>,
     alloc: Q::Alloc,

@@ -32,6 +32,33 @@ enum Slot<T> {
 /// The result of a job started with [`Runtime::spawn_async`] or [`spawn_async`]: completes with
 /// the closure's value, or resumes its panic in the task that awaits it. Dropping it does not
 /// cancel the job: the job runs to its end, and its value is dropped then.
+///
+/// ```
+/// # use std::future::Future;
+/// # use std::task::{Context, Poll, Wake, Waker};
+/// # struct Unpark(std::thread::Thread);
+/// # impl Wake for Unpark {
+/// #     fn wake(self: std::sync::Arc<Self>) { self.0.unpark() }
+/// # }
+/// # fn block_on<F: Future>(f: F) -> F::Output {
+/// #     let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+/// #     let mut f = std::pin::pin!(f);
+/// #     loop {
+/// #         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) {
+/// #             return v;
+/// #         }
+/// #         std::thread::park();
+/// #     }
+/// # }
+/// // `block_on` is any executor's (a few hidden lines here: poll, park until woken).
+/// let rt = taskpools::Runtime::new(2)?;
+/// let fut = rt.spawn_async(|| (1..=20u64).sum::<u64>());
+/// assert_eq!(block_on(fut), 210);
+/// // Awaiting resumes the job's panic.
+/// let bad = rt.spawn_async(|| -> u32 { panic!("inside the job") });
+/// assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| block_on(bad))).is_err());
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[must_use = "a SpawnFuture does nothing unless awaited (the job runs anyway)"]
 pub struct SpawnFuture<T> {
     slot: Arc<Mutex<Slot<T>>>,
@@ -144,6 +171,30 @@ impl Runtime {
 
 /// [`Runtime::spawn_async`] on the current worker's runtime, or, on a thread that is not a
 /// worker, on the global runtime.
+///
+/// ```
+/// # use std::future::Future;
+/// # use std::task::{Context, Poll, Wake, Waker};
+/// # struct Unpark(std::thread::Thread);
+/// # impl Wake for Unpark {
+/// #     fn wake(self: std::sync::Arc<Self>) { self.0.unpark() }
+/// # }
+/// # fn block_on<F: Future>(f: F) -> F::Output {
+/// #     let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+/// #     let mut f = std::pin::pin!(f);
+/// #     loop {
+/// #         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) {
+/// #             return v;
+/// #         }
+/// #         std::thread::park();
+/// #     }
+/// # }
+/// let rt = taskpools::Runtime::new(2)?;
+/// // On a worker it uses that worker's runtime.
+/// let fut = rt.install(|| taskpools::spawn_async(|| taskpools::current_num_threads()));
+/// assert_eq!(block_on(fut), 2);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn spawn_async<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> SpawnFuture<T> {
     match WorkerThread::current() {
         Some(w) => {

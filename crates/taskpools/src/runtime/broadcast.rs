@@ -46,6 +46,16 @@ use crate::Error;
 
 /// Where a broadcast's call runs: the worker's index and the runtime's size (rayon's
 /// `BroadcastContext`).
+///
+/// ```
+/// let rt = taskpools::Runtime::new(2)?;
+/// // Each worker sums its own stripe of 0..100.
+/// let parts = rt.broadcast(|ctx| {
+///     (0..100u64).skip(ctx.index()).step_by(ctx.num_threads()).sum::<u64>()
+/// });
+/// assert_eq!(parts.iter().sum::<u64>(), 4950);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct BroadcastContext<'a> {
     index: usize,
@@ -63,11 +73,23 @@ impl BroadcastContext<'_> {
     }
 
     /// The index of the worker this call runs on (`0..num_threads()`).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// assert_eq!(rt.broadcast(|ctx| ctx.index()), [0, 1]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn index(&self) -> usize {
         self.index
     }
 
     /// The number of workers of the runtime, so the number of calls of the broadcast.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// assert_eq!(rt.broadcast(|ctx| ctx.num_threads()), [2, 2]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn num_threads(&self) -> usize {
         self.num_threads
     }
@@ -161,6 +183,22 @@ pub fn broadcast<R: Send>(f: impl Fn(BroadcastContext<'_>) -> R + Sync) -> Vec<R
 
 /// [`Runtime::spawn_broadcast`] on the current worker's runtime, or, on a thread that is not a
 /// worker, on the global runtime (rayon's `spawn_broadcast`).
+///
+/// ```
+/// use std::sync::{mpsc, Mutex};
+///
+/// let rt = taskpools::Runtime::new(2)?;
+/// let (tx, rx) = mpsc::channel();
+/// let tx = Mutex::new(tx);
+/// // Called on a worker, it addresses that worker's runtime: one call per worker.
+/// rt.install(|| {
+///     taskpools::spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap())
+/// });
+/// let mut seen: Vec<usize> = rx.iter().take(2).collect();
+/// seen.sort();
+/// assert_eq!(seen, [0, 1]);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn spawn_broadcast(f: impl Fn(BroadcastContext<'_>) + Send + Sync + 'static) {
     match WorkerThread::current() {
         Some(w) => spawn_broadcast_in(&w.registry, f),

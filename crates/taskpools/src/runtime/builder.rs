@@ -7,6 +7,19 @@ use super::handlers::{PanicHandler, WorkerHandler};
 use super::{Pool, Runtime, ThreadBuilder, GLOBAL};
 
 /// Builds a [`Runtime`]: thread count, fork-join pool, pinning, stack size, thread names.
+///
+/// ```
+/// use taskpools::forkjoin::{Pool, Runtime};
+///
+/// let rt = Runtime::builder()
+///     .threads(2)
+///     .pool(Pool::ChaseLev)
+///     .thread_name(|i| format!("worker-{i}"))
+///     .build()?;
+/// let names = rt.broadcast(|_| std::thread::current().name().unwrap().to_string());
+/// assert_eq!(names, ["worker-0", "worker-1"]);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct RuntimeBuilder {
     pub(super) threads: usize,
@@ -106,17 +119,44 @@ impl RuntimeBuilder {
     }
 
     /// The work-stealing pool (default [`Pool::PrivateDeque`]).
+    ///
+    /// ```
+    /// use taskpools::forkjoin::{Pool, Runtime};
+    ///
+    /// let rt = Runtime::builder().threads(2).pool(Pool::ChaseLev).build()?;
+    /// assert_eq!(rt.pool(), Pool::ChaseLev);
+    /// assert_eq!(rt.join(|| 6, || 7), (6, 7));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pool(mut self, pool: Pool) -> Self {
         self.pool = pool;
         self
     }
 
     /// The pool by name or alias (`private-deque`/`acr13`, `chase-lev`/`dcwq`).
+    ///
+    /// ```
+    /// use taskpools::forkjoin::{Pool, Runtime};
+    ///
+    /// let rt = Runtime::builder().threads(1).pool_name("dcwq")?.build()?;
+    /// assert_eq!(rt.pool(), Pool::ChaseLev);
+    /// // `dq8` is the task-pool family's private/public pool, not a fork-join deque.
+    /// let e = Runtime::builder().pool_name("dq8").unwrap_err();
+    /// assert!(matches!(e, taskpools::Error::RenamedPool { new: "private-deque", .. }));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pool_name(self, name: &str) -> Result<Self, crate::Error> {
         Ok(self.pool(Pool::from_name(name)?))
     }
 
     /// Pins worker `i` to core `i mod cores` (default off).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).pin(true).build()?;
+    /// assert!(rt.pinned());
+    /// assert_eq!(rt.join(|| 1, || 2), (1, 2));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pin(mut self, pin: bool) -> Self {
         self.pin = pin;
         self
@@ -124,6 +164,17 @@ impl RuntimeBuilder {
 
     /// Stack size of each worker thread in bytes (default: the standard library's, 2 MiB).
     /// Deeply recursive jobs need more; stealing while waiting adds at most 32 nested jobs.
+    ///
+    /// ```
+    /// fn depth(n: u64) -> u64 {
+    ///     let pad = std::hint::black_box([0u8; 512]); // at least 512 bytes per level
+    ///     if n == 0 { pad[0] as u64 } else { 1 + depth(n - 1) }
+    /// }
+    /// let rt = taskpools::Runtime::builder().threads(1).stack_size(64 << 20).build()?;
+    /// // Over 5 MiB deep: more than the default 2 MiB would hold.
+    /// assert_eq!(rt.install(|| depth(10_000)), 10_000);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
@@ -197,6 +248,24 @@ impl RuntimeBuilder {
 
     /// How places treat unhinted spawns and each other's work (default: Weibel's design;
     /// see [`PlacePolicy`](crate::places::PlacePolicy)). Ignored without places.
+    ///
+    /// ```
+    /// use taskpools::places::{PlacePolicy, Places, Unhinted};
+    ///
+    /// let policy = PlacePolicy { unhinted: Unhinted::RoundRobin, ..PlacePolicy::default() };
+    /// let rt = taskpools::Runtime::builder()
+    ///     .places(Places::parse("2x1")?)
+    ///     .place_policy(policy)
+    ///     .build()?;
+    /// let mut hits = [0u8; 8];
+    /// rt.scope(|s| {
+    ///     for h in hits.iter_mut() {
+    ///         s.spawn(move |_| *h = 1); // unhinted: sent to the places in turn
+    ///     }
+    /// });
+    /// assert_eq!(hits, [1; 8]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn place_policy(mut self, policy: crate::places::PlacePolicy) -> Self {
         self.place_policy = policy;
         self
@@ -206,6 +275,16 @@ impl RuntimeBuilder {
     /// `events_per_worker` events (40 bytes each) and then stops recording, counting what it
     /// drops. Off by default; [`Runtime::take_trace`] collects it. Refused by
     /// [`build`](Self::build) below 16 or above 2^28.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1024).build()?;
+    /// rt.join(|| (), || ());
+    /// let trace = rt.take_trace()?.expect("tracing is on");
+    /// assert_eq!(trace.workers, 2);
+    /// assert!(trace.jobs() >= 1); // at least the installed join
+    /// assert!(taskpools::Runtime::builder().trace(8).build().is_err()); // below 16
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn trace(mut self, events_per_worker: usize) -> Self {
         self.trace = Some(events_per_worker);
         self
@@ -379,6 +458,16 @@ impl RuntimeBuilder {
     }
 
     /// Starts the workers.
+    ///
+    /// ```
+    /// use taskpools::{Error, Runtime, MAX_THREADS};
+    ///
+    /// let rt = Runtime::builder().threads(2).build()?;
+    /// assert_eq!(rt.threads(), 2);
+    /// let e = Runtime::builder().threads(MAX_THREADS + 1).build().unwrap_err();
+    /// assert!(matches!(e, Error::TooManyThreads { .. }));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn build(self) -> Result<Runtime, crate::Error> {
         Runtime::start(self, None)
     }
@@ -386,6 +475,23 @@ impl RuntimeBuilder {
     /// Builds the runtime with `spawn` starting each worker's thread, as
     /// [`spawn_handler`](Self::spawn_handler) does, for a handler that is not `Send` or not
     /// `'static` (it is used only during the build).
+    ///
+    /// ```
+    /// use std::thread::JoinHandle;
+    ///
+    /// // The handler borrows `handles` (so it is not `'static`); the caller joins them.
+    /// let mut handles: Vec<JoinHandle<()>> = Vec::new();
+    /// let rt = taskpools::Runtime::builder().threads(2).build_with_spawn_handler(|worker| {
+    ///     handles.push(std::thread::Builder::new().spawn(move || worker.run())?);
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(rt.join(|| 1, || 2), (1, 2));
+    /// rt.shutdown_and_wait()?;
+    /// for h in handles {
+    ///     h.join().unwrap();
+    /// }
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn build_with_spawn_handler(
         self,
         mut spawn: impl FnMut(ThreadBuilder) -> std::io::Result<()>,
@@ -439,6 +545,15 @@ impl RuntimeBuilder {
     /// [`current_num_threads`](crate::current_num_threads) use outside a worker. Fails with
     /// [`Error::GlobalExists`](crate::Error::GlobalExists) if the global runtime already
     /// exists (built here before, or created on first use); call it early in `main`.
+    ///
+    /// ```
+    /// use taskpools::{forkjoin, Error, Runtime};
+    ///
+    /// Runtime::builder().threads(2).build_global()?;
+    /// assert_eq!(forkjoin::current_num_threads(), 2);
+    /// assert!(matches!(Runtime::builder().build_global(), Err(Error::GlobalExists)));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn build_global(self) -> Result<(), crate::Error> {
         self.start_global(None)
     }

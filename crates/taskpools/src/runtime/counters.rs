@@ -9,6 +9,17 @@ use crate::sync::{AtomicU64, Ordering};
 /// ([`Runtime::worker_counters`](super::Runtime::worker_counters)). A working phase's own
 /// counters (tasks, puts, steals between its queues) are in its
 /// [`RunReport`](crate::RunReport).
+///
+/// ```
+/// let rt = taskpools::Runtime::new(2)?;
+/// rt.scope(|s| (0..100).for_each(|_| s.spawn(|_| ())));
+/// let c = rt.worker_counters();
+/// assert_eq!(c.len(), 2); // one per worker
+/// let from_outside: u64 = c.iter().map(|w| w.injected).sum();
+/// assert!(from_outside >= 1); // the scope itself was handed over from this thread
+/// assert!(c.iter().all(|w| w.place_local == 0)); // no places here
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerCounters {

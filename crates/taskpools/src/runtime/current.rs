@@ -87,6 +87,12 @@ pub(crate) fn global() -> &'static Runtime {
 /// Number of worker threads of the current worker's runtime, or, on a thread that is not a
 /// worker, of the global runtime (which this creates if it does not exist yet, like `join`
 /// would). Rayon's `current_num_threads`.
+///
+/// ```
+/// let rt = taskpools::Runtime::new(2)?;
+/// assert_eq!(rt.install(taskpools::current_num_threads), 2); // on a worker: its runtime's
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn current_num_threads() -> usize {
     match WorkerThread::current() {
         Some(w) => w.registry.threads,
@@ -96,6 +102,13 @@ pub fn current_num_threads() -> usize {
 
 /// The index (`0..threads`) of the worker running this code in its runtime, or `None` on a
 /// thread that is not a worker. Rayon's `current_thread_index`.
+///
+/// ```
+/// let rt = taskpools::Runtime::new(2)?;
+/// assert_eq!(taskpools::current_thread_index(), None); // not a worker
+/// assert_eq!(rt.broadcast(|_| taskpools::current_thread_index()), [Some(0), Some(1)]);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(|w| w.index)
 }
@@ -104,6 +117,19 @@ pub fn current_thread_index() -> Option<usize> {
 /// not a worker, on the global runtime; see [`Runtime::spawn`] (a panic in `f` is caught and
 /// reported on stderr). The global runtime is never dropped: a job still queued there when
 /// the process exits does not run, so wait for what must finish (a channel, a counter).
+///
+/// ```
+/// use std::sync::mpsc;
+///
+/// let rt = taskpools::Runtime::new(2)?;
+/// let (tx, rx) = mpsc::channel();
+/// rt.install(move || {
+///     // On a worker: the job goes to this runtime, and `install` does not wait for it.
+///     taskpools::spawn(move || tx.send((1..=10u32).product::<u32>()).unwrap());
+/// });
+/// assert_eq!(rx.recv().unwrap(), 3_628_800);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn spawn(f: impl FnOnce() + Send + 'static) {
     match WorkerThread::current() {
         Some(w) => spawn_in(&w.registry, f, Order::Lifo),
@@ -113,6 +139,21 @@ pub fn spawn(f: impl FnOnce() + Send + 'static) {
 
 /// [`spawn`], ordered as [`Runtime::spawn_fifo`]: on the current worker's runtime, or, on a
 /// thread that is not a worker, on the global runtime (rayon's `spawn_fifo`).
+///
+/// ```
+/// use std::sync::mpsc;
+///
+/// let rt = taskpools::Runtime::new(1)?;
+/// let (tx, rx) = mpsc::channel();
+/// rt.install(move || {
+///     for i in 0..3 {
+///         let tx = tx.clone();
+///         taskpools::spawn_fifo(move || tx.send(i).unwrap());
+///     }
+/// });
+/// assert_eq!(rx.iter().take(3).collect::<Vec<_>>(), [0, 1, 2]); // in spawn order
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 pub fn spawn_fifo(f: impl FnOnce() + Send + 'static) {
     match WorkerThread::current() {
         Some(w) => spawn_in(&w.registry, f, Order::Fifo),

@@ -205,6 +205,17 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         catch_unwind(AssertUnwindSafe(f))
     }
 
+    /// Runs the job here without catching a panic, which leaves through the caller (the owner
+    /// took it back, so no one else can run it, and nothing waits for it).
+    #[inline(always)]
+    pub(crate) fn call_inline(&self) -> R {
+        // SAFETY: as in `run_inline`: the owner took the job's only reference back.
+        let f = self
+            .func
+            .with_mut(|p| unsafe { ManuallyDrop::take(&mut *p) });
+        f()
+    }
+
     /// The outcome after `is_done`; called once.
     pub(crate) fn take_outcome(&self) -> Outcome<R> {
         debug_assert!(self.is_done());

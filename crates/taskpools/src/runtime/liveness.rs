@@ -33,6 +33,19 @@ use super::worker::WorkerThread;
 use crate::sync::Ordering;
 
 /// What [`yield_now`] did.
+///
+/// ```
+/// use taskpools::forkjoin::{yield_now, Runtime, Yield};
+///
+/// let rt = Runtime::new(1)?;
+/// let first = rt.scope(|s| {
+///     s.spawn(|_| {});
+///     yield_now() // runs the queued spawn here
+/// });
+/// assert_eq!(first, Some(Yield::Executed));
+/// assert_eq!(rt.install(yield_now), Some(Yield::Idle)); // nothing to run
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Yield {
     /// It ran a job (or several nested inside one).

@@ -138,26 +138,65 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// A runtime with `threads` workers (at least 1) on the default pool.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// assert_eq!(rt.threads(), 2);
+    /// let total: u64 = rt.install(|| (1..=10u64).sum());
+    /// assert_eq!(total, 55);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn new(threads: usize) -> Result<Runtime, crate::Error> {
         Runtime::builder().threads(threads).build()
     }
 
     /// A builder, to choose the pool or pinning.
+    ///
+    /// ```
+    /// use taskpools::forkjoin::{Pool, Runtime};
+    ///
+    /// let rt = Runtime::builder().threads(2).pool(Pool::ChaseLev).build()?;
+    /// assert_eq!((rt.threads(), rt.pool()), (2, Pool::ChaseLev));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
     }
 
     /// Whether the workers are pinned to cores.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(1).pin(true).build()?;
+    /// assert!(rt.pinned());
+    /// assert!(!taskpools::Runtime::new(1)?.pinned());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pinned(&self) -> bool {
         self.registry.pinned
     }
 
     /// Number of worker threads.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// assert_eq!(rt.threads(), 2);
+    /// assert_eq!(rt.install(taskpools::current_num_threads), 2);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn threads(&self) -> usize {
         self.registry.threads
     }
 
     /// Each worker's counters so far, in worker order (see [`WorkerCounters`]).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// rt.install(|| ()); // handed to a worker through the injector
+    /// let c = rt.worker_counters();
+    /// assert_eq!(c.len(), 2);
+    /// assert!(c.iter().map(|w| w.injected).sum::<u64>() >= 1);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn worker_counters(&self) -> Vec<WorkerCounters> {
         self.registry
             .counters
@@ -167,16 +206,42 @@ impl Runtime {
     }
 
     /// Number of places (0: built without [places](crate::places)).
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    ///
+    /// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// assert_eq!(rt.place_count(), 2);
+    /// assert_eq!(taskpools::Runtime::new(1)?.place_count(), 0);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn place_count(&self) -> usize {
         self.registry.places.as_ref().map_or(0, |p| p.len())
     }
 
     /// The places the runtime was built with.
+    ///
+    /// ```
+    /// use taskpools::places::Places;
+    ///
+    /// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// assert_eq!(rt.places().map(|p| p.spec()), Some("2x1"));
+    /// assert!(taskpools::Runtime::new(1)?.places().is_none());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn places(&self) -> Option<&crate::places::Places> {
         self.registry.places.as_ref().map(|p| &p.places)
     }
 
     /// The place of each worker, in worker order (empty without places).
+    ///
+    /// ```
+    /// use taskpools::places::{PlaceId, Places};
+    ///
+    /// let rt = taskpools::Runtime::builder().places(Places::parse("2x1")?).build()?;
+    /// assert_eq!(rt.worker_places(), [PlaceId(0), PlaceId(1)]);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn worker_places(&self) -> Vec<crate::places::PlaceId> {
         self.registry.places.as_ref().map_or(Vec::new(), |p| {
             p.of_worker
@@ -232,11 +297,26 @@ impl Runtime {
 
     /// How long an idle worker looks for work before it sleeps
     /// ([`RuntimeBuilder::spin`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = taskpools::Runtime::builder().threads(1).spin(Duration::ZERO).build()?;
+    /// assert_eq!(rt.spin_budget(), Duration::ZERO); // idle workers sleep at once
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn spin_budget(&self) -> std::time::Duration {
         self.registry.spin
     }
 
     /// The pool the workers share.
+    ///
+    /// ```
+    /// use taskpools::forkjoin::{Pool, Runtime};
+    ///
+    /// assert_eq!(Runtime::new(1)?.pool(), Pool::PrivateDeque); // the default
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn pool(&self) -> Pool {
         self.pool
     }
@@ -249,6 +329,23 @@ impl Runtime {
     /// (it answers steal requests, runs its own deque, steals, and takes jobs injected into its
     /// runtime), so installs that cross back and forth between runtimes, such as
     /// `a.install(|| b.install(|| a.install(|| 42)))` on one-thread runtimes, finish.
+    ///
+    /// ```
+    /// use taskpools::forkjoin::{join, Runtime};
+    ///
+    /// fn sum(v: &[u64]) -> u64 {
+    ///     if v.len() <= 8 {
+    ///         return v.iter().sum();
+    ///     }
+    ///     let (l, r) = v.split_at(v.len() / 2);
+    ///     let (a, b) = join(|| sum(l), || sum(r));
+    ///     a + b
+    /// }
+    /// let rt = Runtime::new(2)?;
+    /// let v: Vec<u64> = (1..=1000).collect();
+    /// assert_eq!(rt.install(|| sum(&v)), 500_500); // the joins fork onto `rt`
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn install<R: Send>(&self, op: impl FnOnce() -> R + Send) -> R {
         install_in(&self.registry, op)
     }
@@ -323,6 +420,18 @@ impl Runtime {
 
     /// Whether the calling thread, a worker of this runtime, has jobs queued on its own deque
     /// (`None` on any other thread); rayon's `ThreadPool::current_thread_has_pending_tasks`.
+    ///
+    /// ```
+    /// use taskpools::forkjoin::{join, Pool, Runtime};
+    ///
+    /// let rt = Runtime::builder().threads(1).pool(Pool::ChaseLev).build()?;
+    /// assert_eq!(rt.current_thread_has_pending_tasks(), None); // not a worker
+    /// // On `chase-lev` a join always queues `b`, which waits on the deque while `a` runs.
+    /// let (in_a, ()) = rt.install(|| join(|| rt.current_thread_has_pending_tasks(), || ()));
+    /// assert_eq!(in_a, Some(true));
+    /// assert_eq!(rt.install(|| rt.current_thread_has_pending_tasks()), Some(false));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
         WorkerThread::current()
             .filter(|w| Arc::ptr_eq(&w.registry, &self.registry))

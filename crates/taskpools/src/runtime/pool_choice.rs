@@ -9,6 +9,16 @@
 /// [`PoolKind::PrivatePublic`](crate::PoolKind::PrivatePublic), a different structure, and is
 /// refused here with [`Error::RenamedPool`](crate::Error::RenamedPool) naming
 /// `private-deque` (what this front end called `private-public` before).
+///
+/// ```
+/// use taskpools::forkjoin::{Pool, Runtime};
+///
+/// for pool in Pool::ALL {
+///     let rt = Runtime::builder().threads(2).pool(pool).build()?;
+///     assert_eq!(rt.join(|| 20, || 22), (20, 22));
+/// }
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Pool {
@@ -43,6 +53,13 @@ impl Pool {
     ];
 
     /// The descriptive name.
+    ///
+    /// ```
+    /// use taskpools::forkjoin::Pool;
+    ///
+    /// assert_eq!(Pool::PrivateDeque.name(), "private-deque");
+    /// assert_eq!(Pool::ChaseLev.to_string(), "chase-lev");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Pool::PrivateDeque => "private-deque",
@@ -52,6 +69,14 @@ impl Pool {
 
     /// The paper-style alias (`acr13`: Acar, Charguéraud & Rainey 2013; `dcwq`:
     /// Papakonstantinou, PARTEE (2015)).
+    ///
+    /// ```
+    /// use taskpools::forkjoin::Pool;
+    ///
+    /// assert_eq!(Pool::PrivateDeque.alias(), "acr13");
+    /// assert_eq!(Pool::from_name(Pool::ChaseLev.alias())?, Pool::ChaseLev);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn alias(self) -> &'static str {
         match self {
             Pool::PrivateDeque => "acr13",
@@ -60,6 +85,13 @@ impl Pool {
     }
 
     /// One line for `taskpools list`.
+    ///
+    /// ```
+    /// for p in taskpools::forkjoin::Pool::ALL {
+    ///     println!("{:14} {:6} {}", p.name(), p.alias(), p.description());
+    /// }
+    /// assert!(!taskpools::forkjoin::Pool::ChaseLev.description().is_empty());
+    /// ```
     pub fn description(self) -> &'static str {
         match self {
             Pool::PrivateDeque => {
@@ -72,6 +104,15 @@ impl Pool {
     /// The pool with this name or alias. The other members of the task-pool family are not
     /// work-stealing deques and are refused with a list of the ones that are; the old names
     /// `private-public`/`dq8` are refused with [`Error::RenamedPool`](crate::Error::RenamedPool).
+    ///
+    /// ```
+    /// use taskpools::forkjoin::Pool;
+    ///
+    /// assert_eq!(Pool::from_name("chase-lev")?, Pool::ChaseLev);
+    /// assert_eq!("acr13".parse::<Pool>()?, Pool::PrivateDeque);
+    /// assert!(Pool::from_name("dq8").is_err()); // a name of the task-pool family
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_name(name: &str) -> Result<Pool, crate::Error> {
         if let Some(&(old, pool)) = Pool::RENAMED.iter().find(|(old, _)| *old == name) {
             return Err(crate::Error::RenamedPool {

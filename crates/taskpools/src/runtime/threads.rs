@@ -97,18 +97,66 @@ impl std::fmt::Debug for ThreadBuilder {
 
 impl ThreadBuilder {
     /// The worker's index in its runtime (`0..threads`).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let s = Arc::clone(&seen);
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(2)
+    ///     .spawn_handler(move |worker| {
+    ///         s.lock().unwrap().push(worker.index());
+    ///         std::thread::spawn(move || worker.run());
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// assert_eq!(*seen.lock().unwrap(), [0, 1]);
+    /// rt.shutdown_and_wait()?;
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn index(&self) -> usize {
         self.parts.as_ref().map_or(usize::MAX, |p| p.index)
     }
 
     /// The thread name the builder asked for
     /// ([`RuntimeBuilder::thread_name`](super::RuntimeBuilder::thread_name)), if any.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(1)
+    ///     .thread_name(|i| format!("solver-{i}"))
+    ///     .spawn_handler(|worker| {
+    ///         assert_eq!(worker.name(), Some("solver-0"));
+    ///         let b = std::thread::Builder::new().name(worker.name().unwrap().into());
+    ///         b.spawn(move || worker.run())?;
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// rt.shutdown_and_wait()?;
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// The stack size the builder asked for
     /// ([`RuntimeBuilder::stack_size`](super::RuntimeBuilder::stack_size)), if any.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(1)
+    ///     .stack_size(4 << 20)
+    ///     .spawn_handler(|worker| {
+    ///         assert_eq!(worker.stack_size(), Some(4 << 20));
+    ///         let b = std::thread::Builder::new().stack_size(worker.stack_size().unwrap());
+    ///         b.spawn(move || worker.run())?;
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// rt.shutdown_and_wait()?;
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn stack_size(&self) -> Option<usize> {
         self.stack_size
     }
@@ -119,6 +167,24 @@ impl ThreadBuilder {
     ///
     /// # Panics
     /// If the calling thread is already a worker (of any runtime).
+    ///
+    /// ```
+    /// // A worker thread with a scoped setup around the worker's loop.
+    /// let rt = taskpools::Runtime::builder()
+    ///     .threads(1)
+    ///     .spawn_handler(|worker| {
+    ///         std::thread::spawn(move || {
+    ///             // … set up what the thread needs …
+    ///             worker.run(); // returns after the runtime has shut down
+    ///             // … tear it down …
+    ///         });
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// assert_eq!(rt.install(|| 6 * 7), 42);
+    /// rt.shutdown_and_wait()?;
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn run(mut self) {
         assert!(
             WorkerThread::current().is_none(),

@@ -126,6 +126,9 @@ pub struct Record {
     /// On the rayon rows of wordfreq: the maps folded per run, one per piece rayon's splitter
     /// cut the text into (median over the invocations).
     pub pieces: Option<f64>,
+    /// On `rayon-on-taskpools`: the runtime's deque under the drop-in rayon-core
+    /// (`TASKPOOLS_RAYON_POOL`, else its default, `chase-lev`).
+    pub taskpools_pool: Option<String>,
 }
 
 /// What the kernel program prints for one process.
@@ -309,6 +312,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 pair_ratio_max: None,
                 vs_sequential: None,
                 pieces: None,
+                taskpools_pool: None,
             }
         };
         let seq_row = row(Runtime::Sequential, 1, &seq[ki]);
@@ -318,6 +322,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             let [stock_t, ours_t] = &par[ki][ti];
             let stock = row(Runtime::Rayon, t, stock_t);
             let mut ours = row(Runtime::RayonOnTaskpools, t, ours_t);
+            ours.taskpools_pool = Some(rayon_pool_name());
             ours.vs_rayon = Some(ours.median_s / stock.median_s);
             let pairs: Vec<f64> = ours_t.iter().zip(stock_t).map(|(o, s)| o / s).collect();
             let (m, lo, hi) = summarize(&pairs);
@@ -332,4 +337,15 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         }
     }
     Ok(out)
+}
+
+/// The deque the drop-in rayon-core runs on in the kernel processes, which inherit this
+/// process's environment: `TASKPOOLS_RAYON_POOL` (by its canonical name), else `chase-lev`.
+fn rayon_pool_name() -> String {
+    match std::env::var("TASKPOOLS_RAYON_POOL") {
+        Ok(v) => taskpools::forkjoin::Pool::from_name(v.trim())
+            .map(|p| p.name().to_string())
+            .unwrap_or(v),
+        Err(_) => "chase-lev".to_string(),
+    }
 }

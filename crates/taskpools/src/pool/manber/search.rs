@@ -10,6 +10,18 @@ use super::tree::TreeOutcome;
 use crate::sync::{lock, Ordering};
 
 /// How a participant with an empty segment looks for elements.
+///
+/// ```
+/// use taskpools::{BoxedTask, Builder, PoolKind, Search};
+///
+/// // Every search strategy finds every task of the steal-half pool.
+/// for search in Search::ALL {
+///     let b = Builder::new().threads(2).pool(PoolKind::StealHalf).search(search);
+///     let root = BoxedTask::new(|ctx| (0..50).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+///     assert_eq!(b.run([root])?.tasks_run(), 51, "{search:?}");
+/// }
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Search {
@@ -26,6 +38,10 @@ impl Search {
     pub const ALL: [Search; 3] = [Search::Tree, Search::Linear, Search::Random];
 
     /// The name used on the command line.
+    ///
+    /// ```
+    /// assert_eq!(taskpools::Search::Linear.name(), "linear");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Search::Tree => "tree",
@@ -35,6 +51,14 @@ impl Search {
     }
 
     /// Kotz and Ellis's name for the algorithm (Figures 2–4).
+    ///
+    /// ```
+    /// use taskpools::Search;
+    ///
+    /// assert_eq!(Search::Tree.alias(), "tree-search"); // Kotz and Ellis's name
+    /// assert_eq!(Search::from_name("random-search")?, Search::Random);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn alias(self) -> &'static str {
         match self {
             Search::Tree => "tree-search",
@@ -44,6 +68,13 @@ impl Search {
     }
 
     /// One line for `taskpools list`.
+    ///
+    /// ```
+    /// for s in taskpools::Search::ALL {
+    ///     println!("{:7} {:14} {}", s.name(), s.alias(), s.description());
+    /// }
+    /// assert!(taskpools::Search::Tree.description().contains("tree"));
+    /// ```
     pub fn description(self) -> &'static str {
         match self {
             Search::Tree => "Manber's tree of round counters leads to a non-empty segment",
@@ -53,6 +84,15 @@ impl Search {
     }
 
     /// Parses a name or alias.
+    ///
+    /// ```
+    /// use taskpools::{Error, Search};
+    ///
+    /// assert_eq!(Search::from_name("tree")?, Search::Tree);
+    /// assert_eq!("linear".parse::<Search>()?, Search::Linear);
+    /// assert!(matches!(Search::from_name("binary"), Err(Error::UnknownSearch { .. })));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn from_name(s: &str) -> Result<Search, crate::error::Error> {
         Search::ALL
             .into_iter()

@@ -303,19 +303,19 @@ impl<T: Send> ConcurrentPool<T> {
         // (In the other order, a declaration that counted us could land between them, we
         // would take its new generation as our start and wait for the others forever; the
         // loom model `loom_all_searching_on_an_empty_pool_are_all_exhausted` found that.)
-        let gen = latest64(&self.exhausted_gen);
+        let generation = latest64(&self.exhausted_gen);
         self.searching.fetch_add(1, Ordering::SeqCst);
         loop {
             if let Pass::Found(x) = self.pass(p, true) {
                 return Removed::Element(x);
             }
-            if latest64(&self.exhausted_gen) != gen || self.check_exhausted() {
+            if latest64(&self.exhausted_gen) != generation || self.check_exhausted() {
                 self.searching.fetch_sub(1, Ordering::SeqCst);
                 p.stats.exhausted += 1;
                 return Removed::Exhausted;
             }
             if self.cfg.waiting {
-                if let Some(r) = self.wait(p, gen) {
+                if let Some(r) = self.wait(p, generation) {
                     return r;
                 }
             } else {
@@ -326,7 +326,7 @@ impl<T: Send> ConcurrentPool<T> {
 
     /// Waiting mode: register, park until handed an element, told the pool is exhausted, or
     /// the timeout passes (then search again). `None` = search again.
-    fn wait(&self, p: &mut Participant, gen: u64) -> Option<Removed<T>> {
+    fn wait(&self, p: &mut Participant, generation: u64) -> Option<Removed<T>> {
         let me = Arc::new(Waiter {
             slot: Mutex::new(WaitSlot::Waiting),
             thread: std::thread::current(),
@@ -334,7 +334,7 @@ impl<T: Send> ConcurrentPool<T> {
         {
             let mut ws = lock(&self.waiters);
             // Declared while we were getting here?
-            if latest64(&self.exhausted_gen) != gen {
+            if latest64(&self.exhausted_gen) != generation {
                 drop(ws);
                 self.searching.fetch_sub(1, Ordering::SeqCst);
                 p.stats.exhausted += 1;
@@ -373,7 +373,7 @@ impl<T: Send> ConcurrentPool<T> {
     /// The exhaustion check (module docs). Declares exhaustion and wakes every waiter if the
     /// pool was empty while every active participant searched.
     fn check_exhausted(&self) -> bool {
-        let gen = latest64(&self.exhausted_gen);
+        let generation = latest64(&self.exhausted_gen);
         if latest(&self.searching) != latest(&self.active) {
             return false;
         }
@@ -388,7 +388,12 @@ impl<T: Send> ConcurrentPool<T> {
         }
         if self
             .exhausted_gen
-            .compare_exchange(gen, gen + 1, Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(
+                generation,
+                generation + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
             .is_ok()
         {
             let mut ws = lock(&self.waiters);

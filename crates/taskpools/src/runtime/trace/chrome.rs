@@ -10,6 +10,23 @@ impl Trace {
     /// one from the completion that released a data-flow task to that task's start.
     /// Each event is one JSON object followed by a comma and a newline; wrap them with
     /// [`chrome_json`](Self::chrome_json) or as `{"traceEvents":[ … ]}`.
+    ///
+    /// ```
+    /// use taskpools::runtime::trace::wrap_chrome_events;
+    /// use taskpools::Runtime;
+    ///
+    /// // Two runtimes' traces in one file, one process each.
+    /// let a = Runtime::builder().threads(1).trace(64).build()?;
+    /// let b = Runtime::builder().threads(1).trace(64).build()?;
+    /// a.install(|| ());
+    /// b.install(|| ());
+    /// let mut events = String::new();
+    /// a.take_trace()?.unwrap().chrome_events(1, "first", &mut events);
+    /// b.take_trace()?.unwrap().chrome_events(2, "second", &mut events);
+    /// let json = wrap_chrome_events(&events);
+    /// assert!(json.contains("\"pid\":1") && json.contains("\"pid\":2"));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn chrome_events(&self, pid: u32, name: &str, out: &mut String) {
         use std::fmt::Write;
         let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
@@ -175,6 +192,15 @@ impl Trace {
     }
 
     /// The whole trace as a Chrome trace-event JSON document.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 10).build()?;
+    /// rt.join(|| (), || ());
+    /// let json = rt.take_trace()?.unwrap().chrome_json("a join");
+    /// assert!(json.starts_with("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+    /// // std::fs::write("join.json", json) and open it in Perfetto or chrome://tracing.
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn chrome_json(&self, name: &str) -> String {
         let mut body = String::new();
         self.chrome_events(1, name, &mut body);
@@ -184,6 +210,14 @@ impl Trace {
 
 /// Wraps events written by [`Trace::chrome_events`] (several traces may share one file, one
 /// `pid` each) into a Chrome trace-event JSON document.
+///
+/// ```
+/// use taskpools::runtime::trace::wrap_chrome_events;
+///
+/// let json = wrap_chrome_events("{\"name\":\"x\",\"ph\":\"i\",\"ts\":0,\"pid\":1,\"tid\":0},\n");
+/// assert!(json.starts_with("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+/// assert!(json.trim_end().ends_with("}\n]}")); // the last comma is gone
+/// ```
 pub fn wrap_chrome_events(events: &str) -> String {
     let body = events.trim_end().trim_end_matches(',');
     format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{body}\n]}}\n")

@@ -2,6 +2,17 @@
 //! ([`EventKind`], [`Event`]), and the collected [`Trace`] with its well-formedness check.
 
 /// Where a worker found the job it ran.
+///
+/// ```
+/// use taskpools::runtime::trace::{EventKind, Source};
+///
+/// let rt = taskpools::Runtime::builder().threads(1).trace(1 << 10).build()?;
+/// rt.install(|| ());
+/// let t = rt.take_trace()?.unwrap();
+/// // Handed over from this thread, the closure came through the injector.
+/// assert!(t.events.iter().any(|e| e.kind == EventKind::Start(Source::Injected)));
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Source {
@@ -37,6 +48,13 @@ pub enum Source {
 impl Source {
     /// A short name (`own`, `place`, `place-steal`, `steal`, `injected`, `mail`, `pool`,
     /// `pool-steal`).
+    ///
+    /// ```
+    /// use taskpools::runtime::trace::Source;
+    ///
+    /// assert_eq!(Source::Steal { victim: 1 }.name(), "steal");
+    /// assert_eq!(Source::PoolSteal { victim: 0, tasks: 4 }.name(), "pool-steal");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Source::Own => "own",
@@ -52,6 +70,23 @@ impl Source {
 }
 
 /// What happened.
+///
+/// ```
+/// use taskpools::runtime::trace::{EventKind, Source};
+/// use taskpools::{BoxedTask, Builder, Runtime};
+///
+/// // A traced working phase: every task is a job started from the pool, every put an event.
+/// let rt = Runtime::builder().threads(2).trace(1 << 12).build()?;
+/// let root = BoxedTask::new(|ctx| (0..20).for_each(|_| ctx.put(BoxedTask::new(|_| {}))));
+/// Builder::new().runtime(&rt).pool_name("chase-lev")?.run([root])?;
+/// let t = rt.take_trace()?.unwrap();
+/// assert_eq!(t.dropped, 0);
+/// let count = |f: &dyn Fn(&EventKind) -> bool| t.events.iter().filter(|e| f(&e.kind)).count();
+/// assert_eq!(count(&|k| *k == EventKind::Put), 20);
+/// let tasks = count(&|k| matches!(k, EventKind::Start(Source::Pool | Source::PoolSteal { .. })));
+/// assert_eq!(tasks, 21);
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum EventKind {
@@ -147,6 +182,15 @@ pub enum EventKind {
 }
 
 /// One event of one worker.
+///
+/// ```
+/// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 10).build()?;
+/// rt.broadcast(|_| ());
+/// let t = rt.take_trace()?.unwrap();
+/// assert!(t.events.iter().all(|e| (e.worker as usize) < t.workers));
+/// assert!(t.events.windows(2).all(|w| w[0].t_ns <= w[1].t_ns)); // ordered by time
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     /// Nanoseconds since the runtime started.
@@ -159,6 +203,19 @@ pub struct Event {
 
 /// The events of every worker since the last [`Runtime::take_trace`](crate::runtime::Runtime::take_trace),
 /// ordered by time.
+///
+/// ```
+/// use taskpools::runtime::trace::EventKind;
+///
+/// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+/// rt.scope(|s| (0..10).for_each(|_| s.spawn(|_| ())));
+/// let t = rt.take_trace()?.expect("built with a trace");
+/// assert_eq!((t.workers, t.dropped, t.capacity), (2, 0, 1 << 12));
+/// let starts = t.events.iter().filter(|e| matches!(e.kind, EventKind::Start(_))).count();
+/// assert_eq!(starts, t.jobs());
+/// assert_eq!(t.jobs(), 11); // the scope's body and its 10 spawns
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
     /// Number of workers.
@@ -175,6 +232,22 @@ impl Trace {
     /// Checks that the trace is well formed: per worker, times never go back, every end
     /// closes a start, every start is closed, a worker sleeps only outside jobs and wakes
     /// after it slept, and steals name existing workers. Returns the first violation.
+    ///
+    /// ```
+    /// use taskpools::runtime::trace::{Event, EventKind, Trace};
+    ///
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 10).build()?;
+    /// rt.join(|| (), || ());
+    /// assert!(rt.take_trace()?.unwrap().check().is_ok());
+    /// // An end without a start is not a schedule.
+    /// let bad = Trace {
+    ///     workers: 1,
+    ///     events: vec![Event { t_ns: 5, worker: 0, kind: EventKind::End }],
+    ///     ..Trace::default()
+    /// };
+    /// assert!(bad.check().is_err());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn check(&self) -> Result<(), String> {
         let mut open = vec![0usize; self.workers];
         let mut asleep = vec![false; self.workers];
@@ -278,6 +351,15 @@ impl Trace {
     }
 
     /// Number of jobs started.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 10).build()?;
+    /// rt.install(|| ());
+    /// rt.install(|| ());
+    /// assert_eq!(rt.take_trace()?.unwrap().jobs(), 2);
+    /// assert_eq!(rt.take_trace()?.unwrap().jobs(), 0); // each call starts a new trace
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn jobs(&self) -> usize {
         self.events
             .iter()

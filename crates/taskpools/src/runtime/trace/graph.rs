@@ -10,6 +10,22 @@ impl Trace {
     ///
     /// A task's own work is its duration less the jobs its worker ran nested inside it and
     /// less its waits for its children (at a `sync` or at its end).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+    /// let mut v = [0u64; 4];
+    /// rt.install(|| {
+    ///     taskpools::dataflow::scope(|df| {
+    ///         let r = df.region(&mut v);
+    ///         for _ in 0..4 {
+    ///             df.spawn(r.inout(), |_, v| v[0] += 1); // a chain: each waits for the one before
+    ///         }
+    ///     })
+    /// });
+    /// let g = rt.take_trace()?.unwrap().task_graph();
+    /// assert_eq!((g.tasks.len(), g.deps.len(), g.roots.len()), (4, 3, 1));
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn task_graph(&self) -> TaskGraph {
         use std::collections::HashMap;
         struct Open {
@@ -174,6 +190,24 @@ impl Trace {
 }
 
 /// A data-flow task as a trace saw it run.
+///
+/// ```
+/// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+/// let mut v = [0u64; 2];
+/// rt.install(|| {
+///     taskpools::dataflow::scope(|df| {
+///         let r = df.region(&mut v);
+///         df.spawn(r.part(0..1).out(), |_, x| x[0] = 1);
+///         df.spawn(r.part(1..2).out(), |_, x| x[0] = 2);
+///     })
+/// });
+/// let g = rt.take_trace()?.unwrap().task_graph();
+/// for n in g.tasks.values() {
+///     assert!(n.start_ns <= n.end_ns && n.work_ns <= n.end_ns - n.start_ns);
+///     assert_eq!(n.parent, g.roots[0]); // both spawned by the root scope
+/// }
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskNode {
     /// The worker that ran it.
@@ -194,6 +228,24 @@ pub struct TaskNode {
 }
 
 /// The data-flow tasks of a trace and their dependences ([`Trace::task_graph`]).
+///
+/// ```
+/// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+/// let mut v = [0u64; 3];
+/// rt.install(|| {
+///     taskpools::dataflow::scope(|df| {
+///         let r = df.region(&mut v);
+///         df.spawn(r.out(), |_, v| v.fill(1));
+///         df.spawn(r.read(), |_, v| assert_eq!(v[0], 1)); // read after write
+///         df.spawn(r.read(), |_, v| assert_eq!(v[2], 1));
+///     })
+/// });
+/// let g = rt.take_trace()?.unwrap().task_graph();
+/// let first = *g.tasks.keys().next().unwrap();
+/// assert_eq!(g.deps.len(), 2);
+/// assert!(g.deps.iter().all(|&(from, _)| from == first)); // both readers wait for the writer
+/// # Ok::<(), taskpools::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct TaskGraph {
     /// The tasks that ran, by id.
@@ -243,6 +295,22 @@ impl TaskGraph {
     /// a root scope is listed twice or is also a task (a graph read from a corrupt trace
     /// file: the ids a runtime records are unique, and its tasks' parents were spawned
     /// before them).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+    /// let mut v = [0u64; 1];
+    /// rt.install(|| {
+    ///     taskpools::dataflow::scope(|df| {
+    ///         let r = df.region(&mut v);
+    ///         (0..3).for_each(|_| df.spawn(r.inout(), |_, v| v[0] += 1));
+    ///     })
+    /// });
+    /// let g = rt.take_trace()?.unwrap().task_graph();
+    /// let (path, span) = g.critical_path()?;
+    /// assert!(!path.is_empty());
+    /// assert!(span <= g.work_ns()); // no schedule beats the span; none needs more than the work
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn critical_path(&self) -> Result<(Vec<u64>, u64), Error> {
         use std::collections::{BTreeMap, HashMap, HashSet};
         let known: HashSet<u64> = self.roots.iter().copied().collect();
@@ -437,6 +505,23 @@ impl TaskGraph {
 
     /// The work: the tasks' own work and the root scopes' own work (spawning), summed (ns,
     /// saturating at `u64::MAX`). At least the critical path's length.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+    /// let mut v = [0u64; 8];
+    /// rt.install(|| {
+    ///     taskpools::dataflow::scope(|df| {
+    ///         for c in df.region(&mut v).chunks(1) {
+    ///             df.spawn(c.out(), |_, c| c[0] = 1);
+    ///         }
+    ///     })
+    /// });
+    /// let g = rt.take_trace()?.unwrap().task_graph();
+    /// let tasks: u64 = g.tasks.values().map(|t| t.work_ns).sum();
+    /// assert!(g.work_ns() >= tasks); // plus the root scope's spawning
+    /// assert!(g.work_ns() >= g.critical_path()?.1);
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn work_ns(&self) -> u64 {
         self.tasks
             .values()
@@ -451,6 +536,21 @@ impl TaskGraph {
     ///
     /// # Errors
     /// As [`critical_path`](Self::critical_path).
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::builder().threads(2).trace(1 << 12).build()?;
+    /// let mut v = [0u64; 1];
+    /// rt.install(|| {
+    ///     taskpools::dataflow::scope(|df| {
+    ///         let r = df.region(&mut v);
+    ///         (0..2).for_each(|_| df.spawn(r.inout(), |_, v| v[0] += 1));
+    ///     })
+    /// });
+    /// let dot = rt.take_trace()?.unwrap().task_graph().dot("chain")?;
+    /// assert!(dot.starts_with("digraph \"chain\""));
+    /// // std::fs::write("chain.dot", dot), then `dot -Tsvg chain.dot`.
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
     pub fn dot(&self, name: &str) -> Result<String, Error> {
         use std::fmt::Write;
         let (path, len) = self.critical_path()?;

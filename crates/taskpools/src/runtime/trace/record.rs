@@ -47,7 +47,7 @@ impl Clock {
 
     /// Converts raw stamps taken so far to nanoseconds since the start: one rate for all of
     /// them (a monotone map), measured from the start to now.
-    pub(crate) fn converter(&self) -> impl Fn(u64) -> u64 {
+    pub(crate) fn converter(&self) -> impl Fn(u64) -> u64 + use<> {
         let scale = self.tsc0.map(|t0| {
             let (now, at) = tsc_and_instant();
             let ns = at.saturating_duration_since(self.epoch).as_nanos() as f64;
