@@ -123,10 +123,10 @@ fi
 # queues and deques (queue::: Chase-Lev, FCDQ, the private deque, the two-lock queue and the
 # sequential queues) and of fork-join's frame stack and worker waits (runtime::frames,
 # runtime::worker), checking every memory access against Rust's aliasing and validity rules,
-# threads included. Tests that run threads take smaller sizes under cfg(miri). 87 s here
-# (59 s of tests, on 2 cores beside other builds, 2026-11-28), about a minute more when the
-# library changed; the first run also builds Miri's standard library (`cargo miri setup`).
-# Skipped with a note without nightly or Miri.
+# threads included. Tests that run threads take smaller sizes under cfg(miri). 43 to 87 s
+# here (2 cores beside other builds, 2026-11-28, the library's changes included: Miri
+# interprets it when the tests run); the first run also builds Miri's standard library
+# (`cargo miri setup`) and the dependencies. Skipped with a note without nightly or Miri.
 if cargo +nightly miri --version >/dev/null 2>&1; then
   echo "== Miri: queue, deque and fork-join unit tests"
   cargo +nightly miri test -p taskpools --lib -- queue:: runtime::frames runtime::worker
