@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The project's test command (README, first section); .ci/run runs exactly this.
 #   1. formatting, lints and the docs' links, 2. unit, integration, property, CLI and doc tests,
-#   then rayon's own test suite on the drop-in rayon-core (scripts/rayon-tests.sh); the
+#   then the library's examples (crates/taskpools/examples, each run once at its default
+#   size), then rayon's own test suite on the drop-in rayon-core (scripts/rayon-tests.sh); the
 #   `taskpools iter` CLI test builds its two kernel programs (scripts/build-iter-kernels.sh,
 #   target/iter-kernels: about 70 s the first time, seconds when up to date), 3. loom
-#   models, 4. AddressSanitizer (nightly toolchain) on the deque, pool, ownership, fork-join,
-#   data-flow and places tests, a debug build, so debug assertions on too (they check the
-#   frame stack's LIFO invariant; without nightly the lib, fork-join, deque and phase tests
-#   run again in a plain debug build instead), 5. valgrind memcheck on the release binaries of
-#   the deque, pool, ownership, fork-join, data-flow, places and trace tests, 4 and 5 each
-#   skipped with a printed note where the tool is missing. Where Open MPI is installed, the
+#   models, then `cargo check` of the library for aarch64 Linux, Windows and macOS where
+#   those targets are installed, 4. AddressSanitizer (nightly toolchain) on the deque, pool,
+#   ownership, fork-join, data-flow and places tests, a debug build, so debug assertions on
+#   too (they check the frame stack's LIFO invariant; without nightly the lib, fork-join,
+#   deque and phase tests run again in a plain debug build instead), then Miri (nightly with
+#   the miri component) on the queue, deque and fork-join unit tests, 5. valgrind memcheck on
+#   the release binaries of the deque, pool, ownership, fork-join, data-flow, places and trace
+#   tests, the cross checks, 4, Miri and 5 each skipped with a printed note where the target
+#   or tool is missing. Where Open MPI is installed, the
 #   distributed phase (cargo feature `mpi`) is linted too, and step 2 builds and tests both
 #   crates with the feature on, its mpirun tests included (one release build serves both:
 #   the feature only adds code). Step 2 builds with the `release-tests` profile (Cargo.toml),
@@ -37,6 +41,38 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps ${features[@]+"${feat
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items \
   ${features[@]+"${features[@]}"}
 cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"}
+# The library's examples (crates/taskpools/examples, one per front end), each run at its
+# default size; each checks its own result and fails if a check does. The `cargo test` above
+# built them (it builds every example, with the release-tests profile here), so their
+# executables are taken from that build, as the valgrind step takes the test binaries:
+# `cargo run --profile release-tests -p taskpools --example NAME` would resolve the
+# dependencies' features for the library alone and rebuild serde_core, num-traits and
+# once_cell and with them the examples (with MPI, the library too). distributed_tree (feature
+# mpi) runs under mpirun on 2 ranks where Open MPI is installed, and is not built elsewhere.
+echo "== the library's examples"
+example_bins=$(cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"} --no-run \
+  --quiet --message-format=json |
+  sed -n 's/.*"kind":\["example"\].*"executable":"\([^"]*\)".*/\1/p')
+for src in crates/taskpools/examples/*.rs; do
+  name=$(basename "$src" .rs)
+  bin=$(grep "/examples/$name\$" <<<"$example_bins" || true)
+  if [ "$name" = distributed_tree ] && [ ${#features[@]} -eq 0 ]; then
+    echo "note: example distributed_tree skipped: it needs MPI (feature mpi)"
+    continue
+  fi
+  if [ -z "$bin" ]; then
+    echo "examples step: the build has no executable for examples/$name.rs" >&2
+    exit 1
+  fi
+  echo "-- example $name"
+  started=$SECONDS
+  if [ "$name" = distributed_tree ]; then
+    mpirun --allow-run-as-root --oversubscribe --bind-to none -n 2 "$bin"
+  else
+    "$bin"
+  fi
+  echo "   ($((SECONDS - started)) s)"
+done
 # rayon 1.12's own test suite on the drop-in rayon-core (crates/rayon-core), in a scratch
 # workspace with its own target directory (target/rayon-suite); skipped with a note where
 # the cargo registry has no rayon 1.12.0.
@@ -47,6 +83,22 @@ bash scripts/rayon-tests.sh
 # model at a time: on 2 cores, two at once took longer (81 s against 68 s).
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom cargo test --release -p taskpools --lib loom -- --test-threads=1
+
+# The library on other systems: `cargo check` (lib, tests and examples, warnings denied) for
+# 64-bit ARM Linux, Windows (MSVC) and Apple silicon macOS, each where its standard library is
+# installed (`rustup target add TARGET`; a check needs no linker or SDK). Pinning and the
+# topology from sysfs are Linux's; elsewhere they are compiled out (runtime/pinning.rs,
+# places/topology.rs), so these builds show that the rest does not depend on them.
+installed_targets=$(rustup target list --installed 2>/dev/null || true)
+for target in aarch64-unknown-linux-gnu x86_64-pc-windows-msvc aarch64-apple-darwin; do
+  if grep -x "$target" <<<"$installed_targets" >/dev/null; then
+    echo "== cargo check of the library for $target"
+    RUSTFLAGS="-D warnings" cargo check -p taskpools --all-targets --target "$target" --quiet
+  else
+    echo "note: cargo check for $target skipped: its standard library is not installed" \
+      "(rustup target add $target)"
+  fi
+done
 
 # AddressSanitizer needs a nightly toolchain (-Zsanitizer); the stable toolchain is all the
 # rest of this script needs, so without nightly the run is skipped with a note.
@@ -65,6 +117,22 @@ else
     "(rustup toolchain install nightly); the fork-join and deque tests run with debug" \
     "assertions instead"
   cargo test -p taskpools --lib --test forkjoin --test deques --test phase_runtime
+fi
+
+# Miri (nightly, with the miri and rust-src components) interprets the unit tests of the
+# queues and deques (queue::: Chase-Lev, FCDQ, the private deque, the two-lock queue and the
+# sequential queues) and of fork-join's frame stack and worker waits (runtime::frames,
+# runtime::worker), checking every memory access against Rust's aliasing and validity rules,
+# threads included. Tests that run threads take smaller sizes under cfg(miri). 43 to 87 s
+# here (2 cores beside other builds, 2026-11-28, the library's changes included: Miri
+# interprets it when the tests run); the first run also builds Miri's standard library
+# (`cargo miri setup`) and the dependencies. Skipped with a note without nightly or Miri.
+if cargo +nightly miri --version >/dev/null 2>&1; then
+  echo "== Miri: queue, deque and fork-join unit tests"
+  cargo +nightly miri test -p taskpools --lib -- queue:: runtime::frames runtime::worker
+else
+  echo "note: Miri run skipped: it needs the nightly toolchain with Miri" \
+    "(rustup toolchain install nightly; rustup component add --toolchain nightly miri rust-src)"
 fi
 
 # valgrind memcheck on the release test binaries of the deques, the pools, the ownership

@@ -445,6 +445,8 @@ fn a_spawn_left_above_a_join_half_runs_before_it() {
                 let expect = match pool {
                     Pool::ChaseLev => ["spawn", "b"],
                     Pool::PrivateDeque => ["b", "spawn"],
+                    // `Pool` is `#[non_exhaustive]`: a new pool needs its order stated here.
+                    other => panic!("{other}: state the order this pool gives on one worker"),
                 };
                 assert_eq!(order, expect, "{pool}: one worker");
             }

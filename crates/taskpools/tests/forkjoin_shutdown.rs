@@ -1,11 +1,11 @@
 //! Shutting a runtime down ends its threads: `shutdown_and_wait` before it returns, a drop
 //! (which only signals) soon after. In its own test binary, so that no other test creates or
 //! ends threads while it counts them.
-#![cfg(not(loom))]
+//! Linux only: the threads are counted in `/proc/self/status`.
+#![cfg(all(not(loom), target_os = "linux"))]
 
 use taskpools::forkjoin::{Pool, Runtime};
 
-#[cfg(target_os = "linux")]
 fn threads_now() -> usize {
     std::fs::read_to_string("/proc/self/status")
         .unwrap()
@@ -17,7 +17,6 @@ fn threads_now() -> usize {
         .unwrap()
 }
 
-#[cfg(target_os = "linux")]
 fn idle_runtimes(n: usize) -> Vec<Runtime> {
     let rts: Vec<Runtime> = (0..n)
         .map(|i| {
@@ -36,7 +35,6 @@ fn idle_runtimes(n: usize) -> Vec<Runtime> {
     rts
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn shutting_down_a_runtime_with_idle_workers_ends_its_threads() {
     let before = threads_now();

@@ -23,6 +23,8 @@ fn colour(src: Source) -> &'static str {
         Source::Mail => "#b279a2",
         Source::Pool => "#72b7b2",
         Source::PoolSteal { .. } => "#d62728",
+        // `Source` is `#[non_exhaustive]`: a source a later library adds is drawn black.
+        _ => "#000000",
     }
 }
 
@@ -124,6 +126,8 @@ pub fn gantt_svg(path: &Path, title: &str, t: &Trace) -> Result<()> {
                     lines.push((x(st), y, (x(e.t_ns) - x(st)).max(0.1)));
                 }
             }
+            // `EventKind` is `#[non_exhaustive]`: a kind a later library adds is not drawn.
+            _ => {}
         }
     }
     // Outer jobs first, so that the jobs nested in them are drawn on top.

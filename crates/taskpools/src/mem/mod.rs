@@ -44,6 +44,7 @@ pub mod region;
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MemKind {
     /// `bs`: the global allocator for every node.
     System,

@@ -75,6 +75,7 @@ use crate::sync::{fence, lock, AtomicBool, AtomicUsize, Backoff, Condvar, Mutex,
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum WakePolicy {
     /// Every put into a shared queue checks for sleepers and wakes one (`java-dq2`: Korch and
     /// Rauber's C pools and their Java `dq2` signal in every put). Costs a `SeqCst` fence per

@@ -110,6 +110,7 @@ impl std::fmt::Display for PlaceId {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Unhinted {
     /// To the places in turn (per spawning worker), as in Weibel's scheduler: the load is
     /// spread, and nothing is assumed about the data. Every such spawn takes a place deque's

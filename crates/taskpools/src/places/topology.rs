@@ -47,6 +47,7 @@ pub struct Cpu {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Level {
     /// One place per hardware thread (`threads`).
     Threads,
@@ -137,7 +138,11 @@ impl Topology {
     /// ```
     pub fn detect() -> Topology {
         let allowed = super::cores::process_core_ids();
+        // sysfs is Linux's (Android's too); elsewhere the flat topology, without a look.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         let mut t = Topology::from_sysfs("/sys").unwrap_or_else(|_| Topology::flat(&allowed));
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let mut t = Topology::flat(&allowed);
         if !allowed.is_empty() {
             t.cpus.retain(|c| allowed.contains(&c.id));
             if t.cpus.is_empty() {

@@ -471,6 +471,7 @@ pub trait TaskPool<T: Send>: Sync {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PoolKind {
     /// `sq1`: one central LIFO queue, a linked list, one lock.
     CentralList,

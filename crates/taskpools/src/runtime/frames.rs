@@ -22,15 +22,19 @@
 
 use std::cell::Cell;
 use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 
 use crossbeam_utils::CachePadded;
 
 use super::job::{JobHeader, JobRef, POPPED, QUEUED, TAKEN};
 
 pub(crate) struct FrameStack {
-    /// The sentinel below the oldest job (boxed: it must not move with the stack; padded: the
-    /// workers' roots are allocated together, and each owner writes its own).
-    root: Box<CachePadded<JobHeader>>,
+    /// The sentinel below the oldest job (on the heap: it must not move with the stack;
+    /// padded: the workers' roots are allocated together, and each owner writes its own).
+    /// Owned (from `Box::leak`, freed by `drop`): a raw pointer, not a `Box`, because the
+    /// list points into it, and moving a `Box` (as moving the stack does) asserts that nothing
+    /// else does (Miri's Stacked Borrows rejects the `Box`).
+    root: NonNull<CachePadded<JobHeader>>,
     head: Cell<*const JobHeader>,
     /// Jobs queued.
     len: Cell<u32>,
@@ -47,8 +51,9 @@ unsafe impl Send for FrameStack {}
 
 impl FrameStack {
     pub(crate) fn new() -> Self {
-        let root = Box::new(CachePadded::new(JobHeader::root()));
-        let head = Cell::new(&**root as *const JobHeader);
+        let root = NonNull::from(Box::leak(Box::new(CachePadded::new(JobHeader::root()))));
+        // SAFETY: `root` was just allocated and is freed only by `drop`.
+        let head = Cell::new(unsafe { &**root.as_ptr() } as *const JobHeader);
         FrameStack {
             root,
             head,
@@ -60,7 +65,9 @@ impl FrameStack {
 
     #[inline(always)]
     fn root(&self) -> *const JobHeader {
-        &**self.root
+        // SAFETY: the root lives until `drop`; only shared references to it are made, and its
+        // fields are cells.
+        unsafe { &**self.root.as_ptr() }
     }
 
     /// Jobs queued.
@@ -159,6 +166,14 @@ impl FrameStack {
             (*o).set_state(TAKEN);
             Some(JobRef::from_header(o))
         }
+    }
+}
+
+impl Drop for FrameStack {
+    fn drop(&mut self) {
+        // SAFETY: `root` came from `Box::leak` in `new` and is freed only here; the jobs that
+        // pointed at it have left the stack or die with it.
+        drop(unsafe { Box::from_raw(self.root.as_ptr()) });
     }
 }
 

@@ -2,15 +2,30 @@
 
 use crate::places::cores::process_cores;
 
+/// Whether this target can pin a thread to one core (through `core_affinity`): Linux and
+/// Android (`sched_setaffinity`), Windows (`SetThreadAffinityMask`, the process's processor
+/// group), FreeBSD and NetBSD. macOS takes only affinity tags, hints that Apple silicon
+/// refuses, and other systems have no such call: there a runtime built with `pin` or with
+/// places of listed cores runs its workers unpinned, and `Runtime::pinned` says `false`.
+pub(crate) const CAN_PIN: bool = cfg!(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "windows",
+    target_os = "freebsd",
+    target_os = "netbsd"
+));
+
 /// The core each of `n` workers is pinned to: worker `i` to core `i mod cores` when `pin` is
 /// set and the cores can be listed, else none.
 pub(crate) fn worker_cores(pin: bool, n: usize) -> Vec<Option<core_affinity::CoreId>> {
     // Listed at every build, pinned or not, so that the first build fixes the list.
-    let cores = process_cores().filter(|_| pin);
+    let cores = process_cores().filter(|_| pin && CAN_PIN);
     (0..n).map(|i| cores.map(|c| c[i % c.len()])).collect()
 }
 
-#[cfg(all(test, not(loom)))]
+// Linux and Android only: elsewhere `core_affinity::get_core_ids` lists the process's cores
+// (or all of them), not the calling thread's mask, so the test could not see the pinning.
+#[cfg(all(test, not(loom), any(target_os = "linux", target_os = "android")))]
 mod pin_tests {
     use crate::runtime::Runtime;
 

@@ -20,6 +20,7 @@
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Pool {
     /// Private deques with steal requests (`private-deque`, alias `acr13`): each worker's
     /// frame stack is private, the owner pushes and pops without atomics or fences; a thief

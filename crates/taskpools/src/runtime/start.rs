@@ -94,7 +94,7 @@ impl Runtime {
                 .zip((0..p.len()).flat_map(|q| p.cores(q).iter().copied()));
             for (i, (q, core)) in listed.enumerate() {
                 place_of[i] = q;
-                if let Some(c) = core {
+                if let Some(c) = core.filter(|_| super::pinning::CAN_PIN) {
                     cores[i] = Some(core_affinity::CoreId { id: c });
                 }
             }

@@ -23,6 +23,7 @@ use crate::sync::{lock, Ordering};
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Search {
     /// Manber's tree of round counters (Kotz and Ellis, Figure 2).
     Tree,

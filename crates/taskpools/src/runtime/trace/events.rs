@@ -14,6 +14,7 @@
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Source {
     /// Its own deque (a `join` half or `scope` spawn it queued itself).
     Own,
@@ -87,6 +88,7 @@ impl Source {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventKind {
     /// A job started (found at `Source`).
     Start(Source),
