@@ -128,7 +128,16 @@ steps+=(
 # them alone with --only iter --budget 400.
 iter_stock=${ITER_STOCK:-target/iter-kernels/stock/release/taskpools-iter-kernels}
 iter_patched=${ITER_PATCHED:-target/iter-kernels/taskpools/release/taskpools-iter-kernels}
-if "$bin" iter --help >/dev/null 2>&1 && [ -x "$iter_stock" ] && [ -x "$iter_patched" ]; then
+# Opt-in (they would take the other steps' time): with --only naming them, or a budget of at
+# least 900 s.
+if [[ ",$only," == *,iter* ]] || [ "$budget" -ge 900 ]; then
+  want_iter=yes
+else
+  want_iter=no
+fi
+if [ "$want_iter" = no ]; then
+  :
+elif "$bin" iter --help >/dev/null 2>&1 && [ -x "$iter_stock" ] && [ -x "$iter_patched" ]; then
   iter_args="--threads THREADS --scale 0.25 --invocations 3 --warmup 2 --runs 3 --stock-bin $iter_stock --patched-bin $iter_patched"
   steps+=(
     "iter|150|iter $iter_args --json OUT/iter.json"

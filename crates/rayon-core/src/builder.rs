@@ -496,14 +496,25 @@ pub(crate) const POOL_ENV: &str = "TASKPOOLS_RAYON_POOL";
 /// reach until it ends, and runs joins serially beyond its first few queued ones: at 16
 /// threads on a 16-core machine, parallel iterators took about twice stock rayon's time on it
 /// (docs/iter.md).
+/// An empty value counts as unset; an unknown name is an error that names the variable.
 fn rayon_pool() -> Result<taskpools::forkjoin::Pool, taskpools::Error> {
-    match std::env::var(POOL_ENV) {
-        Ok(name) => taskpools::forkjoin::Pool::from_name(name.trim()),
-        Err(std::env::VarError::NotUnicode(name)) => {
-            taskpools::forkjoin::Pool::from_name(&name.to_string_lossy())
-        }
-        Err(std::env::VarError::NotPresent) => Ok(taskpools::forkjoin::Pool::ChaseLev),
+    let name = match std::env::var(POOL_ENV) {
+        Ok(name) => name,
+        Err(std::env::VarError::NotUnicode(name)) => name.to_string_lossy().into_owned(),
+        Err(std::env::VarError::NotPresent) => String::new(),
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Ok(taskpools::forkjoin::Pool::ChaseLev);
     }
+    taskpools::forkjoin::Pool::from_name(name).map_err(|e| match e {
+        taskpools::Error::UnknownPool { name, known } => taskpools::Error::UnknownPool {
+            // "unknown pool `TASKPOOLS_RAYON_POOL=…`; known pools: …"
+            name: format!("{POOL_ENV}={name}"),
+            known,
+        },
+        other => other,
+    })
 }
 
 #[cfg(test)]

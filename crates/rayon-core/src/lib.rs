@@ -10,7 +10,7 @@
 //! ```
 //!
 //! rayon itself and the application's code stay as they are. This crate holds no scheduling
-//! code: every pool is a `taskpools::Runtime`, every join a `taskpools::forkjoin::join`. It is
+//! code: every pool is a `taskpools::Runtime`, every join a `taskpools::forkjoin::join_strict`. It is
 //! not published on crates.io, where `rayon-core` is rayon's own crate; take it from git or a
 //! path as above.
 //!

@@ -262,7 +262,10 @@ fn the_pool_env_picks_the_deque_and_rejects_unknown_names() {
             "bad" => {
                 let e = built.expect_err("an unknown pool name fails the build");
                 let msg = e.to_string();
-                assert!(msg.contains("unknown pool `no-such-pool`"), "{msg}");
+                assert!(
+                    msg.contains("unknown pool `TASKPOOLS_RAYON_POOL=no-such-pool`"),
+                    "{msg}"
+                );
                 assert!(
                     msg.contains("chase-lev") && msg.contains("private-deque"),
                     "{msg}"
@@ -289,6 +292,7 @@ fn the_pool_env_picks_the_deque_and_rejects_unknown_names() {
     let exe = std::env::current_exe().unwrap();
     for (value, what) in [
         ("no-such-pool", "bad"),
+        ("", "good"),
         ("private-deque", "good"),
         ("chase-lev", "good"),
         ("acr13", "good"),

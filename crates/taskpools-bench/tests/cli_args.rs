@@ -211,8 +211,10 @@ fn a_closed_output_pipe_ends_quietly() {
     use std::os::fd::FromRawFd;
     use std::os::unix::process::ExitStatusExt;
     let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors `pipe` writes.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // Close-on-exec, so that a child spawned by another test meanwhile does not inherit the
+    // read end (which would keep a reader alive).
+    // SAFETY: `fds` has room for the two descriptors `pipe2` writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
     // SAFETY: the read end is ours and used nowhere else; closing it leaves no reader.
     unsafe { libc::close(fds[0]) };
     // SAFETY: the write end is a fresh descriptor that this `OwnedFd` alone owns.

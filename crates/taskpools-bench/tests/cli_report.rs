@@ -207,6 +207,59 @@ fn a_known_tour_gives_a_known_table() {
     assert_eq!(check_block(&md), 2);
 }
 
+/// Records written before the tour started (an earlier run into the same folder) are left
+/// out with a note, not mixed into this tour's table: here a copy of the fork-join records
+/// that would win every row, dated a day before the tour.
+#[test]
+fn records_older_than_the_tour_are_left_out() {
+    let dir = scratch("stale");
+    for f in ["tour.json", "forkjoin.json", "dataflow.json", "deque.json"] {
+        std::fs::copy(fixture().join(f), dir.join(f)).unwrap();
+    }
+    let fj = std::fs::read_to_string(fixture().join("forkjoin.json")).unwrap();
+    // Every parallel time a tenth (the sequential program's kept): faster than anything in
+    // the tour.
+    let v: serde_json::Value = serde_json::from_str(&fj).unwrap();
+    let mut rows = v.as_array().unwrap().clone();
+    for r in &mut rows {
+        if r.get("runtime").and_then(serde_json::Value::as_str) == Some("sequential") {
+            continue;
+        }
+        for key in ["median_s", "min_s", "max_s"] {
+            if let Some(t) = r.get(key).and_then(serde_json::Value::as_f64) {
+                r[key] = serde_json::json!(t / 10.0);
+            }
+        }
+    }
+    let old = dir.join("old-forkjoin.json");
+    std::fs::write(&old, serde_json::to_string(&rows).unwrap()).unwrap();
+    let day_before = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(day_before)
+        .unwrap();
+    let md = stdout_of(&["report", dir.to_str().unwrap()]);
+    assert!(
+        md.contains("`old-forkjoin.json` (written before this tour started"),
+        "{md}"
+    );
+    assert!(md.contains(
+        "| forkjoin | `fib` | 2 | speedup | `private-deque` | **2.00** (1.60–2.50) | 1.60 (1.00–2.00) | - |"
+    ));
+    // Dated now, the same file is read (the check is the date alone).
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    let md = stdout_of(&["report", dir.to_str().unwrap()]);
+    assert!(!md.contains("old-forkjoin.json"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--readme FILE` replaces what lies between the markers and keeps the rest of the file.
 #[test]
 fn readme_block_is_replaced_and_the_rest_kept() {

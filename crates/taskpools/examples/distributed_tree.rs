@@ -1,8 +1,8 @@
-//! The working phase over MPI ranks (cargo feature `mpi`, which needs a system MPI: README,
-//! "Distributed runs"). Every rank runs a pool of the family on its own runtime; a rank whose
-//! workers all ran dry asks another rank for work, which sends half of what it can spare
-//! (serialized with serde). The phase ends on every rank at once, when a token ring proves
-//! that no rank has work and no task is on the wire.
+//! The working phase over MPI ranks (cargo feature `mpi`, which needs a system MPI: see
+//! docs/distributed.md in the repository). Every rank runs a pool of the family on its own
+//! runtime; a rank whose workers all ran dry asks another rank for work, which sends half of
+//! what it can spare (serialized with serde). The phase ends on every rank at once, when a
+//! token ring proves that no rank has work and no task is on the wire.
 //!
 //! Here all the work starts on rank 0: one task that unfolds into a complete binary tree of
 //! 2^(D+1) - 1 tasks, which the other ranks get by stealing.

@@ -116,28 +116,6 @@ pub use builder::Builder;
 pub use error::Error;
 pub use typed_builder::TypedBuilder;
 
-/// The README's examples are compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
-
-/// The examples of the repository's `docs/` pages (moved there from the README), compiled and
-/// run as doctests too. Only the repository has `docs/` (the published package does not).
-#[cfg(doctest)]
-mod docs_doctests {
-    #[doc = include_str!("../../../docs/phase.md")]
-    pub struct Phase;
-    #[doc = include_str!("../../../docs/runtime.md")]
-    pub struct Runtime;
-    #[doc = include_str!("../../../docs/forkjoin.md")]
-    pub struct Forkjoin;
-    #[doc = include_str!("../../../docs/dataflow.md")]
-    pub struct Dataflow;
-    #[doc = include_str!("../../../docs/places.md")]
-    pub struct Places;
-    #[doc = include_str!("../../../docs/traces.md")]
-    pub struct Traces;
-}
 pub use mem::MemKind;
 pub use phase::{
     run_pool, run_pool_on, run_pool_with, RunOptions, RunReport, WakePolicy, WorkerStats,

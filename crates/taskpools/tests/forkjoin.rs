@@ -261,6 +261,51 @@ fn join_strict_runs_b_when_a_panics_at_every_depth() {
     }
 }
 
+/// A second half that panics after the first returned, at every depth of a join tree (the
+/// queued halves taken back and run uncaught, the elided ones as plain calls), with plain and
+/// strict joins, on every pool at 1 and 2 threads: the panic reaches the caller, every first
+/// half ran, and the runtime runs joins correctly afterwards.
+#[test]
+fn a_panicking_second_half_at_every_depth_leaves_the_runtime_usable() {
+    fn nest(depth: u32, at: u32, strict: bool, a_runs: &AtomicUsize) {
+        let (a, b) = (
+            || {
+                a_runs.fetch_add(1, Ordering::SeqCst);
+                if depth < at {
+                    nest(depth + 1, at, strict, a_runs);
+                }
+            },
+            || {
+                if depth == at {
+                    panic!("b at {at}");
+                }
+            },
+        );
+        if strict {
+            forkjoin::join_strict(a, b);
+        } else {
+            forkjoin::join(a, b);
+        }
+    }
+    for pool in Pool::ALL {
+        for threads in [1, 2] {
+            let rt = rt(pool, threads);
+            for at in 0..8 {
+                for strict in [false, true] {
+                    let a_runs = AtomicUsize::new(0);
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        rt.install(|| nest(0, at, strict, &a_runs))
+                    }));
+                    let what = format!("{pool:?}, {threads} threads, depth {at}, strict {strict}");
+                    assert_eq!(message(r.unwrap_err()), format!("b at {at}"), "{what}");
+                    assert_eq!(a_runs.load(Ordering::SeqCst), at as usize + 1, "{what}");
+                    assert_eq!(rt.install(|| fib(16)), fib_seq(16), "{what}: afterwards");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn join_from_a_non_worker_a_worker_and_a_worker_of_another_runtime() {
     for (pa, pb) in [

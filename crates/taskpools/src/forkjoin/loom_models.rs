@@ -72,12 +72,14 @@ fn join_with_a_thief(relaxed_done: bool, keep_oldest_linked: bool) {
         p.push(inner.as_job_ref());
         p.poll();
         let ri = if p.take_back(inner.header()) {
-            inner.run_inline()
+            // SAFETY: taken back from the frame stack: ours alone, run once, here.
+            unsafe { inner.run_inline() }
         } else {
             finish_private_join(&p, &inner, wait)
         };
         let ro = if p.take_back(outer.header()) {
-            outer.run_inline()
+            // SAFETY: taken back from the frame stack: ours alone, run once, here.
+            unsafe { outer.run_inline() }
         } else {
             finish_private_join(&p, &outer, wait)
         };
@@ -178,7 +180,8 @@ fn public_join_with_a_thief(relaxed_done: bool, mutation: crate::queue::chase_le
             p.end_public_join();
             finish_public_join(&p.spawns, &inner, wait)
         } else if p.take_back(inner.header()) {
-            inner.run_inline()
+            // SAFETY: taken back from the frame stack: ours alone, run once, here.
+            unsafe { inner.run_inline() }
         } else {
             finish_private_join(&p, &inner, wait)
         };

@@ -339,7 +339,8 @@ fn finish_public_join<F: FnOnce() -> R + Send, R: Send>(
             return job_b.take_outcome();
         }
         match spawns.pop() {
-            Some(j) if j == b_ref => return job_b.run_inline(),
+            // SAFETY: popped from our own deque: ours alone now, run once, here.
+            Some(j) if j == b_ref => return unsafe { job_b.run_inline() },
             // SAFETY: a job popped from our deque is executed once, here.
             Some(j) => unsafe { j.execute() },
             None => {
@@ -369,8 +370,10 @@ where
     let rb = if p.take_back(job_b.header()) {
         match ra {
             // Nothing to finish first if `b` panics: its panic leaves as it is.
-            Ok(ra) => return (ra, job_b.call_inline()),
-            Err(_) => job_b.run_inline(),
+            // SAFETY: taken back from our frame stack: ours alone now, run once, here.
+            Ok(ra) => return (ra, unsafe { job_b.call_inline() }),
+            // SAFETY: as above.
+            Err(_) => unsafe { job_b.run_inline() },
         }
     } else {
         join_private_slow(w, p, &job_b)
@@ -400,7 +403,8 @@ fn finish_private_join<F: FnOnce() -> R + Send, R: Send>(
 ) -> job::Outcome<R> {
     while job_b.header().state() == job::QUEUED {
         if p.take_back(job_b.header()) {
-            return job_b.run_inline();
+            // SAFETY: taken back from our frame stack: ours alone now, run once, here.
+            return unsafe { job_b.run_inline() };
         }
         // SAFETY: a job above `b` on our own stack; popped, so executed once, here.
         match p.pop() {
@@ -438,8 +442,10 @@ where
         match w.pop() {
             Some(j) if j == b_ref => match ra {
                 // Nothing to finish first if `b` panics: its panic leaves as it is.
-                Ok(ra) => return (ra, job_b.call_inline()),
-                Err(_) => break job_b.run_inline(),
+                // SAFETY: popped from our own deque: ours alone now, run once, here.
+                Ok(ra) => return (ra, unsafe { job_b.call_inline() }),
+                // SAFETY: as above.
+                Err(_) => break unsafe { job_b.run_inline() },
             },
             // SAFETY: a job popped from our deque is executed once, here.
             Some(j) => unsafe { j.execute() },

@@ -111,7 +111,7 @@ pub(crate) type Outcome<R> = Result<R, Box<dyn Any + Send>>;
 pub(crate) struct StackJob<F, R> {
     header: JobHeader,
     /// Taken exactly once, by whoever got the job: a thief (in `run`) or the owner (in
-    /// `run_inline`); never dropped in place.
+    /// `run_inline` or `call_inline`); never dropped in place.
     func: UnsafeCell<ManuallyDrop<F>>,
     /// Written by the executor when someone other than the join's inline path runs the job,
     /// before the header's `DONE`; read once by the owner after it sees `DONE`. Uninitialized
@@ -195,10 +195,15 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 
     /// Runs the job here, catching a panic (the owner took it back, so no one else can).
+    ///
+    /// # Safety
+    /// The caller is the job's owner and has taken its only queued reference back (popped
+    /// it, or taken it back from the frame stack), so no thief ran or will run it; and the
+    /// job is run once: `run_inline` or `call_inline`, not both, not twice.
     #[inline(always)]
-    pub(crate) fn run_inline(&self) -> Outcome<R> {
-        // SAFETY: the owner took the job's only reference back, so the closure is still there
-        // and nobody else takes it.
+    pub(crate) unsafe fn run_inline(&self) -> Outcome<R> {
+        // SAFETY: the caller took the job's only reference back (see above), so the closure
+        // is still there and nobody else takes it.
         let f = self
             .func
             .with_mut(|p| unsafe { ManuallyDrop::take(&mut *p) });
@@ -207,9 +212,13 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
     /// Runs the job here without catching a panic, which leaves through the caller (the owner
     /// took it back, so no one else can run it, and nothing waits for it).
+    ///
+    /// # Safety
+    /// As [`run_inline`](Self::run_inline): the owner took the job's only reference back, and
+    /// runs it once.
     #[inline(always)]
-    pub(crate) fn call_inline(&self) -> R {
-        // SAFETY: as in `run_inline`: the owner took the job's only reference back.
+    pub(crate) unsafe fn call_inline(&self) -> R {
+        // SAFETY: the caller took the job's only reference back and runs it once (see above).
         let f = self
             .func
             .with_mut(|p| unsafe { ManuallyDrop::take(&mut *p) });

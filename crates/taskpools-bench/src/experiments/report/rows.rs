@@ -132,6 +132,15 @@ pub fn read_dir(dir: &Path) -> Result<Tour> {
         );
     }
     let info: TourInfo = parse(&tour_path, &read(&tour_path)?)?;
+    // The tour writes `tour.json` last: a file written before the tour started (the tour's
+    // seconds before that, with a margin for the clock's granularity) is from an earlier run
+    // into the same folder, and is left out rather than mixed into this tour's table.
+    let started = info.seconds.and_then(|secs| {
+        let written = std::fs::metadata(&tour_path)
+            .and_then(|m| m.modified())
+            .ok()?;
+        written.checked_sub(std::time::Duration::from_secs_f64(secs.max(0.0) + 5.0))
+    });
     let mut groups: BTreeMap<Key, (Figure, Vec<Entry>)> = BTreeMap::new();
     let mut left_out = Vec::new();
     for path in files.iter().filter(|p| **p != tour_path) {
@@ -142,6 +151,13 @@ pub fn read_dir(dir: &Path) -> Result<Tour> {
         // Schedule traces are JSON too (Chrome trace events), and large: not records.
         if name.ends_with("-trace.json") {
             continue;
+        }
+        let written = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        if let (Some(started), Some(written)) = (started, written) {
+            if written < started {
+                left_out.push((name, "written before this tour started".into()));
+                continue;
+            }
         }
         let v: Value = parse(path, &read(path)?)?;
         let rows = match v {

@@ -101,7 +101,7 @@ fn row(s: &mut String, r: &Row, peers: &[&'static str]) {
 }
 
 /// A figure as the table prints it: speedups with two decimals, nanoseconds with three
-/// significant digits.
+/// significant digits from 10 up (whole numbers from 100), two decimals below 10.
 fn number(figure: Figure, x: f64) -> String {
     match figure {
         Figure::Speedup => format!("{x:.2}"),
