@@ -141,7 +141,7 @@ pub enum Error {
     #[error("could not start a worker thread: {0}")]
     Spawn(#[from] std::io::Error),
     /// A run executed a different number of tasks than the algorithm defines.
-    #[error("task count mismatch: expected {expected} tasks, {actual} ran")]
+    #[error("task count mismatch: expected {}, {actual} ran", counted(*.expected, "task"))]
     TaskCount {
         /// Tasks the algorithm creates.
         expected: u64,
@@ -203,11 +203,19 @@ pub enum Error {
     },
 }
 
+/// `n` and `noun`, with an `s` unless `n` is 1 ("1 task", "3 tasks").
+pub(crate) fn counted(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 fn no_such_place(place: usize, places: usize) -> String {
     if places == 0 {
         format!("place {place} does not exist: this runtime was built without places (RuntimeBuilder::places)")
     } else {
-        format!("place {place} does not exist: this runtime has {places} places, numbered from 0")
+        format!(
+            "place {place} does not exist: this runtime has {}, numbered from 0",
+            counted(places as u64, "place")
+        )
     }
 }
 
@@ -228,5 +236,15 @@ mod tests {
             threads: 2,
         };
         assert!(e.to_string().ends_with("a runtime of 2 threads"), "{e}");
+        let e = super::Error::TaskCount {
+            expected: 1,
+            actual: 0,
+        };
+        assert_eq!(e.to_string(), "task count mismatch: expected 1 task, 0 ran");
+        let e = super::Error::NoSuchPlace {
+            place: 3,
+            places: 1,
+        };
+        assert!(e.to_string().contains("this runtime has 1 place,"), "{e}");
     }
 }

@@ -25,9 +25,9 @@ impl Runtime {
                 return Err(crate::Error::BadPlaces {
                     spec: p.spec().to_string(),
                     why: format!(
-                        "the places have {} workers but threads({}) was asked for; leave \
-                         threads out, the places decide",
-                        p.workers(),
+                        "the places have {} but threads({}) was asked for; leave threads \
+                         out, the places decide",
+                        crate::error::counted(p.workers() as u64, "worker"),
                         b.threads
                     ),
                 })

@@ -560,10 +560,10 @@ impl TaskGraph {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "digraph \"{}\" {{\n  label=\"{}: {} tasks, work {:.3} ms, critical path {:.3} ms\";\n  node [shape=box, fontsize=10];",
+            "digraph \"{}\" {{\n  label=\"{}: {}, work {:.3} ms, critical path {:.3} ms\";\n  node [shape=box, fontsize=10];",
             name.replace('"', "'"),
             name.replace('"', "'"),
-            self.tasks.len(),
+            crate::error::counted(self.tasks.len() as u64, "task"),
             self.work_ns() as f64 / 1e6,
             len as f64 / 1e6
         );
