@@ -370,7 +370,20 @@ mod tests {
     #[test]
     fn unpin_gives_back_every_core() {
         let Some(cores) = super::cores() else { return };
-        let width = || std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The calling thread's affinity mask, counted (`available_parallelism` would also
+        // count a cgroup's CPU quota, which is not what pinning changes).
+        let width = || {
+            // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity writes at
+            // most its size into it, for the calling thread (pid 0).
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                assert_eq!(
+                    libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+                    0
+                );
+                libc::CPU_COUNT(&set) as usize
+            }
+        };
         std::thread::spawn(move || {
             super::pinner(true)(0);
             assert_eq!(width(), 1);
