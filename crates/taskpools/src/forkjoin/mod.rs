@@ -162,22 +162,26 @@ where
 {
     match WorkerThread::current() {
         Some(w) => join_on::<false, _, _, _, _>(w, a, b),
-        None => join_outside(a, b),
+        None => join_outside::<false, _, _, _, _>(a, b),
     }
 }
 
-/// `join` from a thread that is not a worker: out of line, so that the worker path above stays
-/// small enough to be inlined into recursive callers.
+/// `join` (or, with `STRICT`, [`join_strict`]) from a thread that is not a worker: on a worker
+/// of the global runtime. Out of line, so that the worker path above stays small enough to be
+/// inlined into recursive callers.
 #[cold]
 #[inline(never)]
-fn join_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+fn join_outside<const STRICT: bool, A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
     RA: Send,
     RB: Send,
 {
-    global().install(|| join(a, b))
+    global().install(|| {
+        let w = WorkerThread::current().expect("install runs on a worker");
+        join_on::<STRICT, _, _, _, _>(w, a, b)
+    })
 }
 
 /// [`join`], except that `b` always runs, also when `a` panics: the panic is resumed once both
@@ -207,20 +211,8 @@ where
 {
     match WorkerThread::current() {
         Some(w) => join_on::<true, _, _, _, _>(w, a, b),
-        None => join_strict_outside(a, b),
+        None => join_outside::<true, _, _, _, _>(a, b),
     }
-}
-
-#[cold]
-#[inline(never)]
-fn join_strict_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    global().install(|| join_strict(a, b))
 }
 
 /// A join on worker `w`; `STRICT` runs `b` even when `a` panics on the serial elision too
