@@ -188,7 +188,7 @@ impl PoolKind {
                 "locked doubly linked list per worker; thieves take the oldest task"
             }
             PoolKind::StealOppositeEndNodeLocks => {
-                "doubly linked list per worker, a lock per task: owner and thief work at once"
+                "doubly linked list per worker, a lock per task; thieves take the oldest task"
             }
             PoolKind::StealArray => {
                 "locked array per worker; idle workers steal from the working end"
