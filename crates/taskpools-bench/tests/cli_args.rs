@@ -29,8 +29,8 @@ fn list_prints_every_pool_and_memory_manager_with_alias() {
 fn bad_input_exits_with_a_clear_message() {
     for (args, needle) in [
         (
-            vec!["synthetic", "--pool", "sq3", "--k", "5"],
-            "unknown pool `sq3`",
+            vec!["synthetic", "--pool", "sq5", "--k", "5"],
+            "unknown pool `sq5`",
         ),
         (
             vec!["synthetic", "--mem", "cgbk", "--k", "5"],

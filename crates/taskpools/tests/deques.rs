@@ -1,13 +1,14 @@
 //! Multi-threaded stress tests for the deques: one owner pushes and pops, thieves steal, and
 //! every pushed element must be taken exactly once (by the owner or a thief). Sized for a
-//! 2-core machine: 4 threads, a few hundred thousand elements each.
+//! 2-core machine: 4 threads, a few hundred thousand elements each. The node-locked list
+//! (`sq3`/`dq6`) also runs as a FIFO queue, producers against consumers.
 #![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use taskpools::queue::chase_lev::{self, Steal};
-use taskpools::queue::{Fcdq, MutexDeque, SpinDeque, SpinLock};
+use taskpools::queue::{Fcdq, MutexDeque, NodeLockedDList, SpinDeque, SpinLock};
 
 /// Elements per stress run: 300 000, or 15 000 with `TASKPOOLS_STRESS=small` (the test script
 /// sets it under valgrind, which runs one thread at a time).
@@ -106,6 +107,20 @@ impl Deque for SpinDeque<u64> {
     }
     fn steal(&self) -> Option<u64> {
         SpinDeque::steal(self)
+    }
+}
+
+/// `dq6`'s use: the owner at the front, thieves at the back.
+impl Deque for NodeLockedDList<u64> {
+    fn push(&self, v: u64) -> Result<(), u64> {
+        self.push_front(v);
+        Ok(())
+    }
+    fn pop(&self) -> Option<u64> {
+        self.pop_front()
+    }
+    fn steal(&self) -> Option<u64> {
+        self.pop_back()
     }
 }
 
@@ -296,6 +311,63 @@ fn fcdq_every_element_exactly_once_tiny() {
 fn locked_deques_every_element_exactly_once() {
     stress(MutexDeque::<u64>::new(usize::MAX));
     stress(SpinDeque::<u64>::new(16));
+}
+
+#[test]
+fn node_locked_list_owner_and_thieves_every_element_exactly_once() {
+    stress(NodeLockedDList::new());
+}
+
+/// `sq3`'s use: two producers push at the back, two consumers pop the front, the queue
+/// running empty and refilling all the time. Every value is taken exactly once, and each
+/// consumer sees each producer's values in the order they were pushed (FIFO).
+#[test]
+fn node_locked_list_producers_and_consumers_every_element_exactly_once_in_order() {
+    const PRODUCERS: u64 = 2;
+    let per = n() / 2;
+    let q = NodeLockedDList::new();
+    let seen: Vec<AtomicU8> = (0..PRODUCERS * per).map(|_| AtomicU8::new(0)).collect();
+    let produced = AtomicU64::new(0);
+    let taken = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for p in 0..PRODUCERS {
+            let (q, produced) = (&q, &produced);
+            s.spawn(move || {
+                for i in 0..per {
+                    q.push_back(p * per + i);
+                    if i % 64 == 63 {
+                        // Let the consumers catch up and empty the queue now and then.
+                        std::thread::yield_now();
+                    }
+                }
+                produced.fetch_add(1, Ordering::Release);
+            });
+        }
+        for _ in 0..2 {
+            let (q, seen, produced, taken) = (&q, &seen, &produced, &taken);
+            s.spawn(move || {
+                let mut last = [None::<u64>; PRODUCERS as usize];
+                loop {
+                    let finished = produced.load(Ordering::Acquire) == PRODUCERS;
+                    match q.pop_front() {
+                        Some(v) => {
+                            let p = (v / per) as usize;
+                            assert!(last[p].is_none_or(|l| l < v), "{v} after {last:?}");
+                            last[p] = Some(v);
+                            let before = seen[v as usize].fetch_add(1, Ordering::Relaxed);
+                            assert_eq!(before, 0, "{v} taken twice");
+                            taken.fetch_add(1, Ordering::Relaxed);
+                        }
+                        None if finished => break,
+                        None => std::thread::yield_now(),
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(taken.load(Ordering::Relaxed), PRODUCERS * per);
+    assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) == 1));
+    assert!(q.is_empty() && q.pop_front().is_none() && q.pop_back().is_none());
 }
 
 #[test]

@@ -209,6 +209,7 @@ fn queued_reports_the_own_queue_and_a_cutoff_loses_no_node() {
         PoolKind::CentralList,
         PoolKind::CentralArray,
         PoolKind::CentralFifo,
+        PoolKind::CentralFifoNodeLocks,
         PoolKind::Randomized,
     ];
     for pool in PoolKind::ALL {

@@ -61,11 +61,14 @@ fn all_types(e: &mut impl EachType) {
     e.each::<CentralList>();
     e.each::<CentralArray>();
     e.each::<CentralFifo>();
+    e.each::<CentralFifoNodeLocks>();
     e.each::<Randomized>();
     e.each::<DistributedList>();
     e.each::<DistributedArray>();
     e.each::<StealWorkingEnd>();
+    e.each::<StealRandomizedLocal>();
     e.each::<StealOppositeEnd>();
+    e.each::<StealOppositeEndNodeLocks>();
     e.each::<StealArray>();
     e.each::<PrivatePublic>();
     e.each::<PrivatePublicGreedy>();
@@ -153,7 +156,7 @@ fn every_pool_type_runs_every_task_once_as_its_kind_does() {
 }
 
 /// The hinted phase by kind is checked for every kind in tests/places_phase.rs; by type, for
-/// three (a hinted phase by kind here would compile sixteen more loops into this test).
+/// three (a hinted phase by kind here would compile nineteen more loops into this test).
 #[test]
 fn hinted_phases_run_every_task_once_by_type() {
     let rt = Runtime::builder()

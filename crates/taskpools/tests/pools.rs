@@ -36,6 +36,20 @@ fn every_memory_manager_on_every_list_based_pool() {
     }
 }
 
+/// The pools that keep no list nodes of a memory manager (arrays, blocks, deques, and the
+/// per-task-lock lists of `sq3` and `dq6`, whose nodes are reference-counted) accept every
+/// memory manager all the same, and run the same tasks.
+#[test]
+fn every_memory_manager_is_accepted_by_the_pools_that_ignore_it() {
+    for pool in PoolKind::ALL.into_iter().filter(|p| !p.uses_mem()) {
+        for mem in MemKind::ALL {
+            let b = Builder::new().threads(2).pool(pool).mem(mem);
+            let r = synthetic::run(&b, 12, 0).unwrap_or_else(|e| panic!("{pool}/{mem}: {e}"));
+            assert_eq!(r.tasks_run(), task_count(12), "{pool}/{mem}");
+        }
+    }
+}
+
 /// A task tree whose node ids are recorded: each id must be seen exactly once.
 struct Tree<'a> {
     id: u64,
@@ -237,8 +251,8 @@ fn bad_input_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(e, Error::ZeroThreads), "{e}");
     assert!(e.to_string().contains("at least 1"));
-    let e = Builder::new().pool_name("sq3").unwrap_err();
-    assert!(e.to_string().contains("unknown pool `sq3`"), "{e}");
+    let e = Builder::new().pool_name("sq5").unwrap_err();
+    assert!(e.to_string().contains("unknown pool `sq5`"), "{e}");
     let e = Builder::new().mem_name("cgbkob").unwrap_err();
     assert!(
         e.to_string().contains("unknown memory manager `cgbkob`"),
@@ -288,7 +302,9 @@ fn stealing_pools_steal_and_distributed_pools_do_not() {
     let one_root = |b: &Builder| b.run([synthetic::A { i: 22, f: 10 }]).unwrap();
     for pool in [
         PoolKind::StealWorkingEnd,
+        PoolKind::StealRandomizedLocal,
         PoolKind::StealOppositeEnd,
+        PoolKind::StealOppositeEndNodeLocks,
         PoolKind::StealArray,
         PoolKind::PrivatePublic,
         PoolKind::PrivatePublicGreedy,

@@ -6,10 +6,17 @@ use taskpools::{MemKind, PoolKind, WakePolicy};
 
 /// Runs `taskpools list`.
 pub fn exec() {
+    // The name column fits the longest pool name (`steal-opposite-end-node-locks`).
+    let width = PoolKind::ALL
+        .iter()
+        .map(|p| p.name().len() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(24);
     println!("pools (--pool NAME or ALIAS):");
     for p in PoolKind::ALL {
         println!(
-            "  {:<24} {:<13} {}{}",
+            "  {:<width$} {:<13} {}{}",
             p.name(),
             p.alias(),
             p.description(),
@@ -18,19 +25,39 @@ pub fn exec() {
     }
     println!("\nmemory managers (--mem NAME or ALIAS):");
     for m in MemKind::ALL {
-        println!("  {:<24} {:<13} {}", m.name(), m.alias(), m.description());
+        println!(
+            "  {:<width$} {:<13} {}",
+            m.name(),
+            m.alias(),
+            m.description()
+        );
     }
     println!("\nwake-up policies (--wake NAME or ALIAS):");
     for w in WakePolicy::ALL {
-        println!("  {:<24} {:<13} {}", w.name(), w.alias(), w.description());
+        println!(
+            "  {:<width$} {:<13} {}",
+            w.name(),
+            w.alias(),
+            w.description()
+        );
     }
     println!("\nsteal-half searches (--search NAME or ALIAS):");
     for s in taskpools::Search::ALL {
-        println!("  {:<24} {:<13} {}", s.name(), s.alias(), s.description());
+        println!(
+            "  {:<width$} {:<13} {}",
+            s.name(),
+            s.alias(),
+            s.description()
+        );
     }
     println!("\nfork-join pools (forkjoin --pool NAME or ALIAS; library: forkjoin::Pool):");
     for p in taskpools::forkjoin::Pool::ALL {
-        println!("  {:<24} {:<13} {}", p.name(), p.alias(), p.description());
+        println!(
+            "  {:<width$} {:<13} {}",
+            p.name(),
+            p.alias(),
+            p.description()
+        );
     }
     println!(
         "\nexperiments in `taskpools report`'s table: kernels (front ends, graphs, benchmarks) \
@@ -38,7 +65,7 @@ pub fn exec() {
     );
     for e in crate::experiments::report::experiments() {
         println!(
-            "  {:<24} {} | {}",
+            "  {:<width$} {} | {}",
             e.name,
             e.kernels.join(", "),
             if e.peers.is_empty() {

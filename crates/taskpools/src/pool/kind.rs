@@ -27,6 +27,8 @@ pub enum PoolKind {
     CentralArray,
     /// `sq4`: one central FIFO queue with separate head and tail locks.
     CentralFifo,
+    /// `sq3`: one central FIFO queue, a doubly linked list with a lock per task (node).
+    CentralFifoNodeLocks,
     /// `rq`: 4×P locked queues; put to a random one, get scans them in random order.
     Randomized,
     /// `dq1`: a private list per worker, no exchange.
@@ -35,8 +37,14 @@ pub enum PoolKind {
     DistributedArray,
     /// `dq2`: a locked list per worker; thieves take from the working end.
     StealWorkingEnd,
+    /// `dq4`: two locked lists per worker, a randomized local pool; thieves take from the
+    /// working end.
+    StealRandomizedLocal,
     /// `dq5`: a locked doubly linked list per worker; thieves take the oldest task.
     StealOppositeEnd,
+    /// `dq6`: a doubly linked list per worker with a lock per task (node); thieves take the
+    /// oldest task while the owner works at the other end.
+    StealOppositeEndNodeLocks,
     /// `dq7`: a locked array per worker; thieves take from the working end.
     StealArray,
     /// `dq8`: private block + public list of blocks per worker, generous transfer.
@@ -58,15 +66,18 @@ pub enum PoolKind {
 
 impl PoolKind {
     /// Every pool, in the order `taskpools list` prints them.
-    pub const ALL: [PoolKind; 16] = [
+    pub const ALL: [PoolKind; 19] = [
         PoolKind::CentralList,
         PoolKind::CentralArray,
         PoolKind::CentralFifo,
+        PoolKind::CentralFifoNodeLocks,
         PoolKind::Randomized,
         PoolKind::DistributedList,
         PoolKind::DistributedArray,
         PoolKind::StealWorkingEnd,
+        PoolKind::StealRandomizedLocal,
         PoolKind::StealOppositeEnd,
+        PoolKind::StealOppositeEndNodeLocks,
         PoolKind::StealArray,
         PoolKind::PrivatePublic,
         PoolKind::PrivatePublicGreedy,
@@ -90,11 +101,14 @@ impl PoolKind {
             PoolKind::CentralList => "central-list",
             PoolKind::CentralArray => "central-array",
             PoolKind::CentralFifo => "central-fifo",
+            PoolKind::CentralFifoNodeLocks => "central-fifo-node-locks",
             PoolKind::Randomized => "randomized",
             PoolKind::DistributedList => "distributed-list",
             PoolKind::DistributedArray => "distributed-array",
             PoolKind::StealWorkingEnd => "steal-working-end",
+            PoolKind::StealRandomizedLocal => "steal-randomized-local",
             PoolKind::StealOppositeEnd => "steal-opposite-end",
+            PoolKind::StealOppositeEndNodeLocks => "steal-opposite-end-node-locks",
             PoolKind::StealArray => "steal-array",
             PoolKind::PrivatePublic => "private-public",
             PoolKind::PrivatePublicGreedy => "private-public-greedy",
@@ -106,8 +120,9 @@ impl PoolKind {
         }
     }
 
-    /// The papers' name (Korch and Rauber's Table 2 for their family; `dq8g` is ours for the
-    /// greedy variant of `dq8`).
+    /// The papers' name (Korch and Rauber's Table 2 for their family, all of whose C pools
+    /// are here but `rq1`–`rq3`, one `rq` for the three; `dq8g` is ours for the greedy
+    /// variant of `dq8`).
     ///
     /// ```
     /// use taskpools::PoolKind;
@@ -121,11 +136,14 @@ impl PoolKind {
             PoolKind::CentralList => "sq1",
             PoolKind::CentralArray => "sq2",
             PoolKind::CentralFifo => "sq4",
+            PoolKind::CentralFifoNodeLocks => "sq3",
             PoolKind::Randomized => "rq",
             PoolKind::DistributedList => "dq1",
             PoolKind::DistributedArray => "dq3",
             PoolKind::StealWorkingEnd => "dq2",
+            PoolKind::StealRandomizedLocal => "dq4",
             PoolKind::StealOppositeEnd => "dq5",
+            PoolKind::StealOppositeEndNodeLocks => "dq6",
             PoolKind::StealArray => "dq7",
             PoolKind::PrivatePublic => "dq8",
             PoolKind::PrivatePublicGreedy => "dq8g",
@@ -152,6 +170,9 @@ impl PoolKind {
             PoolKind::CentralList => "central LIFO queue, singly linked list, one lock",
             PoolKind::CentralArray => "central LIFO queue, growable array, one lock",
             PoolKind::CentralFifo => "central FIFO queue, two locks (head and tail)",
+            PoolKind::CentralFifoNodeLocks => {
+                "central FIFO queue, doubly linked list with a lock per task (node)"
+            }
             PoolKind::Randomized => {
                 "4xP locked lists; put to a random one, get scans from a random one"
             }
@@ -160,8 +181,14 @@ impl PoolKind {
             PoolKind::StealWorkingEnd => {
                 "locked list per worker; idle workers steal from the working end"
             }
+            PoolKind::StealRandomizedLocal => {
+                "two locked lists per worker, put to a random one; thieves take from the working end"
+            }
             PoolKind::StealOppositeEnd => {
                 "locked doubly linked list per worker; thieves take the oldest task"
+            }
+            PoolKind::StealOppositeEndNodeLocks => {
+                "doubly linked list per worker, a lock per task; thieves take the oldest task"
             }
             PoolKind::StealArray => {
                 "locked array per worker; idle workers steal from the working end"
@@ -190,13 +217,18 @@ impl PoolKind {
         }
     }
 
-    /// Whether the pool keeps tasks in list nodes, i.e. whether the memory manager matters.
+    /// Whether the pool keeps tasks in list nodes of the memory manager, i.e. whether
+    /// `--mem` matters. The pools that lock single tasks (`sq3`, `dq6`) keep them in
+    /// reference-counted nodes of the global allocator instead, and accept every memory
+    /// manager but use none ([`NodeLockedDList`](crate::queue::NodeLockedDList) says why).
     ///
     /// ```
     /// use taskpools::PoolKind;
     ///
     /// assert!(PoolKind::CentralList.uses_mem()); // list nodes: the memory manager matters
+    /// assert!(PoolKind::StealRandomizedLocal.uses_mem());
     /// assert!(!PoolKind::ChaseLev.uses_mem());
+    /// assert!(!PoolKind::StealOppositeEndNodeLocks.uses_mem());
     /// ```
     pub fn uses_mem(self) -> bool {
         matches!(
@@ -206,6 +238,7 @@ impl PoolKind {
                 | PoolKind::Randomized
                 | PoolKind::DistributedList
                 | PoolKind::StealWorkingEnd
+                | PoolKind::StealRandomizedLocal
                 | PoolKind::StealOppositeEnd
         )
     }
@@ -260,11 +293,14 @@ impl PoolKind {
             PoolKind::CentralList => v.visit(CentralPool::<T, ListStack<T>>::new(cfg)),
             PoolKind::CentralArray => v.visit(CentralPool::<T, ArrayStack<T>>::new(cfg)),
             PoolKind::CentralFifo => v.visit(CentralFifoPool::<T>::new(cfg)),
+            PoolKind::CentralFifoNodeLocks => v.visit(NodeLockedFifoPool::<T>::new(cfg)),
             PoolKind::Randomized => v.visit(RandomizedPool::<T>::new(cfg)),
             PoolKind::DistributedList => v.visit(DistributedPool::<T, ListStack<T>>::new(cfg)),
             PoolKind::DistributedArray => v.visit(DistributedPool::<T, ArrayStack<T>>::new(cfg)),
             PoolKind::StealWorkingEnd => v.visit(StealingPool::<T, ListStack<T>>::new(cfg)),
+            PoolKind::StealRandomizedLocal => v.visit(RandomizedLocalPool::<T>::new(cfg)),
             PoolKind::StealOppositeEnd => v.visit(StealingPool::<T, DList<T>>::new(cfg)),
+            PoolKind::StealOppositeEndNodeLocks => v.visit(NodeLockedStealingPool::<T>::new(cfg)),
             PoolKind::StealArray => v.visit(StealingPool::<T, ArrayStack<T>>::new(cfg)),
             PoolKind::PrivatePublic => v.visit(PrivatePublicPool::<T, false>::new(cfg)),
             PoolKind::PrivatePublicGreedy => v.visit(PrivatePublicPool::<T, true>::new(cfg)),

@@ -16,10 +16,10 @@
 //!
 //! | name | alias | file |
 //! |---|---|---|
-//! | central-list, central-array, central-fifo | sq1, sq2, sq4 | `central.rs` |
+//! | central-list, central-array, central-fifo, central-fifo-node-locks | sq1, sq2, sq4, sq3 | `central.rs` |
 //! | randomized | rq | `randomized.rs` |
 //! | distributed-list, distributed-array | dq1, dq3 | `distributed.rs` |
-//! | steal-working-end, steal-opposite-end, steal-array | dq2, dq5, dq7 | `stealing.rs` |
+//! | steal-working-end, steal-randomized-local, steal-opposite-end, steal-opposite-end-node-locks, steal-array | dq2, dq4, dq5, dq6, dq7 | `stealing.rs` |
 //! | private-public, private-public-greedy | dq8, dq8g | `private_public.rs` |
 //! | combined | sdq1 | `combined.rs` |
 //! | chase-lev, fast-concurrent-deque | dcwq, fcdq | `deques.rs` (Papakonstantinou, PARTEE (2015), §3.2) |
@@ -41,7 +41,7 @@ mod requests;
 mod stealing;
 pub mod types;
 
-pub use central::{CentralFifoPool, CentralPool};
+pub use central::{CentralFifoPool, CentralPool, NodeLockedFifoPool};
 pub use combined::CombinedPool;
 pub use deques::{ChaseLevPool, FcdqPool};
 pub use distributed::DistributedPool;
@@ -50,7 +50,7 @@ pub use manber::{Search, StealHalfPool};
 pub use private_public::PrivatePublicPool;
 pub use randomized::RandomizedPool;
 pub use requests::{PrivateDequeLocal, PrivateDequePool};
-pub use stealing::StealingPool;
+pub use stealing::{NodeLockedStealingPool, RandomizedLocalPool, StealingPool};
 pub use types::PoolType;
 
 use crate::mem::MemKind;

@@ -10,8 +10,9 @@
 
 use super::{
     CentralFifoPool, CentralPool, ChaseLevPool, CombinedPool, DistributedPool, FcdqPool,
-    PoolConfig, PoolKind, PoolVisitor, PrivateDequePool, PrivatePublicPool, RandomizedPool,
-    StealHalfPool, StealingPool, TaskPool,
+    NodeLockedFifoPool, NodeLockedStealingPool, PoolConfig, PoolKind, PoolVisitor,
+    PrivateDequePool, PrivatePublicPool, RandomizedLocalPool, RandomizedPool, StealHalfPool,
+    StealingPool, TaskPool,
 };
 use crate::queue::{ArrayStack, DList, ListStack};
 
@@ -42,7 +43,7 @@ use crate::queue::{ArrayStack, DList, ListStack};
 ///     Ok(report.tasks_run())
 /// }
 ///
-/// // Two pools compiled for `Node`, not sixteen.
+/// // Two pools compiled for `Node`, not nineteen.
 /// let name = "dcwq";
 /// let n = match name {
 ///     "chase-lev" | "dcwq" => count::<ChaseLev>(8)?,
@@ -134,11 +135,14 @@ pool_types! {
     CentralList, "sq1": CentralPool<T, ListStack<T>>;
     CentralArray, "sq2": CentralPool<T, ArrayStack<T>>;
     CentralFifo, "sq4": CentralFifoPool<T>;
+    CentralFifoNodeLocks, "sq3": NodeLockedFifoPool<T>;
     Randomized, "rq": RandomizedPool<T>;
     DistributedList, "dq1": DistributedPool<T, ListStack<T>>;
     DistributedArray, "dq3": DistributedPool<T, ArrayStack<T>>;
     StealWorkingEnd, "dq2": StealingPool<T, ListStack<T>>;
+    StealRandomizedLocal, "dq4": RandomizedLocalPool<T>;
     StealOppositeEnd, "dq5": StealingPool<T, DList<T>>;
+    StealOppositeEndNodeLocks, "dq6": NodeLockedStealingPool<T>;
     StealArray, "dq7": StealingPool<T, ArrayStack<T>>;
     PrivatePublic, "dq8": PrivatePublicPool<T, false>;
     PrivatePublicGreedy, "dq8g": PrivatePublicPool<T, true>;

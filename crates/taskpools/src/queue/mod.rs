@@ -4,7 +4,8 @@
 //! The sequential containers ([`ListStack`], [`DList`], [`ArrayStack`]) are not thread-safe on
 //! their own: a pool either keeps one private to a worker or guards it with a lock
 //! ([`Locked`]). [`TwoLockQueue`] is the central FIFO with separate head and tail locks;
-//! [`Block`] is the fixed-size array that the private/public and combined pools move whole.
+//! [`NodeLockedDList`] a doubly linked list with a lock per node, whose two ends work at the
+//! same time (`sq3`, `dq6`); [`Block`] is the fixed-size array that the private/public and combined pools move whole.
 //!
 //! The work-stealing deques of Papakonstantinou, PARTEE (2015), §3.2: [`chase_lev`] (lock-free,
 //! growable) and [`Fcdq`] (fixed capacity, sequence numbers), with the lock-based baselines
@@ -21,6 +22,7 @@ mod dlist;
 mod fcdq;
 mod list;
 mod locked_deque;
+mod node_locked_dlist;
 pub mod private_deque;
 mod spin;
 mod two_lock;
@@ -31,6 +33,7 @@ pub use dlist::{DList, Node2};
 pub use fcdq::Fcdq;
 pub use list::{ListStack, Node};
 pub use locked_deque::{MutexDeque, SpinDeque};
+pub use node_locked_dlist::NodeLockedDList;
 pub use spin::{SpinGuard, SpinLock};
 pub use two_lock::{QCache as QCacheOf, QNode, TwoLockQueue};
 

@@ -15,8 +15,10 @@ pub fn synthetic_table(records: &[Record]) -> String {
     let mut wakes: Vec<&str> = records[1..].iter().map(|r| r.wake.as_str()).collect();
     wakes.dedup();
     let several_wakes = wakes.len() > 1;
-    // Width of the pool column (wider when it also names the wake-up policy).
-    let w = if several_wakes { 36 } else { 24 };
+    // Width of the pool column (wider when it also names the wake-up policy), and never
+    // narrower than the longest pool name (`steal-opposite-end-node-locks`: 29).
+    let longest = records[1..].iter().map(|r| r.pool.len()).max().unwrap_or(0);
+    let w = (if several_wakes { 36 } else { 24 }).max(longest + if several_wakes { 13 } else { 1 });
     let _ = writeln!(
         s,
         "synthetic algorithm A(i): k = {}, f = {}, P(k) = {}, median of {} (wake-up: {})",
