@@ -15,7 +15,8 @@
 //! consistent; iterations stop when the total energy `Σ B·A` changes by at most
 //! `energy_tolerance` (relative). The [`Outcome`] counts what SPLASH-2's statistics count for
 //! the final mesh: interactions, those with `V > 0` ("completely + partially visible", Korch and
-//! Rauber's score is these per second), and elements.
+//! Rauber's score is these per second), and elements; and, for the curious, the completely
+//! visible ones, visibility tests and rays over the whole run.
 //!
 //! # Scenes
 //! `largeroom` is SPLASH-2's input of that name (model data courtesy of Pat Hanrahan, shipped
@@ -54,12 +55,24 @@
 //! order: [`solve_tasks`] on any pool and thread count gives exactly the counts and radiosities
 //! of [`solve_sequential`]. [`check`] still allows the tolerances of an order-dependent solver.
 //!
+//! # What largeroom gives
+//! 532 patches after the BSP build (Korch and Rauber: 532), 8 iterations (5 to 8), 243 514
+//! interactions (about 240 000) and 21 116 elements (about 21 000). Of the interactions,
+//! 194 085 are visible: 109 139 completely and 84 946 partly. Korch and Rauber report about
+//! 89 000 visible; our visibility query agrees with brute-force ray–triangle tests, and the
+//! difference is not explained here (SPLASH-2's own traversal, starting at the source patch
+//! with its per-processor blocker cache tested over the whole segment and a bit beyond, may
+//! reject more rays). 1.5 s sequentially in release on the workbench's machine.
+//!
 //! # Where this departs from SPLASH-2
 //! Iterations are Jacobi steps (all of an iteration reads the last iteration's radiosities)
-//! where SPLASH-2 lets tasks see radiosities updated in the same iteration, so convergence may
-//! take an iteration more. Initial links join every pair of facing patches (SPLASH-2 skips
-//! pairs whose sequence numbers a BSP split reordered). Split points of the BSP build are
-//! computed exactly where SPLASH-2 reuses an edge's earlier split point.
+//! where SPLASH-2 lets tasks see radiosities updated in the same iteration. Initial links join
+//! every pair of facing patches (SPLASH-2 skips pairs whose sequence numbers a BSP split
+//! reordered). Split points of the BSP build are computed exactly where SPLASH-2 reuses an
+//! edge's earlier split point. Visibility rays ignore blockers within 0.1 % of the segment's
+//! length from its ends (the end points lie on the two surfaces). A `Visibility` round is
+//! split into tasks only when it makes at least two chunks. The sample points of the test rays
+//! are ours (centroids of a 4 × 4 subdivision, on SPLASH-2's twelfths lattice).
 
 mod bsp;
 mod element;
