@@ -45,15 +45,19 @@
 //! - `Gather(patch)` (the gathering half of `TASK_RAY`, and push–pull): one patch tree.
 //!
 //! Per iteration, a refinement phase then a gather phase. The BSP build stays sequential, as
-//! in the paper, and outside the timed part (it is [`Scene::by_name`]'s). SPLASH-2's
+//! in the paper, and outside the timed part (it is [`Scene::by_name`]'s).
+//!
+//! [`solve_forkjoin`] runs the same steps as the recursion they are, with `join` on a
+//! [`taskpools::Runtime`] (patches in halves, heavy children in parallel, visibility rounds in
+//! halves): the Cilk model's version of the same algorithm, for comparison. SPLASH-2's
 //! `TASK_RAD_AVERAGE` (vertex radiosities for display) is not done: nothing here displays.
 //!
 //! # Sequential and parallel results
 //! SPLASH-2's counts vary with task order (about 1 %) because a task reads radiosities that
 //! others are updating. Here radiosity is double-buffered and an element's lists are touched
 //! only by its own task (see [`element`]), so every decision and every sum is the same in any
-//! order: [`solve_tasks`] on any pool and thread count gives exactly the counts and radiosities
-//! of [`solve_sequential`]. [`check`] still allows the tolerances of an order-dependent solver.
+//! order: [`solve_tasks`] on any pool and thread count, and [`solve_forkjoin`], give exactly
+//! the counts and radiosities of [`solve_sequential`]. [`check`] still allows the tolerances of an order-dependent solver.
 //!
 //! # What largeroom gives
 //! 532 patches after the BSP build (Korch and Rauber: 532), 8 iterations (5 to 8), 243 514
@@ -76,6 +80,7 @@
 
 mod bsp;
 mod element;
+mod forkjoin;
 mod gather;
 mod geometry;
 mod refine;
@@ -85,6 +90,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 
+pub use forkjoin::solve_forkjoin;
 pub use scene::Scene;
 pub use sequential::solve_sequential;
 pub use tasks::solve_tasks;

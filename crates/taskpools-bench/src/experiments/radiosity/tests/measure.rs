@@ -24,8 +24,9 @@ fn capacity_probe() -> f64 {
     t.elapsed().as_secs_f64() / one
 }
 
-/// The measurement for the report (not a test): largeroom, sequential and on chase-lev and
-/// dq2 (steal-working-end) at 1 and 2 threads, medians of 3 interleaved repetitions.
+/// The measurement for the report (not a test): largeroom, sequential, on chase-lev and dq2
+/// (steal-working-end) at 1 and 2 threads, and fork-join at 1 and 2 threads; medians of 3
+/// interleaved repetitions, each checked against the first sequential run.
 #[test]
 #[ignore = "a measurement: cargo test --release -p taskpools-bench --bin taskpools radiosity::tests::measure -- --ignored --nocapture"]
 fn measure() {
@@ -56,7 +57,15 @@ fn measure() {
                     }),
             )
             .collect();
-    let mut times = vec![Vec::new(); runs.len()];
+    let fj: Vec<(String, Runtime)> = [1, 2]
+        .map(|n| {
+            (
+                format!("fork-join {n} thr"),
+                Runtime::builder().threads(n).build().unwrap(),
+            )
+        })
+        .into();
+    let mut times = vec![Vec::new(); runs.len() + fj.len()];
     let mut reference: Option<Outcome> = None;
     let mut probes = Vec::new();
     for _ in 0..3 {
@@ -73,6 +82,12 @@ fn measure() {
                 Some(r) => assert_eq!(check(r, &out), Ok(())),
             }
         }
+        for (k, (_, rt)) in fj.iter().enumerate() {
+            let t = std::time::Instant::now();
+            let out = solve_forkjoin(&scene, &s, rt);
+            times[runs.len() + k].push(t.elapsed().as_secs_f64());
+            assert_eq!(check(reference.as_ref().unwrap(), &out), Ok(()));
+        }
     }
     let r = reference.unwrap();
     println!(
@@ -82,7 +97,8 @@ fn measure() {
     println!("capacity probes (2 threads' time / 1 thread's, 1.0 = two free cores): {probes:.2?}");
     let median = |v: &[f64]| crate::experiments::summarize(v).0;
     let base = median(&times[0]);
-    for ((name, _), t) in runs.iter().zip(&times) {
+    let names = runs.iter().map(|r| &r.0).chain(fj.iter().map(|f| &f.0));
+    for (name, t) in names.zip(&times) {
         let m = median(t);
         println!(
             "{name:<32} median {m:.3} s  rate {:.0} visible interactions/s  ratio {:.2}  (runs {t:.3?})",

@@ -191,3 +191,41 @@ fn every_pool_matches_sequential() {
         }
     }
 }
+
+/// The fork-join driver on "small", both deques of the fork-join runtime, 1 to 3 threads: the
+/// sequential result exactly.
+#[test]
+fn forkjoin_matches_sequential() {
+    use taskpools::forkjoin::Pool;
+    use taskpools::Runtime;
+    let scene = Scene::by_name("small").unwrap();
+    let s = small_settings();
+    let reference = solve_sequential(&scene, &s);
+    for pool in Pool::ALL {
+        for threads in [1, 2, 3] {
+            let rt = Runtime::builder()
+                .threads(threads)
+                .pool(pool)
+                .build()
+                .unwrap();
+            let out = solve_forkjoin(&scene, &s, &rt);
+            if let Err(e) = check(&reference, &out) {
+                panic!("fork-join on {pool:?}, {threads} threads: {e}");
+            }
+            assert_eq!(
+                (out.interactions, out.visible, out.elements),
+                (
+                    reference.interactions,
+                    reference.visible,
+                    reference.elements
+                )
+            );
+            assert_eq!(out.patch_radiosity, reference.patch_radiosity);
+            assert!(
+                out.tasks >= scene.patches() as u64 - 1,
+                "{} joins",
+                out.tasks
+            );
+        }
+    }
+}
