@@ -25,8 +25,8 @@
 //! the BSP build. `small` is ours, a furnished box for tests. See [`Scene`].
 //!
 //! # Parameters
-//! [`Settings::default`] has SPLASH-2's defaults, which Korch and Rauber used for largeroom:
-//! BF epsilon 0.015, area epsilon 2000, energy tolerance 0.005, 10 visibility rays, refinement
+//! [`Settings::default`] has SPLASH-2's defaults (Korch and Rauber name no others): BF
+//! epsilon 0.015, area epsilon 2000, energy tolerance 0.005, 10 visibility rays, refinement
 //! as a task from 5 interactions on (`N_inter_parallel_bf_refine`), 4 visibility tests per
 //! task (`N_visibility_per_task`), and a worker solves at once what it would queue when its
 //! queue holds 200 tasks (`n_tasks_per_queue`).
@@ -45,19 +45,20 @@
 //! - `Gather(patch)` (the gathering half of `TASK_RAY`, and push–pull): one patch tree.
 //!
 //! Per iteration, a refinement phase then a gather phase. The BSP build stays sequential, as
-//! in the paper, and outside the timed part (it is [`Scene::by_name`]'s).
+//! in the paper, and outside the timed part (it is [`Scene::by_name`]'s). SPLASH-2's
+//! `TASK_RAD_AVERAGE` (vertex radiosities for display) is not done: nothing here displays.
 //!
 //! [`solve_forkjoin`] runs the same steps as the recursion they are, with `join` on a
 //! [`taskpools::Runtime`] (patches in halves, heavy children in parallel, visibility rounds in
-//! halves): the Cilk model's version of the same algorithm, for comparison. SPLASH-2's
-//! `TASK_RAD_AVERAGE` (vertex radiosities for display) is not done: nothing here displays.
+//! halves): the Cilk model's version of the same algorithm, for comparison.
 //!
 //! # Sequential and parallel results
 //! SPLASH-2's counts vary with task order (about 1 %) because a task reads radiosities that
 //! others are updating. Here radiosity is double-buffered and an element's lists are touched
 //! only by its own task (see [`element`]), so every decision and every sum is the same in any
 //! order: [`solve_tasks`] on any pool and thread count, and [`solve_forkjoin`], give exactly
-//! the counts and radiosities of [`solve_sequential`]. [`check`] still allows the tolerances of an order-dependent solver.
+//! the counts and radiosities of [`solve_sequential`]. [`check`] still allows the tolerances
+//! of an order-dependent solver.
 //!
 //! # What largeroom gives
 //! 532 patches after the BSP build (Korch and Rauber: 532), 8 iterations (5 to 8), 243 514
@@ -70,10 +71,12 @@
 //!
 //! # Where this departs from SPLASH-2
 //! Iterations are Jacobi steps (all of an iteration reads the last iteration's radiosities)
-//! where SPLASH-2 lets tasks see radiosities updated in the same iteration. Initial links join
-//! every pair of facing patches (SPLASH-2 skips pairs whose sequence numbers a BSP split
-//! reordered). Split points of the BSP build are computed exactly where SPLASH-2 reuses an
-//! edge's earlier split point. Visibility rays ignore blockers within 0.1 % of the segment's
+//! where SPLASH-2 lets tasks see radiosities updated in the same iteration; largeroom still
+//! converges in 8. Initial links are made in a phase of their own, after the BSP build, where
+//! SPLASH-2 makes them as each patch enters the tree (the same pairs: every two patches that
+//! face each other). Split points of the BSP build are computed for each triangle where
+//! SPLASH-2 shares them between the triangles of a common edge (the same points up to
+//! rounding). Visibility rays ignore blockers within 0.1 % of the segment's
 //! length from its ends (the end points lie on the two surfaces). A `Visibility` round is
 //! split into tasks only when it makes at least two chunks. The sample points of the test rays
 //! are ours (centroids of a 4 × 4 subdivision, on SPLASH-2's twelfths lattice).
