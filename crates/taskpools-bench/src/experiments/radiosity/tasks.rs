@@ -166,8 +166,14 @@ fn proceed<'s, 'a>(
             }
             return;
         }
+        // Here, a chunk at a time: reading `queued()` between chunks lets the owner of a
+        // `private-deque` answer thieves during a long round.
+        for piece in list.chunks_mut(per) {
+            let l = ctx.local();
+            l.engine.visibility(e, piece, &mut l.w);
+            ctx.queued();
+        }
         let l = ctx.local();
-        l.engine.visibility(e, &mut list, &mut l.w);
         list = l.engine.after_visibility(e, list, &mut l.w);
     }
     let Some(children) = e.children() else {
