@@ -320,8 +320,10 @@ pub(crate) fn solve_with<D: Driver>(
         engine.cur = 1 - engine.cur;
         iterations += 1;
         let now = energy(engine.cur);
+        // SPLASH-2's test (relative change, 1e-4 keeping the first from dividing by 0), and
+        // no change at all (a scene without light).
         let change = (now / (previous + 1e-4) - 1.0).abs();
-        if change <= s.energy_tolerance || iterations >= s.max_iterations {
+        if change <= s.energy_tolerance || now == previous || iterations >= s.max_iterations {
             break;
         }
         previous = now;

@@ -119,6 +119,36 @@ fn sequential_is_rerunnable_and_deterministic() {
     assert!(a.fully_visible < a.visible, "and some partly");
 }
 
+/// Without light nothing changes: one iteration, no refinement, energy 0.
+#[test]
+fn a_dark_scene_stops() {
+    let v = |x, y, z| geometry::Vec3::new(x, y, z);
+    let quad = |p: [geometry::Vec3; 3]| scene::Polygon {
+        parallelogram: true,
+        p,
+        color: [0.5; 3],
+        emit: [0.0; 3],
+    };
+    let scene = Scene::from_polygons(
+        "dark",
+        &[
+            quad([v(0.0, 0.0, 0.0), v(100.0, 0.0, 0.0), v(0.0, 0.0, -100.0)]),
+            quad([
+                v(0.0, 50.0, -100.0),
+                v(100.0, 50.0, -100.0),
+                v(0.0, 50.0, 0.0),
+            ]),
+        ],
+    );
+    let out = solve_sequential(&scene, &Settings::default());
+    assert_eq!((out.iterations, out.energy), (1, 0.0));
+    assert_eq!(out.elements, scene.patches() as u64);
+    assert_eq!(
+        out.interactions, 8,
+        "each of the 4 triangles sees the 2 of the other quad"
+    );
+}
+
 #[test]
 fn check_reports_each_difference() {
     let scene = Scene::by_name("small").unwrap();
