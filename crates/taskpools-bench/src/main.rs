@@ -12,8 +12,8 @@ use clap::{Parser, Subcommand};
 
 use commands::{list, scaling, tour, trace};
 use experiments::{
-    blocked, dataflow, deque, distributed, forkjoin, idle, iter, manber, places, queens, suite,
-    synthetic,
+    blocked, dataflow, deque, distributed, forkjoin, idle, iter, manber, places, queens, radiosity,
+    suite, synthetic,
 };
 
 #[derive(Parser)]
@@ -33,6 +33,10 @@ enum Cmd {
     List,
     /// The synthetic algorithm A(i) of Korch & Rauber on the pool family.
     Synthetic(synthetic::SyntheticArgs),
+    /// Hierarchical radiosity (SPLASH-2's "largeroom"), Korch & Rauber's application, on the
+    /// pool family against the sequential program, by interaction rate, beside the paper's
+    /// Table 7.
+    Radiosity(radiosity::RadiosityArgs),
     /// The deque micro-benchmark of Papakonstantinou, PARTEE (2015) (Table 3.1) against
     /// crossbeam-deque.
     Deque(deque::DequeArgs),
@@ -116,6 +120,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::List => list::exec(),
         Cmd::Synthetic(a) => synthetic::exec(a)?,
+        Cmd::Radiosity(a) => radiosity::exec(a)?,
         Cmd::Deque(a) => deque::exec(a)?,
         Cmd::Forkjoin(a) => forkjoin::exec(a)?,
         Cmd::Idle(a) => idle::exec(a)?,

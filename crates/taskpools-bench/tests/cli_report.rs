@@ -327,6 +327,18 @@ fn this_builds_records_are_read_back() {
             "--json",
         ],
         vec![
+            "radiosity",
+            "--scene",
+            "small",
+            "--pool",
+            "dq2,dcwq",
+            "--threads",
+            "1,2",
+            "--reps",
+            "1",
+            "--json",
+        ],
+        vec![
             "dataflow",
             "--tasks",
             "300",
@@ -347,8 +359,8 @@ fn this_builds_records_are_read_back() {
     let md = stdout_of(&["report", dir.to_str().unwrap()]);
     assert_eq!(
         check_block(&md),
-        5,
-        "fib, queens' three front ends, chains:\n{md}"
+        6,
+        "fib, queens' three front ends, radiosity, chains:\n{md}"
     );
     std::fs::remove_dir_all(dir).ok();
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{refused, taskpools, SMALL_PLACES};
 
-/// Small runs of four experiments at 1 and 2 threads (places at 2 and 3 places) become one
+/// Small runs of five experiments at 1 and 2 threads (places at 2 and 3 places) become one
 /// chart per kernel and a table each in `scaling.md`, with a figure per thread count.
 #[test]
 fn charts_and_tables_from_a_folder_of_runs() {
@@ -62,6 +62,22 @@ fn charts_and_tables_from_a_folder_of_runs() {
         .map(|s| s.to_string())
         .chain([p("dataflow.json")])
         .collect(),
+        [
+            "radiosity",
+            "--scene",
+            "small",
+            "--pool",
+            "dq2",
+            "--threads",
+            "1,2",
+            "--reps",
+            "1",
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([p("radiosity.json")])
+        .collect(),
         SMALL_PLACES
             .iter()
             .map(|s| s.to_string())
@@ -91,6 +107,7 @@ fn charts_and_tables_from_a_folder_of_runs() {
         "## N-Queens 7",
         "## data-flow ns per task, chains",
         "## places cache-stress",
+        "## radiosity \"small\" by interaction rate",
     ] {
         assert!(md.contains(panel), "{panel} missing from:\n{md}");
     }

@@ -296,48 +296,53 @@ fn collect(rows: &[Value], panels: &mut Panels) -> Result<bool> {
                 }
             }
         }
-        (Some("iter"), _) | (Some("radiosity"), _) => {
-            // Rows with a time per (kernel or pool, runtime, threads) and a sequential row.
-            let exp = text(first, "experiment").unwrap_or("?");
-            let key = if exp == "iter" { "kernel" } else { "pool" };
+        (Some("radiosity"), _) => {
+            // Korch & Rauber's measure: the speed-up by interaction rate, each row against
+            // the sequential program of its own invocation.
+            for r in rows {
+                let pool = text(r, "pool").unwrap_or("?");
+                if pool == "sequential" {
+                    continue;
+                }
+                if let Some(s) = num(r, "speedup_rate") {
+                    let scene = text(r, "scene").unwrap_or("?");
+                    let mut name = format!("{pool} ({})", text(r, "alias").unwrap_or("?"));
+                    if let Some(m) = text(r, "mem").filter(|m| *m != "-") {
+                        let _ = write!(name, " {m}");
+                    }
+                    add(
+                        format!("radiosity \"{scene}\" by interaction rate"),
+                        name,
+                        threads(r)?,
+                        s,
+                    );
+                }
+            }
+        }
+        (Some("iter"), _) => {
+            // Rows with a time per (kernel, runtime, threads) and a sequential row per kernel.
             let mut seq: BTreeMap<String, f64> = BTreeMap::new();
             for r in rows {
-                let rt = text(r, "runtime").or(text(r, "pool")).unwrap_or("?");
-                if rt == "sequential" {
-                    let t = num(r, "median_s").or(num(r, "time_s"));
-                    if let (Some(k), Some(t)) = (text(r, key).or(Some("all")), t) {
-                        seq.insert(
-                            if exp == "iter" {
-                                k.to_string()
-                            } else {
-                                "all".into()
-                            },
-                            t,
-                        );
+                if text(r, "runtime") == Some("sequential") {
+                    if let (Some(k), Some(t)) = (text(r, "kernel"), num(r, "median_s")) {
+                        seq.insert(k.to_string(), t);
                     }
                 }
             }
             for r in rows {
                 let rt = text(r, "runtime").unwrap_or("");
-                let name = text(r, key).unwrap_or("?");
-                if rt == "sequential" || name == "sequential" {
+                let name = text(r, "kernel").unwrap_or("?");
+                if rt == "sequential" {
                     continue;
                 }
-                let t = num(r, "median_s").or(num(r, "time_s"));
-                let base = seq.get(if exp == "iter" { name } else { "all" }).copied();
-                if let (Some(t), Some(b)) = (t, base) {
-                    let (panel, series) = if exp == "iter" {
-                        // The drop-in rayon-core on another deque than its default is
-                        // another series (scripts/scale.sh runs both).
-                        let series = match text(r, "taskpools_pool") {
-                            Some(pool) if pool != "chase-lev" => format!("{rt} ({pool})"),
-                            _ => rt.to_string(),
-                        };
-                        (format!("iterators {name}"), series)
-                    } else {
-                        ("radiosity".to_string(), name.to_string())
+                if let (Some(t), Some(b)) = (num(r, "median_s"), seq.get(name).copied()) {
+                    // The drop-in rayon-core on another deque than its default is another
+                    // series (scripts/scale.sh runs both).
+                    let series = match text(r, "taskpools_pool") {
+                        Some(pool) if pool != "chase-lev" => format!("{rt} ({pool})"),
+                        _ => rt.to_string(),
                     };
-                    add(panel, series, threads(r)?, b / t);
+                    add(format!("iterators {name}"), series, threads(r)?, b / t);
                 }
             }
         }

@@ -16,7 +16,8 @@ use taskpools::{MemKind, PoolKind, Search, WakePolicy};
 
 use crate::cli::{check_dir_writable, Outputs};
 use crate::experiments::{
-    blocked, dataflow, deque, forkjoin, manber, pinning, places, queens, report, suite, synthetic,
+    blocked, dataflow, deque, forkjoin, manber, pinning, places, queens, radiosity, report, suite,
+    synthetic,
 };
 
 /// The arguments of `taskpools tour`.
@@ -152,6 +153,29 @@ fn tour(out: &Path) -> Result<()> {
         trace: Some(files.trace.clone()),
     };
     synthetic::run_and_emit(&p, &files.outputs(), false)?;
+    println!(
+        "== radiosity: hierarchical radiosity (SPLASH-2, scene largeroom), the task-pool \
+         paper's application, on five pools and fork-join (Table 7)\n"
+    );
+    let p = radiosity::Params {
+        scene: "largeroom".into(),
+        settings: radiosity::Settings::default(),
+        threads: vec![1, 2],
+        pools: vec![
+            PoolKind::CentralArray,
+            PoolKind::StealWorkingEnd,
+            PoolKind::StealOppositeEndNodeLocks,
+            PoolKind::PrivatePublic,
+            PoolKind::PrivateDeque,
+        ],
+        mems: default_mem.clone(),
+        wake: WakePolicy::OnEmpty,
+        reps: 2,
+        pin: false,
+        fork_join: true,
+        trace: None,
+    };
+    radiosity::run_and_emit(&p, &TourFiles::new(out, "radiosity").outputs(), false)?;
     println!("== deque: the deque micro-benchmark of PARTEE (Table 3.1)\n");
     let p = deque::Params {
         threads: vec![2, 4],

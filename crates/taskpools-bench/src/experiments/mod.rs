@@ -11,9 +11,6 @@ pub mod manber;
 pub mod pinning;
 pub mod places;
 pub mod queens;
-// The `radiosity` command that runs it is being written beside it; until it lands, the
-// binary uses none of it.
-#[allow(dead_code, unused_imports)]
 pub mod radiosity;
 pub mod report;
 pub mod suite;

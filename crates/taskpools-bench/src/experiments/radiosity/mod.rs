@@ -82,18 +82,24 @@
 //! are ours (centroids of a 4 × 4 subdivision, on SPLASH-2's twelfths lattice).
 
 mod bsp;
+mod chart;
+mod command;
 mod element;
 mod forkjoin;
 mod gather;
 mod geometry;
 mod refine;
+mod run;
 mod scene;
 mod sequential;
+mod table;
 mod tasks;
 #[cfg(test)]
 mod tests;
 
+pub use command::{exec, run_and_emit, RadiosityArgs};
 pub use forkjoin::solve_forkjoin;
+pub use run::{Params, Record, FORK_JOIN};
 pub use scene::Scene;
 pub use sequential::solve_sequential;
 pub use tasks::solve_tasks;

@@ -36,6 +36,8 @@ pub struct Experiment {
 
 /// The kernel name of the synthetic algorithm's rows.
 pub const SYNTHETIC_KERNEL: &str = "A(i)";
+/// The kernel name of the radiosity rows.
+pub const RADIOSITY_KERNEL: &str = "hierarchical radiosity";
 
 /// Every experiment the report reads, in the order of its rows.
 pub fn experiments() -> Vec<Experiment> {
@@ -43,6 +45,11 @@ pub fn experiments() -> Vec<Experiment> {
         Experiment {
             name: "synthetic",
             kernels: vec![SYNTHETIC_KERNEL],
+            peers: vec![],
+        },
+        Experiment {
+            name: "radiosity",
+            kernels: vec![RADIOSITY_KERNEL],
             peers: vec![],
         },
         Experiment {

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use taskpools::PoolKind;
 
-use super::{experiments, TourInfo, SYNTHETIC_KERNEL, TOUR_FILE};
-use crate::experiments::{blocked, dataflow, forkjoin, queens, suite, synthetic};
+use super::{experiments, TourInfo, RADIOSITY_KERNEL, SYNTHETIC_KERNEL, TOUR_FILE};
+use crate::experiments::{blocked, dataflow, forkjoin, queens, radiosity, suite, synthetic};
 
 /// What a row's numbers are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +186,7 @@ pub fn read_dir(dir: &Path) -> Result<Tour> {
                 let add = |g: &mut BTreeMap<Key, (Figure, Vec<Entry>)>| -> Result<()> {
                     match e {
                         "synthetic" => add_synthetic(g, &records(path, &rows)?),
+                        "radiosity" => add_radiosity(g, &records(path, &rows)?),
                         "queens" => add_queens(g, &records(path, &rows)?),
                         "forkjoin" => add_forkjoin(g, &records(path, &rows)?),
                         "blocked" => add_blocked(g, &records(path, &rows)?),
@@ -356,6 +357,38 @@ fn push(
             .1
             .push(Entry { threads, who, cell });
     }
+}
+
+/// Radiosity rows: our best pool's speed-up by interaction rate (Korch & Rauber's measure),
+/// its range from the fastest and slowest repetitions' times.
+fn add_radiosity(
+    g: &mut BTreeMap<Key, (Figure, Vec<Entry>)>,
+    recs: &[radiosity::Record],
+) -> Result<()> {
+    let (e, k) = position("radiosity", RADIOSITY_KERNEL)?;
+    for r in recs.iter().filter(|r| r.pool != "sequential") {
+        // The fork-join driver runs `join` on the runtime's default fork-join pool.
+        let (pool, detail) = if r.pool == radiosity::FORK_JOIN {
+            (default_pool().to_string(), "join".to_string())
+        } else if r.mem == "-" {
+            (pool_kind(&r.pool)?.to_string(), String::new())
+        } else {
+            (pool_kind(&r.pool)?.to_string(), format!("mem {}", r.mem))
+        };
+        let key = (
+            e,
+            k,
+            (0, 0),
+            RADIOSITY_KERNEL.to_string(),
+            format!("scene \"{}\", by interaction rate", r.scene),
+        );
+        // The sequential figure that gives this rate's speed-up at this median time.
+        let seq = r.time_s * r.speedup_rate;
+        let who = Who::Ours { pool, detail };
+        let cell = Cell::speedup(seq, r.time_s, r.min_s, r.max_s);
+        push(g, key, Figure::Speedup, r.threads, who, cell);
+    }
+    Ok(())
 }
 
 fn add_synthetic(
