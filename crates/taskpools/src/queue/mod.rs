@@ -5,7 +5,8 @@
 //! their own: a pool either keeps one private to a worker or guards it with a lock
 //! ([`Locked`]). [`TwoLockQueue`] is the central FIFO with separate head and tail locks;
 //! [`NodeLockedDList`] a doubly linked list with a lock per node, whose two ends work at the
-//! same time (`sq3`, `dq6`); [`Block`] is the fixed-size array that the private/public and combined pools move whole.
+//! same time (`sq3`, `dq6`); [`Block`] is the fixed-size array that the private/public and
+//! combined pools move whole.
 //!
 //! The work-stealing deques of Papakonstantinou, PARTEE (2015), §3.2: [`chase_lev`] (lock-free,
 //! growable) and [`Fcdq`] (fixed capacity, sequence numbers), with the lock-based baselines

@@ -1,14 +1,17 @@
 //! Loom models of the node-locked list: the two ends racing where they meet (0, 1 and 2
 //! nodes), for each protocol the pools use: the owner's pop at the front against a thief's
 //! pop at the back (`dq6`), the owner's push at the front against a thief (`dq6`), two
-//! thieves (`dq6`), and a push at the back against a pop at the front (`sq3`).
+//! thieves (`dq6`), a push at the back against a pop at the front (`sq3`), two pushes at the
+//! back (`sq3` with several producers), and a list dropped with tasks in it.
 //!
 //! The tasks live under the nodes' locks (`crate::sync::Mutex`, loom's here), so the models
-//! see every access to them through the locks' happens-before order, and every `Arc` node is
-//! checked for leaks at the end of each execution. The `*_finds_*` twins run a model with one
+//! see every access to them through the locks' happens-before order. The models empty the
+//! list before it is dropped, but the last, which drops it with three tasks in it and checks
+//! that every task (and so every node) was freed. The `*_finds_*` twins run a model with one
 //! planted bug ([`Mutation`]) and must fail: back operations that act on what they read
 //! without re-validating it (a task lost, or an unlinked node unlinked again), and a
-//! `pop_back` that locks right to left (a deadlock, which loom reports).
+//! `pop_back` that locks right to left (a deadlock, which loom reports), and a `drop` that
+//! leaves neighbours linked (a leak, which the tasks' token shows).
 use super::*;
 use loom::thread;
 
@@ -227,4 +230,87 @@ fn loom_push_back_races_pop_front_on_one_node() {
 #[should_panic(expected = "every task exactly once")]
 fn loom_finds_the_lost_push_back_without_revalidation() {
     push_back_races_pop_front(1, Mutation::SkipRevalidation);
+}
+
+/// `sq3` with several producers: two push at the back at once, starting from `n` tasks (0 or
+/// 1): both read the same last node, and the second must see that it is no longer last.
+fn two_producers(n: u32, m: Mutation) {
+    bounded(3).check(move || {
+        let q = Arc::new(NodeLockedDList::<u32>::with_mutation(m));
+        if n == 1 {
+            q.push_back(0);
+        }
+        let q2 = Arc::clone(&q);
+        let producer = thread::spawn(move || {
+            q2.push_back(1);
+        });
+        q.push_back(2);
+        producer.join().unwrap();
+        let mut got = drain(&q);
+        if n == 1 {
+            assert_eq!(got.first(), Some(&0), "the oldest first");
+        }
+        got.sort_unstable();
+        let want: Vec<u32> = (1 - n..=2).collect();
+        assert_eq!(got, want, "every task exactly once");
+        assert_eq!(q.len_hint(), 0);
+    });
+}
+
+#[test]
+fn loom_two_producers_push_back_on_an_empty_list() {
+    two_producers(0, Mutation::None);
+}
+
+#[test]
+fn loom_two_producers_push_back_on_one_node() {
+    two_producers(1, Mutation::None);
+}
+
+/// Twin: both producers read the same last node; without re-validation the second links its
+/// task after that node in place of the first one's, which no pop reaches any more.
+#[test]
+#[should_panic(expected = "every task exactly once")]
+fn loom_finds_the_lost_push_of_two_producers_without_revalidation() {
+    two_producers(1, Mutation::SkipRevalidation);
+}
+
+/// A list dropped with tasks in it, after a thief raced the owner: every node is freed, which
+/// the tasks show: each holds a clone of one token (a plain `std` `Arc`, outside the model),
+/// and once the list is gone the test's is the only one left.
+fn dropped_with_tasks(m: Mutation) {
+    bounded(2).check(move || {
+        let token = std::sync::Arc::new(());
+        let task = |v: u32| (v, std::sync::Arc::clone(&token));
+        let q = Arc::new(NodeLockedDList::<(u32, std::sync::Arc<()>)>::with_mutation(
+            m,
+        ));
+        q.push_front(task(1));
+        q.push_front(task(2));
+        q.push_back(task(3));
+        let q2 = Arc::clone(&q);
+        let thief = thread::spawn(move || q2.pop_back().map(|(v, _)| v));
+        q.push_front(task(4));
+        assert_eq!(thief.join().unwrap(), Some(3), "a thief takes the oldest");
+        assert_eq!(q.len_hint(), 3);
+        drop(q);
+        assert_eq!(
+            std::sync::Arc::strong_count(&token),
+            1,
+            "every node freed with its task"
+        );
+    });
+}
+
+#[test]
+fn loom_a_list_dropped_with_tasks_frees_every_node() {
+    dropped_with_tasks(Mutation::None);
+}
+
+/// Twin: a `drop` that unhooks the ends but leaves the links between nodes: neighbours keep
+/// each other, and their tasks, alive.
+#[test]
+#[should_panic(expected = "every node freed with its task")]
+fn loom_finds_the_leak_of_a_drop_that_keeps_links() {
+    dropped_with_tasks(Mutation::KeepLinksOnDrop);
 }

@@ -147,6 +147,9 @@ pub(crate) enum Mutation {
     SkipRevalidation,
     /// `pop_back` locks `tail`, the last node and the one before it, right to left.
     RightToLeft,
+    /// `drop` unhooks the two ends but leaves the links between nodes: each pair of
+    /// neighbours keeps the other alive (`next` one way, `prev` the other).
+    KeepLinksOnDrop,
 }
 
 /// A doubly linked list with a lock per node: the two ends work at the same time, and any
@@ -435,6 +438,10 @@ impl<T> Drop for NodeLockedDList<T> {
         let mut next = head.next.take();
         let tail = self.tail.get_mut().unwrap_or_else(|e| e.into_inner());
         tail.prev = None;
+        #[cfg(loom)]
+        if self.mutation == Mutation::KeepLinksOnDrop {
+            return;
+        }
         while let Some(node) = next {
             let mut links = lock(&node.links);
             links.prev = None;
