@@ -147,9 +147,9 @@ else
   echo "note: the iter steps are left out: they need 'taskpools iter' and the kernel programs" \
     "of scripts/build-iter-kernels.sh (or ITER_STOCK and ITER_PATCHED)" >&2
 fi
-# Hierarchical radiosity on "largeroom" (Korch & Rauber's Figure 15): two pools of each of the
-# paper's groups (central sq2, sq4; distributed dq1; stealing dq2, dq6; private/public dq8,
-# sdq1) and our Chase-Lev pool, speed-up by interaction rate.
+# Hierarchical radiosity on "largeroom" (Korch & Rauber's Figure 15), speed-up by interaction
+# rate: from the paper's groups the central sq2 and sq4, the distributed dq1, the stealing dq2
+# and dq6, the private/public dq8 and the combined sdq1; and our Chase-Lev pool.
 if "$bin" radiosity --help >/dev/null 2>&1; then
   steps+=("radiosity|40|radiosity --scene largeroom --threads THREADS --reps 2 --pool sq2,sq4,dq1,dq2,dq6,dq8,sdq1,dcwq --json OUT/radiosity.json")
 fi

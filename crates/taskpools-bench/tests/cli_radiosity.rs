@@ -41,8 +41,8 @@ fn small_scene_rows_have_the_sequential_counts_and_their_own_rates() {
     assert_eq!(seq["scene"], "small");
     assert!(f(seq, "speedup_time") == 1.0 && f(seq, "speedup_rate") == 1.0);
     // dq2 with two memory managers, sq3 and dcwq with none, and fork-join: five rows per
-    // thread count.
-    assert_eq!(rows.len(), 1 + 5 * 3, "{rows:#?}");
+    // thread count; the ceiling at 2 and 3.
+    assert_eq!(rows.len(), 1 + 5 * 3 + 2, "{rows:#?}");
     let counts = [
         "iterations",
         "interactions",
@@ -87,6 +87,7 @@ fn small_scene_rows_have_the_sequential_counts_and_their_own_rates() {
         assert!(has("central-fifo-node-locks", "-", t), "sq3 x{t}");
         assert!(has("chase-lev", "-", t), "dcwq x{t}");
         assert!(has("fork-join", "-", t), "fork-join x{t}");
+        assert_eq!(has("ceiling", "-", t), t > 1, "ceiling x{t}");
     }
     // The paper's Table 7 measured largeroom, not this scene.
     assert!(rows.iter().all(|r| r["paper_speedup"].is_null()));
@@ -127,9 +128,13 @@ fn outputs_and_no_fork_join() {
     assert!(!table.contains("fork-join"), "{table}");
     let rows: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(p("r.json")).unwrap()).unwrap();
-    assert_eq!(rows.len(), 2, "sequential and dq8");
+    assert_eq!(rows.len(), 3, "sequential, dq8 and the ceiling");
     let csv = std::fs::read_to_string(p("r.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 3, "a header and two rows:\n{csv}");
+    assert_eq!(csv.lines().count(), 4, "a header and three rows:\n{csv}");
+    assert!(
+        table.contains("ceiling: 2 sequential programs at once"),
+        "{table}"
+    );
     let svg = std::fs::read_to_string(p("r.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("dq8"), "{svg}");
     std::fs::remove_dir_all(dir).ok();
@@ -154,8 +159,24 @@ fn bad_input_is_refused_with_one_line() {
     r(&["--reps", "0"], "at least 1");
     r(&["--area-epsilon", "0"], "--area-epsilon 0");
     r(&["--area-epsilon", "0.001"], "more than 1e7");
+    r(&["--area-epsilon", "1e-300"], "--area-epsilon 1e-300:");
+    // A BF epsilon of 0 refines every pair down to the area epsilon: the sequential run
+    // finds the bound exceeded before any measured run.
+    r(
+        &["--bf-epsilon", "0", "--max-interactions", "100000"],
+        "more than 1e5 interactions",
+    );
+    r(&["--max-interactions", "3"], "at least 4");
     r(&["--area-epsilon=-5"], "area epsilon");
     r(&["--bf-epsilon", "NaN"], "BF epsilon");
     r(&["--energy-tolerance=-1"], "energy tolerance");
     r(&["--json", "/nonexistent/dir/r.json"], "/nonexistent/dir");
+    // The Gantt charts' folder beside the trace is a file: refused before the work, not after.
+    let dir =
+        std::env::temp_dir().join(format!("taskpools-radiosity-gantt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.gantt"), "a file").unwrap();
+    let trace = dir.join("t.json");
+    r(&["--trace", trace.to_str().unwrap()], "is not a folder");
+    std::fs::remove_dir_all(dir).ok();
 }

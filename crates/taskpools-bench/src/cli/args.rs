@@ -63,9 +63,28 @@ pub struct TraceArgs {
 }
 
 impl TraceArgs {
-    /// The file can be written (before any work starts).
+    /// The file can be written, and the folders of Gantt charts and task graphs beside it
+    /// (`FILE.gantt`, `FILE.dot`) are not something else (before any work starts).
     pub fn check(&self) -> Result<()> {
-        check_output("--trace", self.trace.as_deref(), false)
+        check_output("--trace", self.trace.as_deref(), false)?;
+        if let Some(path) = &self.trace {
+            for ext in ["gantt", "dot"] {
+                let dir = path.with_extension(ext);
+                if dir.exists() && !dir.is_dir() {
+                    anyhow::bail!(
+                        "--trace {}: {} is there and is not a folder (the {} go there)",
+                        path.display(),
+                        dir.display(),
+                        if ext == "gantt" {
+                            "Gantt charts"
+                        } else {
+                            "task graphs"
+                        }
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 }
 

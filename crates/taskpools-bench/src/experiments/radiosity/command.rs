@@ -39,6 +39,11 @@ pub struct RadiosityArgs {
     /// Stop when the total energy changes by at most this fraction (SPLASH-2's `-en`).
     #[arg(long, default_value_t = Settings::default().energy_tolerance)]
     pub energy_tolerance: f64,
+    /// Refuse a run whose refinement would make more interactions than this (a small BF
+    /// epsilon makes them grow with the square of the elements); the sequential program
+    /// finds out, before any measured run.
+    #[arg(long, default_value_t = Settings::default().max_interactions)]
+    pub max_interactions: u64,
     #[command(flatten)]
     pub threads: ThreadsArgs,
     /// Pools (names or aliases), comma-separated, or `all`.
@@ -65,7 +70,7 @@ pub struct RadiosityArgs {
     pub out: OutputArgs,
 }
 
-/// The most elements an area epsilon may allow (a few GB of elements and interactions).
+/// The most elements an area epsilon may allow (each some 100 bytes, with its lists).
 const MAX_ELEMENTS: f64 = 1e7;
 
 /// Runs `taskpools radiosity`.
@@ -79,6 +84,7 @@ pub fn exec(a: RadiosityArgs) -> Result<()> {
         bf_epsilon: a.bf_epsilon,
         area_epsilon: a.area_epsilon,
         energy_tolerance: a.energy_tolerance,
+        max_interactions: a.max_interactions,
         ..Settings::default()
     };
     settings.validate()?;
@@ -86,10 +92,15 @@ pub fn exec(a: RadiosityArgs) -> Result<()> {
     // 4/3 · area / epsilon elements (each with its interactions).
     let bound = 4.0 / 3.0 * scene.area() / settings.area_epsilon;
     if bound.is_nan() || bound > MAX_ELEMENTS {
+        let v = a.area_epsilon;
+        let given = if v != 0.0 && !(1e-4..1e9).contains(&v.abs()) {
+            format!("{v:e}")
+        } else {
+            v.to_string()
+        };
         bail!(
-            "--area-epsilon {}: scene \"{}\" could subdivide into {bound:.3e} elements, more than \
+            "--area-epsilon {given}: scene \"{}\" could subdivide into {bound:.3e} elements, more than \
              {MAX_ELEMENTS:.0e}; give at least {:.1}",
-            a.area_epsilon,
             a.scene,
             4.0 / 3.0 * scene.area() / MAX_ELEMENTS
         );

@@ -72,7 +72,7 @@ impl Driver for ForkJoin<'_> {
 
 /// Runs `f` on every element of `items`, splitting the slice in halves with `join`; returns
 /// the joins made (here and by `f`). A second half runs with a worker state of its own, whose
-/// counts are merged back when it is done.
+/// counts (and unused share of the budget) are merged back when it is done.
 fn for_each<'a>(
     items: &[&'a Element<'a>],
     w: &mut Worker,
@@ -90,7 +90,7 @@ fn for_each<'a>(
                     (for_each(b, &mut wb, f), wb)
                 },
             );
-            w.counts += &wb.counts;
+            w.absorb(wb);
             1 + ja + jb
         }
     }
@@ -141,6 +141,6 @@ fn visibility(
             (visibility(engine, e, b, &mut wb), wb)
         },
     );
-    w.counts += &wb.counts;
+    w.absorb(wb);
     1 + ja + jb
 }

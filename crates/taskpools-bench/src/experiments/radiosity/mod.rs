@@ -2,8 +2,10 @@
 //! Algorithm", SIGGRAPH 1991), structured as the SPLASH-2 radiosity application (Woo et al.,
 //! "The SPLASH-2 Programs", ISCA 1995) that Korch and Rauber (2002) run on their task pools
 //! (§7.2, §8.3): the same scene, parameters, refinement oracle and task kinds, in our own
-//! Rust code (SPLASH-2's licence forbids copying its code; nothing of it is here but data and
-//! parameter values).
+//! Rust code. SPLASH-2's notice allows non-commercial use, copying and modification and
+//! forbids redistribution in whole or in part without permission: no line of its code is
+//! here, only the scene's coordinates and materials (as data, see [`Scene`]) and its
+//! parameter values.
 //!
 //! # What it computes
 //! The diffuse light in a scene of triangles: every patch is the root of a quadtree of
@@ -114,13 +116,13 @@ mod tests;
 
 pub use command::{exec, run_and_emit, RadiosityArgs};
 pub use forkjoin::solve_forkjoin;
-pub use run::{Params, Record, FORK_JOIN};
+pub use run::{Params, Record, CEILING, FORK_JOIN};
 pub use scene::Scene;
 pub use sequential::solve_sequential;
 pub use tasks::solve_tasks;
 
 use element::Element;
-use refine::{Counters, Engine, MAX_RAYS};
+use refine::{Budget, Counters, Engine, MAX_RAYS};
 
 /// The solver's parameters. [`Default`] is SPLASH-2's defaults (see the module docs).
 #[derive(Clone, Debug)]
@@ -134,6 +136,10 @@ pub struct Settings {
     pub energy_tolerance: f64,
     /// Stop after this many iterations in any case.
     pub max_iterations: u32,
+    /// Make at most about this many interactions by subdivision over the whole solve; a
+    /// solve that would make more stops refining and is [`Outcome::truncated`] (a small BF
+    /// epsilon makes interactions grow with the square of the elements).
+    pub max_interactions: u64,
     /// Test rays per interaction, 1 to 16.
     pub rays: usize,
     /// Refine a child element as a task of its own when it holds at least this many
@@ -153,6 +159,7 @@ impl Default for Settings {
             area_epsilon: 2000.0,
             energy_tolerance: 0.005,
             max_iterations: 100,
+            max_interactions: 10_000_000,
             rays: 10,
             refine_task_min: 5,
             visibility_per_task: 4,
@@ -179,6 +186,9 @@ impl Settings {
                 "energy tolerance must be a number >= 0, not {}",
                 self.energy_tolerance
             );
+        }
+        if self.max_interactions < 4 {
+            anyhow::bail!("the interaction bound must be at least 4 (one subdivision)");
         }
         if self.max_iterations == 0 {
             anyhow::bail!("at least 1 iteration is needed");
@@ -221,6 +231,9 @@ pub struct Outcome {
     pub visibility_tests: u64,
     /// Rays cast through the BSP tree, over all iterations.
     pub rays: u64,
+    /// The solve stopped early because refinement would have made more than
+    /// [`Settings::max_interactions`]: its counts and radiosities are not a solution.
+    pub truncated: bool,
 }
 
 /// Relative tolerance of [`check`] on each patch's radiosity, of the larger of the patch's
@@ -232,6 +245,9 @@ pub const PATCH_TOLERANCE: f64 = 1.0e-3;
 /// interactions and elements within 2 %, total energy within 1e-3 (relative), every patch's
 /// radiosity within [`PATCH_TOLERANCE`]. The error says which failed and by how much.
 pub fn check(reference: &Outcome, got: &Outcome) -> Result<(), String> {
+    if reference.truncated || got.truncated {
+        return Err("a solve stopped at the interaction bound".into());
+    }
     let count = |what: &str, r: u64, g: u64| {
         let off = (g as f64 - r as f64).abs() / (r as f64).max(1.0);
         if off > 0.02 {
@@ -266,6 +282,43 @@ pub fn check(reference: &Outcome, got: &Outcome) -> Result<(), String> {
                 (a - b).abs() / scale
             ));
         }
+    }
+    Ok(())
+}
+
+/// [`check`], then what this solver promises beyond it: since no decision and no sum depends
+/// on the task order, the same iterations and counts and bit-identical radiosities as the
+/// reference. A run that passes [`check`] but not this one has lost its determinism.
+pub fn check_identical(reference: &Outcome, got: &Outcome) -> Result<(), String> {
+    check(reference, got)?;
+    let pairs = [
+        (
+            "iterations",
+            u64::from(reference.iterations),
+            u64::from(got.iterations),
+        ),
+        ("interactions", reference.interactions, got.interactions),
+        ("visible interactions", reference.visible, got.visible),
+        (
+            "completely visible interactions",
+            reference.fully_visible,
+            got.fully_visible,
+        ),
+        ("elements", reference.elements, got.elements),
+    ];
+    for (what, r, g) in pairs {
+        if r != g {
+            return Err(format!(
+                "{what}: {g} against {r} (the solver gives the same in any order)"
+            ));
+        }
+    }
+    let (r, g) = (&reference.patch_radiosity, &got.patch_radiosity);
+    if let Some(i) = (0..r.len()).find(|&i| r[i].to_bits() != g[i].to_bits()) {
+        return Err(format!(
+            "radiosity of patch {i}: {} against {} (the solver gives bit-identical radiosities in any order)",
+            g[i], r[i]
+        ));
     }
     Ok(())
 }
@@ -315,10 +368,12 @@ pub(crate) fn solve_with<D: Driver>(
         .map(|(i, p)| Element::root(i as u32, p))
         .collect();
     let roots = &roots[..];
+    let budget = Budget::new(s.max_interactions);
     let mut engine = Engine {
         patches,
         bsp: &scene.bsp,
         settings: s,
+        budget: &budget,
         cur: 0,
     };
     let mut total = StepReport::default();
@@ -330,11 +385,14 @@ pub(crate) fn solve_with<D: Driver>(
     let r = driver.step(Step::Link, engine, roots)?;
     add(&mut total, &r);
     let (mut iterations, mut previous) = (0, 0.0);
-    let mut last;
+    let mut last = Counters::default();
     let energy = |buf: usize| -> f64 { roots.iter().map(|e| e.rad_mean(buf) * e.area).sum() };
     loop {
         let r = driver.step(Step::Refine, engine, roots)?;
         add(&mut total, &r);
+        if budget.exhausted() {
+            break;
+        }
         let r = driver.step(Step::Gather, engine, roots)?;
         add(&mut total, &r);
         last = r.counts;
@@ -350,6 +408,7 @@ pub(crate) fn solve_with<D: Driver>(
         previous = now;
     }
     Ok(Outcome {
+        truncated: budget.exhausted(),
         iterations,
         interactions: last.interactions,
         visible: last.visible,

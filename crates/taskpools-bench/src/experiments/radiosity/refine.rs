@@ -18,6 +18,8 @@
 //! which no one writes during refinement, so the order in which elements are refined (the
 //! task order) changes nothing in the result.
 
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
 use super::bsp::{BlockerCache, Bsp, Patch};
 use super::element::{Element, Interaction, VIS_UNKNOWN};
 use super::geometry::{self, Vec3};
@@ -98,11 +100,49 @@ impl std::ops::AddAssign<&Counters> for Counters {
     }
 }
 
-/// A worker's state: its counters and its blocker cache.
+/// A worker's state: its counters, its blocker cache and what it holds of the budget.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Worker {
     pub counts: Counters,
     pub cache: BlockerCache,
+    /// Subdivisions taken from the [`Budget`] and not yet made.
+    reserve: u64,
+}
+
+impl Worker {
+    /// Takes over what `other`, the state of a finished part of this worker's work, counted
+    /// and holds of the budget.
+    pub fn absorb(&mut self, other: Worker) {
+        self.counts += &other.counts;
+        self.reserve += other.reserve;
+    }
+}
+
+/// The bound on the subdivisions of one solve (`Settings::max_interactions / 4`: each makes
+/// at most four interactions), shared by the workers, who take it in chunks so that no
+/// counter is touched per subdivision. Once it runs out, interactions are kept as they are
+/// and the solve reports itself [`truncated`](super::Outcome::truncated).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: AtomicI64,
+    exhausted: AtomicBool,
+}
+
+/// Subdivisions a worker takes from the budget at a time.
+const BUDGET_CHUNK: i64 = 64;
+
+impl Budget {
+    pub fn new(max_interactions: u64) -> Self {
+        Budget {
+            left: AtomicI64::new(i64::try_from(max_interactions / 4).unwrap_or(i64::MAX)),
+            exhausted: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether some subdivision was refused.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted.load(Ordering::Relaxed)
+    }
 }
 
 /// What the oracle advises for one interaction.
@@ -121,11 +161,27 @@ pub(crate) struct Engine<'s> {
     pub patches: &'s [Patch],
     pub bsp: &'s Bsp,
     pub settings: &'s Settings,
+    pub budget: &'s Budget,
     /// The radiosity buffer this iteration reads.
     pub cur: usize,
 }
 
 impl<'s> Engine<'s> {
+    /// Takes one subdivision from the budget: false once it has run out.
+    fn take(&self, w: &mut Worker) -> bool {
+        if w.reserve == 0 {
+            if self.budget.exhausted()
+                || self.budget.left.fetch_sub(BUDGET_CHUNK, Ordering::Relaxed) < BUDGET_CHUNK
+            {
+                self.budget.exhausted.store(true, Ordering::Relaxed);
+                return false;
+            }
+            w.reserve = BUDGET_CHUNK as u64;
+        }
+        w.reserve -= 1;
+        true
+    }
+
     /// Whether no light can pass between `a` and `b`: one lies behind the other's plane.
     fn facing_away(&self, a: &Element<'_>, b: &Element<'_>) -> bool {
         self.patches[a.patch as usize].plane.hides(&b.tri)
@@ -199,7 +255,12 @@ impl<'s> Engine<'s> {
     ) -> Vec<Interaction<'a>> {
         let mut keep = Vec::with_capacity(list.len());
         for i in list {
-            match self.advice(e, &i, kept) {
+            let advice = match self.advice(e, &i, kept) {
+                Advice::Keep => Advice::Keep,
+                _ if !self.take(w) => Advice::Keep,
+                a => a,
+            };
+            match advice {
                 Advice::Keep => keep.push(i),
                 Advice::Receiver => {
                     for c in e.subdivide(self.cur, &mut w.counts.elements) {

@@ -10,7 +10,9 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use taskpools::{Builder, MemKind, PoolKind, Runtime, WakePolicy};
 
-use super::{check, solve_forkjoin, solve_sequential, solve_tasks, Outcome, Scene, Settings};
+use super::{
+    check_identical, solve_forkjoin, solve_sequential, solve_tasks, Outcome, Scene, Settings,
+};
 use crate::experiments::summarize;
 use crate::report::Progress;
 
@@ -31,7 +33,7 @@ pub struct Params {
     pub wake: WakePolicy,
     /// Repetitions per configuration.
     pub reps: usize,
-    /// Pin workers to CPUs.
+    /// Pin worker i to CPU i mod cores, and the sequential program to core 0.
     pub pin: bool,
     /// Also run the fork-join driver (`join` on the runtime's own deques) at each thread
     /// count: the row `fork-join`.
@@ -42,6 +44,12 @@ pub struct Params {
 
 /// The pool column of the fork-join driver's rows.
 pub const FORK_JOIN: &str = "fork-join";
+
+/// The pool column of the machine's ceiling: at `t` threads, `t` sequential programs at once,
+/// one per core (pinned as the workers are), their wall time divided by `t` as the row's time.
+/// No pool can do better than the cores do with no pool at all: shared caches, memory
+/// bandwidth and the other tenants of a shared machine set this limit.
+pub const CEILING: &str = "ceiling";
 
 /// Trace buffer per worker, in events.
 const TRACE_EVENTS: usize = 1 << 21;
@@ -67,7 +75,8 @@ pub struct Record {
     pub threads: usize,
     /// Repetitions.
     pub reps: usize,
-    /// Median wall time of the solve (the BSP build is outside it, as in the paper).
+    /// Median wall time of the solve (the BSP build is outside it, as in the paper); for the
+    /// [`CEILING`] rows the wall time of `threads` sequential programs at once, over `threads`.
     pub time_s: f64,
     /// Fastest repetition.
     pub min_s: f64,
@@ -111,7 +120,7 @@ pub struct Record {
 /// Korch & Rauber (2002), Table 7, radiosity "largeroom", C versions on the Linux PC: speed-up
 /// at 1 and 2 threads. Our `rq` is their `rq1`–`rq3` (which differ only in the random number
 /// generator): their `rq2`/`rq3` figures, 0.99 and 1.93, stand for it.
-pub const PAPER_TABLE7: [(&str, f64, f64); 16] = [
+pub const PAPER_TABLE7: [(&str, f64, f64); 14] = [
     ("sq1", 1.00, 1.92),
     ("sq2", 1.00, 1.91),
     ("sq3", 0.99, 1.90),
@@ -126,8 +135,6 @@ pub const PAPER_TABLE7: [(&str, f64, f64); 16] = [
     ("dq8", 1.00, 1.78),
     ("sdq1", 1.00, 1.95),
     ("rq", 0.99, 1.93),
-    ("rq1", 0.99, 1.94),
-    ("rq2", 0.99, 1.93),
 ];
 
 /// The paper's speed-up for a pool alias at 1 or 2 threads.
@@ -177,6 +184,33 @@ fn median_u64(xs: &[u64]) -> u64 {
     v[v.len() / 2]
 }
 
+/// `t` sequential programs started at once on `t` threads (thread `i` pinned as worker `i`
+/// is): the wall time from their start to the last one's end, and their outcomes.
+fn concurrent_sequential(scene: &Scene, s: &Settings, t: usize, pin: bool) -> (f64, Vec<Outcome>) {
+    let start = std::sync::Barrier::new(t + 1);
+    let pin_to = crate::experiments::pinning::pinner(pin);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..t)
+            .map(|i| {
+                let (start, pin_to) = (&start, pin_to.clone());
+                sc.spawn(move || {
+                    pin_to(i);
+                    start.wait();
+                    solve_sequential(scene, s)
+                })
+            })
+            .collect();
+        start.wait();
+        let t0 = Instant::now();
+        let outs: Vec<Outcome> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect();
+        let secs = t0.elapsed().as_secs_f64();
+        (secs, outs)
+    })
+}
+
 /// The samples of one configuration.
 #[derive(Default)]
 struct Samples {
@@ -217,7 +251,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     } else {
         Vec::new()
     };
-    progress.set_length((p.reps * (cfgs.len() + fj_threads.len() + 1)) as u64);
+    let ceilings = p
+        .threads
+        .iter()
+        .filter(|&&t| t > 1)
+        .collect::<std::collections::BTreeSet<_>>();
+    progress.set_length((p.reps * (cfgs.len() + fj_threads.len() + ceilings.len() + 1)) as u64);
     let per_count = |trace: Option<usize>| -> Result<BTreeMap<usize, Runtime>> {
         let mut counts: Vec<usize> = cfgs.iter().map(|c| c.2).chain(fj_threads.clone()).collect();
         counts.sort_unstable();
@@ -229,10 +268,28 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let builder = |rt, cfg| builder(rt, cfg, p);
     // The reference every parallel result is checked against, also an unmeasured warm-up.
     progress.set_message(format!("{} sequential (reference)", p.scene));
+    // The sequential program on core 0, as in the other experiments (`--pin`).
+    let pin_to = crate::experiments::pinning::pinner(p.pin);
+    pin_to(0);
     let reference = solve_sequential(&scene, settings);
+    if reference.truncated {
+        crate::experiments::pinning::unpin_current();
+        bail!(
+            "scene \"{}\" with BF epsilon {:e} and area epsilon {:e}: refinement would make more \
+             than {:e} interactions; give a larger --bf-epsilon or --area-epsilon",
+            p.scene,
+            settings.bf_epsilon,
+            settings.area_epsilon,
+            settings.max_interactions as f64
+        );
+    }
     let mut seq = Samples::default();
     let mut samples: Vec<Samples> = cfgs.iter().map(|_| Samples::default()).collect();
     let mut fj_samples: Vec<Samples> = fj_threads.iter().map(|_| Samples::default()).collect();
+    let mut ceil_threads: Vec<usize> = p.threads.iter().copied().filter(|&t| t > 1).collect();
+    ceil_threads.sort_unstable();
+    ceil_threads.dedup();
+    let mut ceil_samples: Vec<Samples> = ceil_threads.iter().map(|_| Samples::default()).collect();
     let differs = |what: String| {
         move |e: String| {
             anyhow::Error::msg(e).context(format!(
@@ -253,7 +310,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             let t0 = Instant::now();
             let o = solve_tasks(&scene, settings, &b)?;
             let secs = t0.elapsed().as_secs_f64();
-            check(&reference, &o).map_err(differs(format!(
+            check_identical(&reference, &o).map_err(differs(format!(
                 "on {} ({}) with {t} threads",
                 pool.name(),
                 pool.alias()
@@ -266,8 +323,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             let t0 = Instant::now();
             let o = solve_forkjoin(&scene, settings, &runtimes[&t]);
             let secs = t0.elapsed().as_secs_f64();
-            check(&reference, &o).map_err(differs(format!("with {FORK_JOIN} on {t} threads")))?;
+            check_identical(&reference, &o)
+                .map_err(differs(format!("with {FORK_JOIN} on {t} threads")))?;
             fj_samples[i].add(secs, o);
+            progress.inc();
+        }
+        for (i, &t) in ceil_threads.iter().enumerate() {
+            progress.set_message(format!("{} {CEILING} x{t}", p.scene));
+            let (secs, outs) = concurrent_sequential(&scene, settings, t, p.pin);
+            for o in &outs {
+                check_identical(&reference, o)
+                    .map_err(differs(format!("run {t} at once (the ceiling)")))?;
+            }
+            let o = outs.into_iter().next().expect("t >= 2");
+            ceil_samples[i].add(secs / t as f64, o);
             progress.inc();
         }
     }
@@ -359,5 +428,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     for (i, &t) in fj_threads.iter().enumerate() {
         out.push(record(FORK_JOIN, "join", "-", "-", t, &fj_samples[i]));
     }
+    for (i, &t) in ceil_threads.iter().enumerate() {
+        out.push(record(CEILING, "ceil", "-", "-", t, &ceil_samples[i]));
+    }
+    crate::experiments::pinning::unpin_current();
     Ok(out)
 }

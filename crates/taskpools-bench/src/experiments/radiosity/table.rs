@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::run::Record;
+use super::run::{Record, CEILING};
 
 /// Standard competition ranks of `values`, highest first (ties share the better rank).
 fn ranks_desc(values: &[f64]) -> Vec<usize> {
@@ -77,7 +77,13 @@ pub fn radiosity_table(records: &[Record]) -> String {
     threads.sort_unstable();
     threads.dedup();
     for t in threads {
-        let mut rows: Vec<&Record> = rows_all.iter().filter(|r| r.threads == t).collect();
+        let mut rows: Vec<&Record> = rows_all
+            .iter()
+            .filter(|r| r.threads == t && r.pool != CEILING)
+            .collect();
+        let ceiling = rows_all
+            .iter()
+            .find(|r| r.threads == t && r.pool == CEILING);
         rows.sort_by(|a, b| b.rate.total_cmp(&a.rate));
         // The paper's rank among the pools of this table that it measured.
         let paper: Vec<f64> = rows.iter().filter_map(|r| r.paper_speedup).collect();
@@ -131,6 +137,15 @@ pub fn radiosity_table(records: &[Record]) -> String {
                 r.steals
             );
         }
+        if let Some(c) = ceiling {
+            let _ = writeln!(
+                s,
+                "      ceiling: {t} sequential programs at once in {:.3} s: {:.2}x by rate (what \
+                 the cores give with no pool at all)",
+                c.time_s * t as f64,
+                c.speedup_rate
+            );
+        }
         let pairs: Vec<(f64, f64)> = rows
             .iter()
             .filter_map(|r| r.paper_speedup.map(|p| (r.speedup_rate, p)))
@@ -142,7 +157,7 @@ pub fn radiosity_table(records: &[Record]) -> String {
             let _ = writeln!(
                 s,
                 "ranking against Korch & Rauber's Table 7 (largeroom, Linux PC) over the {} \
-                 pools it measured: Spearman's rho = {rho:.2}",
+                 rows of pools it measured: Spearman's rho = {rho:.2}",
                 pairs.len()
             );
         }

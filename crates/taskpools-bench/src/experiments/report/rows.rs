@@ -366,7 +366,11 @@ fn add_radiosity(
     recs: &[radiosity::Record],
 ) -> Result<()> {
     let (e, k) = position("radiosity", RADIOSITY_KERNEL)?;
-    for r in recs.iter().filter(|r| r.pool != "sequential") {
+    // The ceiling is the machine's limit, not a runtime.
+    for r in recs
+        .iter()
+        .filter(|r| r.pool != "sequential" && r.pool != radiosity::CEILING)
+    {
         // The fork-join driver runs `join` on the runtime's default fork-join pool.
         let (pool, detail) = if r.pool == radiosity::FORK_JOIN {
             (default_pool().to_string(), "join".to_string())

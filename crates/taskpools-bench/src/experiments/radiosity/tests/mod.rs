@@ -183,6 +183,50 @@ fn check_reports_each_difference() {
     g.interactions = r.interactions * 101 / 100;
     g.energy = r.energy * (1.0 + 1e-4);
     assert_eq!(check(&r, &g), Ok(()));
+    // ... but not identical, which is what this solver gives in any order.
+    let e = check_identical(&r, &g).unwrap_err();
+    assert!(e.starts_with("interactions"), "{e}");
+    assert_eq!(check_identical(&r, &r), Ok(()));
+    let differs = |f: &dyn Fn(&mut Outcome), what: &str| {
+        let mut g = r.clone();
+        f(&mut g);
+        assert_eq!(check(&r, &g), Ok(()), "{what} passes the tolerant check");
+        let e = check_identical(&r, &g).unwrap_err();
+        assert!(e.starts_with(what), "{e}");
+    };
+    differs(&|g| g.iterations += 1, "iterations");
+    differs(&|g| g.fully_visible -= 1, "completely visible");
+    differs(
+        &|g| g.patch_radiosity[5] = f64::from_bits(r.patch_radiosity[5].to_bits() + 1),
+        "radiosity of patch 5",
+    );
+}
+
+/// A refinement that would make more interactions than the bound stops early, says so, and
+/// fails every check; the command refuses it (tests/cli_radiosity.rs).
+#[test]
+fn the_interaction_bound_truncates() {
+    let scene = Scene::by_name("small").unwrap();
+    let r = solve_sequential(&scene, &small_settings());
+    assert!(!r.truncated);
+    let s = Settings {
+        max_interactions: 40,
+        ..small_settings()
+    };
+    let t = solve_sequential(&scene, &s);
+    assert!(t.truncated);
+    assert!(
+        t.elements < r.elements,
+        "{} against {}",
+        t.elements,
+        r.elements
+    );
+    assert!(check(&r, &t).unwrap_err().contains("interaction bound"));
+    // On a pool too: the workers share the bound.
+    let rt = taskpools::Runtime::new(2).unwrap();
+    let b = taskpools::Builder::new().runtime(&rt).threads(2);
+    assert!(solve_tasks(&scene, &s, &b).unwrap().truncated);
+    assert!(solve_forkjoin(&scene, &s, &rt).truncated);
 }
 
 /// The small scene on every pool at 1, 2 and 3 threads: the same result as the sequential
