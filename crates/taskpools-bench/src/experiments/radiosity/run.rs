@@ -47,7 +47,7 @@ pub const FORK_JOIN: &str = "fork-join";
 
 /// The pool column of the machine's ceiling: at `t` threads, `t` sequential programs at once,
 /// one per core (pinned as the workers are), their wall time divided by `t` as the row's time.
-/// No pool can do better than the cores do with no pool at all: shared caches, memory
+/// A pool does better than the cores do with no pool at all only within the noise: shared caches, memory
 /// bandwidth and the other tenants of a shared machine set this limit.
 pub const CEILING: &str = "ceiling";
 
