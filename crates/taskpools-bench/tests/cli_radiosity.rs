@@ -177,6 +177,18 @@ fn bad_input_is_refused_with_one_line() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.gantt"), "a file").unwrap();
     let trace = dir.join("t.json");
-    r(&["--trace", trace.to_str().unwrap()], "is not a folder");
+    r(
+        &[
+            "--trace",
+            trace.to_str().unwrap(),
+            "--pool",
+            "dq2",
+            "--threads",
+            "1",
+            "--no-fork-join",
+        ],
+        "is not a folder",
+    );
+    assert!(!trace.exists(), "refused before any work: no trace written");
     std::fs::remove_dir_all(dir).ok();
 }

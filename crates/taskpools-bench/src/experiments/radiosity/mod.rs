@@ -59,8 +59,8 @@
 //! others are updating. Here radiosity is double-buffered and an element's lists are touched
 //! only by its own task (see [`element`]), so every decision and every sum is the same in any
 //! order: [`solve_tasks`] on any pool and thread count, and [`solve_forkjoin`], give exactly
-//! the counts and radiosities of [`solve_sequential`]. [`check`] still allows the tolerances
-//! of an order-dependent solver.
+//! the counts and radiosities of [`solve_sequential`], which [`check_identical`] holds them
+//! to; [`check`] alone allows the tolerances of an order-dependent solver.
 //!
 //! # What largeroom gives
 //! 532 patches after the BSP build (Korch and Rauber: 532), 8 iterations (5 to 8; SPLASH-2's
@@ -231,6 +231,9 @@ pub struct Outcome {
     pub visibility_tests: u64,
     /// Rays cast through the BSP tree, over all iterations.
     pub rays: u64,
+    /// Subdivision decisions over the whole solve (what [`Settings::max_interactions`]
+    /// bounds, four interactions each).
+    pub subdivisions: u64,
     /// The solve stopped early because refinement would have made more than
     /// [`Settings::max_interactions`]: its counts and radiosities are not a solution.
     pub truncated: bool,
@@ -305,6 +308,7 @@ pub fn check_identical(reference: &Outcome, got: &Outcome) -> Result<(), String>
             got.fully_visible,
         ),
         ("elements", reference.elements, got.elements),
+        ("subdivisions", reference.subdivisions, got.subdivisions),
     ];
     for (what, r, g) in pairs {
         if r != g {
@@ -409,6 +413,7 @@ pub(crate) fn solve_with<D: Driver>(
     }
     Ok(Outcome {
         truncated: budget.exhausted(),
+        subdivisions: total.counts.subdivisions,
         iterations,
         interactions: last.interactions,
         visible: last.visible,

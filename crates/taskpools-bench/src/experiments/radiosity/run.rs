@@ -268,15 +268,22 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let builder = |rt, cfg| builder(rt, cfg, p);
     // The reference every parallel result is checked against, also an unmeasured warm-up.
     progress.set_message(format!("{} sequential (reference)", p.scene));
-    // The sequential program on core 0, as in the other experiments (`--pin`).
-    let pin_to = crate::experiments::pinning::pinner(p.pin);
-    pin_to(0);
+    // The sequential program on core 0, as in the other experiments (`--pin`); this thread
+    // is unpinned again however the run ends.
+    struct Unpin;
+    impl Drop for Unpin {
+        fn drop(&mut self) {
+            crate::experiments::pinning::unpin_current();
+        }
+    }
+    let _unpin = Unpin;
+    crate::experiments::pinning::pinner(p.pin)(0);
     let reference = solve_sequential(&scene, settings);
     if reference.truncated {
-        crate::experiments::pinning::unpin_current();
         bail!(
             "scene \"{}\" with BF epsilon {:e} and area epsilon {:e}: refinement would make more \
-             than {:e} interactions; give a larger --bf-epsilon or --area-epsilon",
+             than {:e} interactions (--max-interactions); give a larger --bf-epsilon or \
+             --area-epsilon, or a larger bound if the memory allows",
             p.scene,
             settings.bf_epsilon,
             settings.area_epsilon,
@@ -431,6 +438,5 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     for (i, &t) in ceil_threads.iter().enumerate() {
         out.push(record(CEILING, "ceil", "-", "-", t, &ceil_samples[i]));
     }
-    crate::experiments::pinning::unpin_current();
     Ok(out)
 }

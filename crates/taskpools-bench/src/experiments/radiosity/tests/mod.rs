@@ -202,31 +202,39 @@ fn check_reports_each_difference() {
     );
 }
 
-/// A refinement that would make more interactions than the bound stops early, says so, and
-/// fails every check; the command refuses it (tests/cli_radiosity.rs).
+/// The interaction bound is exact and the same for every driver: a bound of exactly the
+/// subdivisions a solve needs lets every driver finish; one fewer stops every driver early,
+/// which every check then refuses (the command refuses such a run: tests/cli_radiosity.rs).
 #[test]
-fn the_interaction_bound_truncates() {
+fn the_interaction_bound_is_the_same_for_every_driver() {
+    use taskpools::{Builder, PoolKind, Runtime};
     let scene = Scene::by_name("small").unwrap();
     let r = solve_sequential(&scene, &small_settings());
     assert!(!r.truncated);
-    let s = Settings {
-        max_interactions: 40,
-        ..small_settings()
-    };
-    let t = solve_sequential(&scene, &s);
-    assert!(t.truncated);
-    assert!(
-        t.elements < r.elements,
-        "{} against {}",
-        t.elements,
-        r.elements
-    );
-    assert!(check(&r, &t).unwrap_err().contains("interaction bound"));
-    // On a pool too: the workers share the bound.
-    let rt = taskpools::Runtime::new(2).unwrap();
-    let b = taskpools::Builder::new().runtime(&rt).threads(2);
-    assert!(solve_tasks(&scene, &s, &b).unwrap().truncated);
-    assert!(solve_forkjoin(&scene, &s, &rt).truncated);
+    assert!(r.subdivisions > 100, "{}", r.subdivisions);
+    let rt = Runtime::new(3).unwrap();
+    for (need, truncated) in [(r.subdivisions, false), (r.subdivisions - 1, true)] {
+        let s = Settings {
+            max_interactions: 4 * need,
+            ..small_settings()
+        };
+        let seq = solve_sequential(&scene, &s);
+        assert_eq!(seq.truncated, truncated, "sequential, bound {need}");
+        for pool in [PoolKind::StealWorkingEnd, PoolKind::CentralFifo] {
+            let b = Builder::new().runtime(&rt).threads(3).pool(pool);
+            let t = solve_tasks(&scene, &s, &b).unwrap();
+            assert_eq!(t.truncated, truncated, "{pool}, bound {need}");
+        }
+        let fj = solve_forkjoin(&scene, &s, &rt);
+        assert_eq!(fj.truncated, truncated, "fork-join, bound {need}");
+        if truncated {
+            assert!(check(&r, &seq).unwrap_err().contains("interaction bound"));
+            assert!(seq.elements <= r.elements);
+        } else {
+            assert_eq!(check_identical(&r, &seq), Ok(()));
+            assert_eq!(check_identical(&r, &fj), Ok(()));
+        }
+    }
 }
 
 /// The small scene on every pool at 1, 2 and 3 threads: the same result as the sequential
