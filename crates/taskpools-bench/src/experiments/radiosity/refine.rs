@@ -122,8 +122,8 @@ impl Worker {
 /// it runs out exactly when a solve needs more than the bound, whatever the driver and the
 /// task order: the refinement decisions are the same in any order. Subdivisions are few
 /// beside the work between them (55 230 against 2.8 million visibility rays on largeroom),
-/// so the one counter is no hot spot. Once it runs out, interactions are kept as they are and the solve
-/// reports itself [`truncated`](super::Outcome::truncated).
+/// so the one counter is no hot spot. Once it runs out, interactions are kept as they are
+/// and the solve reports itself [`truncated`](super::Outcome::truncated).
 #[derive(Debug)]
 pub(crate) struct Budget {
     left: AtomicI64,
