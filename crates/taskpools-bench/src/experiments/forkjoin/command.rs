@@ -208,6 +208,10 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
 /// The lines under the table about the process peers: the runtime each program reported, and
 /// for each one asked for but not built, how to install it.
 fn peer_notes(peers: &[&str], identities: &[String]) -> String {
+    notes_for(&PROC_PEERS, peers, identities)
+}
+
+fn notes_for(procs: &[super::process::ProcPeer], peers: &[&str], identities: &[String]) -> String {
     let mut s = String::new();
     for id in identities {
         s.push_str(&format!(
@@ -215,11 +219,36 @@ fn peer_notes(peers: &[&str], identities: &[String]) -> String {
         ));
     }
     let mut told: Vec<&str> = Vec::new();
-    for pp in PROC_PEERS.iter() {
+    for pp in procs {
         if peers.contains(&pp.name) && !pp.built() && !told.contains(&pp.name) {
             told.push(pp.name);
             s.push_str(&format!("{}: not installed ({})\n", pp.name, pp.install));
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::process::ProcPeer;
+
+    #[test]
+    fn a_peer_not_built_is_a_line_that_says_how_to_install_it() {
+        let missing = ProcPeer {
+            name: "tbb",
+            runtime: "tbb task_group",
+            variant: "task_group",
+            exe: "",
+            install: "apt-get install libtbb-dev",
+            identity: "oneTBB",
+        };
+        let notes = super::notes_for(&[missing], &["rayon", "tbb"], &[]);
+        assert_eq!(notes, "tbb: not installed (apt-get install libtbb-dev)\n");
+        let id = ["tbb task_group: oneTBB 2021.8 /lib/libtbb.so.12".to_string()];
+        let built = super::notes_for(&[], &["tbb"], &id);
+        assert!(
+            built.starts_with("tbb task_group: oneTBB 2021.8"),
+            "{built}"
+        );
+    }
 }

@@ -24,13 +24,13 @@ pub struct ProcPeer {
     /// Its rows' `runtime`.
     pub runtime: &'static str,
     /// The program's VARIANT argument.
-    variant: &'static str,
+    pub(super) variant: &'static str,
     /// The program's path, set by the build script; empty where it was not built.
-    exe: &'static str,
+    pub(super) exe: &'static str,
     /// What to install to build it.
     pub install: &'static str,
     /// The first word of the runtime line must start with this.
-    identity: &'static str,
+    pub(super) identity: &'static str,
 }
 
 /// The process peers, in their rows' order.
