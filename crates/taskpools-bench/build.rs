@@ -68,7 +68,7 @@ fn ok(mut cmd: Command) -> bool {
     cmd.output().is_ok_and(|o| o.status.success())
 }
 
-/// oneTBB: the C++ compiler `cc` picks, with pkg-config's flags for `tbb` where it knows them
+/// oneTBB: clang++, else the C++ compiler `cc` picks, with pkg-config's flags for `tbb` where it knows them
 /// and `-ltbb` otherwise.
 fn build_tbb(out: &Path) -> Option<PathBuf> {
     let exe = out.join("forkjoin_tbb");
@@ -84,24 +84,34 @@ fn build_tbb(out: &Path) -> Option<PathBuf> {
                 .collect()
         })
         .unwrap_or_else(|| vec!["-ltbb".to_string()]);
-    let compiler = cc::Build::new()
+    // clang++ first: its code for the kernels' leaves is LLVM's, as the Rust kernels' is (with
+    // g++ -O2 the multiply ran at 0.05 s where clang++'s build takes 0.032 s, 512x512, 1
+    // thread). Else the C++ compiler `cc` picks.
+    let mut compilers: Vec<Command> = vec![Command::new("clang++")];
+    if let Ok(c) = cc::Build::new()
         .cpp(true)
         .cargo_warnings(false)
         .cargo_metadata(false)
         .try_get_compiler()
-        .ok()?;
-    let mut cmd = compiler.to_command();
-    cmd.args([
-        "-O2",
-        "-std=c++17",
-        "-pthread",
-        "peers/forkjoin_tbb.cpp",
-        "-o",
-    ])
-    .arg(&exe)
-    .args(&flags)
-    .arg("-ldl");
-    ok(cmd).then_some(exe)
+    {
+        compilers.push(c.to_command());
+    }
+    for mut cmd in compilers {
+        cmd.args([
+            "-O2",
+            "-std=c++17",
+            "-pthread",
+            "peers/forkjoin_tbb.cpp",
+            "-o",
+        ])
+        .arg(&exe)
+        .args(&flags)
+        .arg("-ldl");
+        if ok(cmd) {
+            return Some(exe);
+        }
+    }
+    None
 }
 
 /// LLVM's OpenMP runtime: `clang++ -fopenmp=libomp`, linked with `-lomp` from the first
