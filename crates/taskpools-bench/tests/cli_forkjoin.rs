@@ -4,6 +4,13 @@ mod common;
 
 use common::taskpools;
 
+/// The rows per kernel and thread count of the peers in processes of their own that this
+/// build made (`--peers all` runs them): tbb task_group and tbb parallel_invoke, libomp tasks.
+fn process_peer_rows() -> usize {
+    let built = |exe: &str| usize::from(!exe.is_empty());
+    2 * built(env!("TASKPOOLS_PEER_TBB")) + built(env!("TASKPOOLS_PEER_LIBOMP"))
+}
+
 #[test]
 fn forkjoin_compares_with_rayon_and_checks_results() {
     let out = taskpools(&[
@@ -25,9 +32,9 @@ fn forkjoin_compares_with_rayon_and_checks_results() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
     // 5 kernels x (sequential + calls + ceiling x2 + 5 runtimes (2 pools, rayon, chili, forte)
-    // x 2 thread counts); each result was checked against the sequential one (the run fails
-    // otherwise).
-    assert_eq!(recs.len(), 5 * 13);
+    // x 2 thread counts, and the process peers' rows x 2 thread counts); each result was
+    // checked against the sequential one (the run fails otherwise).
+    assert_eq!(recs.len(), 5 * (13 + 2 * process_peer_rows()));
     let calls: Vec<_> = recs.iter().filter(|r| r["runtime"] == "calls").collect();
     assert_eq!(calls.len(), 5);
     for r in calls {
@@ -114,8 +121,9 @@ fn forkjoin_kernel_selection_and_join_cost_ratio() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // 2 kernels x (sequential + calls + 2 pools + rayon + chili + forte) at 1 thread.
-    assert_eq!(recs.len(), 2 * 7);
+    // 2 kernels x (sequential + calls + 2 pools + rayon + chili + forte + the process peers)
+    // at 1 thread.
+    assert_eq!(recs.len(), 2 * (7 + process_peer_rows()));
     assert_eq!(recs[0]["kernel"], "tree-sum");
     assert_eq!(recs[recs.len() - 1]["kernel"], "fib");
     for r in recs {

@@ -4,7 +4,9 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{kernel, run, Node, Params, KERNELS, PEERS};
+use super::{
+    install_hint, kernel, peer_built, run_noted, Node, Params, KERNELS, PEERS, PROC_PEERS,
+};
 use crate::cli::{
     emit, names_or_all, OutputArgs, Outputs, PeersArgs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs,
 };
@@ -23,7 +25,9 @@ use crate::report::{self, Progress};
     )),
     mut_arg("peers", |a| a.help(
         "Other runtimes to run beside ours, comma-separated, `all` or `none`: rayon, chili, \
-         forte"
+         forte, and where the build found them, each in a process of its own: tbb (oneTBB's \
+         task_group and parallel_invoke) and libomp (OpenMP tasks under LLVM's runtime); \
+         `all` takes those that were built"
     )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of one extra, untimed run of each kernel on each of our \
@@ -81,6 +85,14 @@ pub fn exec(a: ForkjoinArgs) -> Result<()> {
     let pools = fj_pools(&a.pool)?;
     let kernels = names_or_all(&a.kernels, &KERNELS, kernel)?;
     let peers = a.peers.select(&PEERS)?;
+    // A process peer named on its own must have been built; `all` takes those that were.
+    for n in &a.peers.peers {
+        if let Some(hint) = install_hint(n).filter(|_| !peer_built(n)) {
+            bail!(
+                "--peers {n}: not installed when this workbench was built ({hint}, then rebuild)"
+            );
+        }
+    }
     check(&a)?;
     let p = Params {
         threads: a.threads.threads,
@@ -144,9 +156,10 @@ fn check(a: &ForkjoinArgs) -> Result<()> {
 /// Runs the kernels and reports them: the table, and the JSON, CSV and chart asked for.
 pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
-    let records = run(p, &progress)?;
+    let (records, identities) = run_noted(p, &progress)?;
     progress.finish();
-    let table = super::table::forkjoin_table(&records);
+    let mut table = super::table::forkjoin_table(&records);
+    table.push_str(&peer_notes(&p.peers, &identities));
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let mut labels: Vec<String> = Vec::new();
@@ -161,6 +174,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
             .iter()
             .map(|p| p.name().to_string())
             .chain(["rayon", "chili", "forte"].map(String::from))
+            .chain(PROC_PEERS.iter().map(|pp| pp.runtime.to_string()))
             .collect();
         let series: Vec<(String, Vec<f64>)> = names
             .iter()
@@ -189,4 +203,52 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The lines under the table about the process peers: the runtime each program reported, and
+/// for each one asked for but not built, how to install it.
+fn peer_notes(peers: &[&str], identities: &[String]) -> String {
+    notes_for(&PROC_PEERS, peers, identities)
+}
+
+fn notes_for(procs: &[super::process::ProcPeer], peers: &[&str], identities: &[String]) -> String {
+    let mut s = String::new();
+    for id in identities {
+        s.push_str(&format!(
+            "{id} (its own process per run; the runtime it reported)\n"
+        ));
+    }
+    let mut told: Vec<&str> = Vec::new();
+    for pp in procs {
+        if peers.contains(&pp.name) && !pp.built() && !told.contains(&pp.name) {
+            told.push(pp.name);
+            s.push_str(&format!("{}: not installed ({})\n", pp.name, pp.install));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::process::ProcPeer;
+
+    #[test]
+    fn a_peer_not_built_is_a_line_that_says_how_to_install_it() {
+        let missing = ProcPeer {
+            name: "tbb",
+            runtime: "tbb task_group",
+            variant: "task_group",
+            exe: "",
+            install: "apt-get install libtbb-dev",
+            identity: "oneTBB",
+        };
+        let notes = super::notes_for(&[missing], &["rayon", "tbb"], &[]);
+        assert_eq!(notes, "tbb: not installed (apt-get install libtbb-dev)\n");
+        let id = ["tbb task_group: oneTBB 2021.8 /lib/libtbb.so.12".to_string()];
+        let built = super::notes_for(&[], &["tbb"], &id);
+        assert!(
+            built.starts_with("tbb task_group: oneTBB 2021.8"),
+            "{built}"
+        );
+    }
 }

@@ -5,6 +5,7 @@
 mod command;
 mod join;
 mod kernels;
+mod process;
 mod runner;
 mod table;
 mod tree;
@@ -13,7 +14,8 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 pub use command::{exec, run_and_emit, ForkjoinArgs};
-pub use runner::run;
+pub use process::{built as peer_built, install_hint, PROC_PEERS};
+pub use runner::run_noted;
 pub use table::cost;
 pub use tree::Node;
 
@@ -51,8 +53,10 @@ pub struct Params {
 /// The benchmark's kernels, in their default order.
 pub const KERNELS: [&str; 5] = ["fib", "tree-sum", "mergesort", "quicksort", "matmul"];
 
-/// The other runtimes `forkjoin` can run beside ours (`--peers`).
-pub const PEERS: [&str; 3] = ["rayon", "chili", "forte"];
+/// The other runtimes `forkjoin` can run beside ours (`--peers`): rayon, chili and forte in
+/// this process; oneTBB (`tbb`) and LLVM's OpenMP runtime (`libomp`) each in a process of its
+/// own, where the build script found them ([`PROC_PEERS`]).
+pub const PEERS: [&str; 5] = ["rayon", "chili", "forte", "tbb", "libomp"];
 
 /// The kernel called `name`; an unknown name is an error that lists the known ones.
 pub fn kernel(name: &str) -> Result<&'static str> {
@@ -74,7 +78,8 @@ pub struct Record {
     pub experiment: String,
     /// Kernel name.
     pub kernel: String,
-    /// Our runtime's pool (`private-deque`, `chase-lev`), or `rayon`, or `sequential`, or
+    /// Our runtime's pool (`private-deque`, `chase-lev`), or a peer (`rayon`, `chili`,
+    /// `forte`, `tbb task_group`, `tbb parallel_invoke`, `libomp tasks`), or `sequential`, or
     /// `ceiling`: `threads` copies of the sequential kernel run at once on plain threads, whose
     /// `speedup_vs_seq` (= threads × Tseq / T) is the speedup the machine allowed in this run;
     /// or `calls` (1 thread, when 1 is among the thread counts): the kernel whose joins only

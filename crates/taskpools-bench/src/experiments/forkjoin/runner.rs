@@ -9,6 +9,7 @@ use super::join::{Nil, JOINS};
 use super::kernels::{
     fib_joins, k_calls, k_chili, k_counting, k_forte, k_ours, k_rayon, k_seq, Block,
 };
+use super::process::{fnv, PROC_PEERS};
 use super::tree::build;
 use super::{kernel, Params, Record};
 use crate::experiments::pinning::{chili_pool, forte_pool, pinner, rayon_pools, Forte};
@@ -28,13 +29,16 @@ enum Rt {
     Rayon,
     Chili,
     Forte,
+    /// A peer that runs as a program of its own: [`PROC_PEERS`]`[i]`.
+    Process(usize),
 }
 
 /// A kernel run: (thread-count index, runtime) → seconds, checked.
 type Kernel<'a> = Box<dyn Fn(usize, Rt) -> Result<f64> + Sync + 'a>;
 
-/// Runs every kernel.
-pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
+/// Runs every kernel; returns the records and, for each process peer that ran, the runtime its program
+/// reported (`tbb task_group: oneTBB 2021.8 /usr/lib/…/libtbb.so.12`).
+pub fn run_noted(p: &Params, progress: &Progress) -> Result<(Vec<Record>, Vec<String>)> {
     if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) {
         bail!("--reps and every thread count must be at least 1");
     }
@@ -132,6 +136,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         timed(|| $body)
                     })
                 }),
+                // The run loop starts a process peer's program itself and never calls a
+                // kernel with it.
+                Rt::Process(i) => unreachable!(
+                    "{} runs in a process of its own, not in the workbench",
+                    PROC_PEERS[i].runtime
+                ),
             }
         };
     }
@@ -148,6 +158,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if !n.is_power_of_two() {
         bail!("--matrix must be a power of two");
     }
+    // The matrices come from a generator of their own, so that a peer program that multiplies
+    // need not draw the sort input first.
+    let mut rng = fastrand::Rng::with_seed(43);
     let ma: Vec<f64> = (0..n * n).map(|_| rng.f64() - 0.5).collect();
     let mb: Vec<f64> = (0..n * n).map(|_| rng.f64() - 0.5).collect();
     // Inputs are only read through their views; an output's view is made from `as_mut_ptr`
@@ -191,7 +204,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         Rt::Rayon => "rayon".to_string(),
         Rt::Chili => "chili".to_string(),
         Rt::Forte => "forte".to_string(),
+        Rt::Process(i) => PROC_PEERS[i].runtime.to_string(),
     };
+    // What a process peer is given as SIZE, and the checksum it must print, per kernel.
+    let sort_sum = fnv(sort_expected.iter().map(|&x| u64::from(x)));
+    let mm_sum = fnv(mm_expected.iter().map(|x| x.to_bits()));
+    let proc_size_sum = |kernel: &str| -> (u64, u64) {
+        match kernel {
+            "fib" => (fib_n, fib_expected),
+            "tree-sum" => (u64::from(p.tree_depth), tree_expected),
+            "mergesort" | "quicksort" => (p.sort_len as u64, sort_sum),
+            _ => (n as u64, mm_sum),
+        }
+    };
+    let mut identities: Vec<String> = Vec::new();
     // The buffers the runs write, allocated once and reused by every run of every runtime. A
     // fresh allocation per run lands at an address that depends on the allocator's history
     // (glibc moves its mmap threshold as buffers are freed), and the same multiply ran 20 %
@@ -343,6 +369,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             .filter(|(name, _)| p.peers.contains(name))
             .map(|(_, rt)| rt),
         )
+        // The process peers that were built (the table says how to install the others).
+        .chain(
+            PROC_PEERS
+                .iter()
+                .enumerate()
+                .filter(|(_, pp)| p.peers.contains(&pp.name) && pp.built())
+                .map(|(i, _)| Rt::Process(i)),
+        )
         .collect();
     let rayon_i = runtimes.iter().position(|rt| matches!(rt, Rt::Rayon));
     let chili_i = runtimes.iter().position(|rt| matches!(rt, Rt::Chili));
@@ -429,6 +463,24 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     settle();
                     samples.push(match rt {
                         Rt::Chili | Rt::Forte => on_core_0_at(k, ti, rt)?,
+                        Rt::Process(i) => {
+                            let pp = &PROC_PEERS[i];
+                            let (size, expected) = proc_size_sum(name);
+                            let ran = pp.run(name, *t, size, p.pin)?;
+                            if ran.checksum != expected {
+                                bail!(
+                                    "{name} on {}: the result differs from the sequential one \
+                                     (checksum {} against {expected})",
+                                    pp.runtime,
+                                    ran.checksum
+                                );
+                            }
+                            let note = format!("{}: {}", pp.runtime, ran.identity);
+                            if !identities.contains(&note) {
+                                identities.push(note);
+                            }
+                            ran.seconds
+                        }
                         _ => k(ti, rt)?,
                     });
                     progress.inc();
@@ -575,5 +627,5 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if let Some(path) = &p.trace {
         crate::report::trace::write_files(path, &traces)?;
     }
-    Ok(out)
+    Ok((out, identities))
 }

@@ -23,7 +23,7 @@ pub fn forkjoin_table(records: &[super::Record]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<10} {:<15} {:>7} {:>11} {:>8} {:>7} {:>11} {:>9} {:>11} {:>11} {:>11} {:>11}",
+        "{:<10} {:<19} {:>7} {:>11} {:>8} {:>7} {:>11} {:>9} {:>11} {:>11} {:>11} {:>11}",
         "kernel",
         "runtime",
         "threads",
@@ -40,7 +40,7 @@ pub fn forkjoin_table(records: &[super::Record]) -> String {
     for r in records {
         let _ = writeln!(
             s,
-            "{:<10} {:<15} {:>7} {:>9.4} s {:>7.2}x {:>7} {:>11} {:>9} {:>11} {:>11} {:>11} {:>11}",
+            "{:<10} {:<19} {:>7} {:>9.4} s {:>7.2}x {:>7} {:>11} {:>9} {:>11} {:>11} {:>11} {:>11}",
             r.kernel,
             r.runtime,
             r.threads,
