@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::run::Record;
-use crate::report::bar_chart;
+use crate::report::{bar_chart, grouped_series};
 
 fn label(r: &Record) -> String {
     if r.mem == "-" {
@@ -19,35 +19,18 @@ fn label(r: &Record) -> String {
 /// Speed-up by interaction rate (y) per configuration (x), one series per thread count, and
 /// the paper's figure per thread count where it has the pool.
 pub fn speedup_chart(path: &Path, title: &str, records: &[Record]) -> Result<()> {
-    let rows = &records[1..];
-    let mut labels: Vec<String> = Vec::new();
-    for r in rows {
-        let l = label(r);
-        if !labels.contains(&l) {
-            labels.push(l);
-        }
-    }
-    let mut threads: Vec<usize> = rows.iter().map(|r| r.threads).collect();
-    threads.sort_unstable();
-    threads.dedup();
     let plural = |t: usize| if t == 1 { "" } else { "s" };
-    let mut series: Vec<(String, Vec<f64>)> = Vec::new();
-    for &t in &threads {
-        let mut ours = vec![f64::NAN; labels.len()];
-        let mut paper = vec![f64::NAN; labels.len()];
-        for r in rows.iter().filter(|r| r.threads == t) {
-            let i = labels.iter().position(|x| *x == label(r)).expect("label");
-            ours[i] = r.speedup_rate;
-            paper[i] = r.paper_speedup.unwrap_or(f64::NAN);
-        }
-        series.push((format!("{t} thread{}", plural(t)), ours));
-        if paper.iter().any(|v| v.is_finite()) {
-            series.push((
-                format!("Korch & Rauber Table 7, {t} thread{}", plural(t)),
-                paper,
-            ));
+    // (label, series, value): ours for every row, the paper's where it has one.
+    let mut points: Vec<(String, String, f64)> = Vec::new();
+    for r in &records[1..] {
+        let t = r.threads;
+        points.push((label(r), format!("{t} thread{}", plural(t)), r.speedup_rate));
+        if let Some(p) = r.paper_speedup {
+            let name = format!("Korch & Rauber Table 7, {t} thread{}", plural(t));
+            points.push((label(r), name, p));
         }
     }
+    let (labels, series) = grouped_series(&points, |p| Some(p.0.clone()), |p| p.1.clone(), |p| p.2);
     bar_chart(
         path,
         title,
