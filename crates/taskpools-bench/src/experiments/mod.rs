@@ -17,6 +17,13 @@ pub mod suite;
 pub mod synthetic;
 pub mod trace_cost;
 
+/// The median of a non-empty sample of counts (the upper one of an even sample).
+pub fn median_u64(xs: &[u64]) -> u64 {
+    let mut v = xs.to_vec();
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
 /// Median, minimum and maximum of a non-empty sample.
 pub fn summarize(xs: &[f64]) -> (f64, f64, f64) {
     assert!(!xs.is_empty(), "no samples");

@@ -13,7 +13,7 @@ use taskpools::{Builder, MemKind, PoolKind, Runtime, WakePolicy};
 use super::{
     check_identical, solve_forkjoin, solve_sequential, solve_tasks, Outcome, Scene, Settings,
 };
-use crate::experiments::summarize;
+use crate::experiments::{median_u64, summarize};
 use crate::report::Progress;
 
 /// What to run.
@@ -176,12 +176,6 @@ fn builder<'r>(rt: &'r Runtime, (pool, mem, t): Config, p: &Params) -> Builder<'
         .mem(mem)
         .wake(p.wake)
         .pin(p.pin)
-}
-
-fn median_u64(xs: &[u64]) -> u64 {
-    let mut v = xs.to_vec();
-    v.sort_unstable();
-    v[v.len() / 2]
 }
 
 /// `t` sequential programs started at once on `t` threads (thread `i` pinned as worker `i`

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use taskpools::synthetic::{self, task_count};
 use taskpools::{Builder, MemKind, PoolKind, Search, WakePolicy};
 
-use super::summarize;
+use super::{median_u64, summarize};
 use crate::report::Progress;
 
 pub use command::{exec, run_and_emit, SyntheticArgs};
@@ -117,12 +117,6 @@ fn configs(p: &Params) -> Vec<Config> {
         }
     }
     v
-}
-
-fn median_u64(xs: &[u64]) -> u64 {
-    let mut v = xs.to_vec();
-    v.sort_unstable();
-    v[v.len() / 2]
 }
 
 /// Runs the experiment; the first record is the sequential baseline.
