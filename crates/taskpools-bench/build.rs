@@ -1,43 +1,27 @@
-//! Builds the OpenMP peers (`csrc/`) with the system C compiler and `-fopenmp`. Where that
-//! fails (no C compiler, or one without OpenMP), the build goes on without them and the
-//! experiments print "not available" in their rows.
+//! Builds the peer runtimes' programs, each run by the workbench in a process of its own
+//! (libgomp and libomp define the same `omp_*`/`GOMP_*` entry points, and code built for one
+//! binds to whichever loaded first; a process that exits also takes the runtime's spinning
+//! threads with it). Each is built only where its runtime is installed; a missing one fails
+//! nothing: the workbench has no rows for it and says how to install it.
 //!
-//! Then the peer programs of `taskpools forkjoin` (`peers/`), one executable per runtime, each
-//! run in a process of its own: oneTBB (`forkjoin_tbb`, where `libtbb-dev` is installed) and
-//! LLVM's OpenMP runtime (`forkjoin_omp`, built with `clang++ -fopenmp` against libomp, where
-//! `clang` and `libomp-dev` are). Each found one is compiled into `OUT_DIR` and its path
-//! exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP` (empty when it was not built);
-//! a missing one fails nothing: the workbench has no rows for it and says how to install it.
+//! - `peers/forkjoin_*.cpp`: the fork-join kernels as programs of their own, for oneTBB
+//!   (`forkjoin_tbb`, where `libtbb-dev` is installed) and LLVM's OpenMP runtime
+//!   (`forkjoin_omp`, `clang++ -fopenmp` against libomp, where `clang` and `libomp-dev` are),
+//!   paths exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP`.
+//! - The drivers of `taskpools suite` and `taskpools dataflow` (`peers/suite_omp.c`,
+//!   `peers/dataflow_omp.c`): shared objects that the workbench loads into a child process of
+//!   itself, which hands them its own Rust kernels and inputs, so that every result can be
+//!   compared bit for bit. The same OpenMP source is built twice: with GCC against libgomp
+//!   (`TASKPOOLS_DRIVER_LIBGOMP`) and with clang against libomp (`TASKPOOLS_DRIVER_LIBOMP`).
+//!
+//! Every exported path is empty where its program was not built.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    println!("cargo:rerun-if-changed=csrc/dataflow_omp.c");
-    println!("cargo:rerun-if-changed=csrc/suite_omp.c");
-    println!("cargo:rerun-if-changed=csrc/omp_pin.h");
-    println!("cargo:rustc-check-cfg=cfg(taskpools_openmp)");
-    let mut b = cc::Build::new();
-    b.file("csrc/dataflow_omp.c")
-        .file("csrc/suite_omp.c")
-        .opt_level(2)
-        .cargo_warnings(false);
-    let runtime = if b.get_compiler().is_like_clang() {
-        "omp"
-    } else {
-        "gomp"
-    };
-    let built = b.is_flag_supported("-fopenmp").unwrap_or(false)
-        && b.flag("-fopenmp").try_compile("taskpools_omp").is_ok();
-    if built {
-        println!("cargo:rustc-link-lib={runtime}");
-        println!("cargo:rustc-cfg=taskpools_openmp");
-    } else {
-        println!(
-            "cargo:warning=OpenMP peers not built (no C compiler with -fopenmp): their rows say \"not available\""
-        );
-    }
     peers();
+    drivers();
 }
 
 /// Builds the peer programs of `taskpools forkjoin` and exports their paths.
@@ -114,11 +98,25 @@ fn build_tbb(out: &Path) -> Option<PathBuf> {
     None
 }
 
-/// LLVM's OpenMP runtime: `clang++ -fopenmp=libomp`, linked with `-lomp` from the first
-/// directory that has it (the default search path, then LLVM's versioned directories), with
-/// that directory as the run path.
+/// LLVM's OpenMP runtime: the fork-join peer, `clang++ -fopenmp=libomp`.
 fn build_libomp(out: &Path) -> Option<PathBuf> {
     let exe = out.join("forkjoin_omp");
+    let compilers = [
+        "clang++",
+        "clang++-14",
+        "clang++-15",
+        "clang++-16",
+        "clang++-17",
+        "clang++-18",
+    ];
+    let args = ["-std=c++17", "peers/forkjoin_omp.cpp"];
+    with_libomp(&compilers, &args, &exe).then_some(exe)
+}
+
+/// Compiles `args` with the first of `compilers` that works, `-O2 -fopenmp=libomp`, linked
+/// with `-lomp` from the first directory that has it (the default search path, then LLVM's
+/// versioned directories), with that directory as the run path, into `out`.
+fn with_libomp(compilers: &[&str], args: &[&str], out: &Path) -> bool {
     let mut dirs: Vec<Option<PathBuf>> = vec![None];
     for v in (11..=20).rev() {
         let d = PathBuf::from(format!("/usr/lib/llvm-{v}/lib"));
@@ -126,33 +124,78 @@ fn build_libomp(out: &Path) -> Option<PathBuf> {
             dirs.push(Some(d));
         }
     }
-    for clang in [
-        "clang++",
-        "clang++-14",
-        "clang++-15",
-        "clang++-16",
-        "clang++-17",
-        "clang++-18",
-    ] {
+    for compiler in compilers {
         for d in &dirs {
-            let mut cmd = Command::new(clang);
-            cmd.args([
-                "-O2",
-                "-std=c++17",
-                "-fopenmp=libomp",
-                "peers/forkjoin_omp.cpp",
-                "-o",
-            ])
-            .arg(&exe);
+            let mut cmd = Command::new(compiler);
+            cmd.args(["-O2", "-fopenmp=libomp"])
+                .args(args)
+                .arg("-o")
+                .arg(out);
             if let Some(d) = d {
                 cmd.arg(format!("-L{}", d.display()))
                     .arg(format!("-Wl,-rpath,{}", d.display()));
             }
             cmd.args(["-lomp", "-ldl"]);
             if ok(cmd) {
-                return Some(exe);
+                return true;
             }
         }
     }
-    None
+    false
+}
+
+/// The OpenMP drivers of `suite` and `dataflow`, one shared object per OpenMP runtime, and
+/// their paths exported.
+fn drivers() {
+    const SOURCES: [&str; 3] = [
+        "peers/suite_omp.c",
+        "peers/dataflow_omp.c",
+        "peers/omp_identity.c",
+    ];
+    for f in SOURCES.iter().chain(&["peers/omp_pin.h"]) {
+        println!("cargo:rerun-if-changed={f}");
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let shared = ["-shared", "-fPIC"];
+    let args: Vec<&str> = shared.iter().chain(&SOURCES).copied().collect();
+    // libgomp: GCC's OpenMP runtime, with GCC (`cc`'s compiler where it is GCC).
+    let gomp = out.join("libtaskpools_libgomp.so");
+    let mut compilers: Vec<Command> = Vec::new();
+    if let Ok(c) = cc::Build::new()
+        .cargo_warnings(false)
+        .cargo_metadata(false)
+        .try_get_compiler()
+    {
+        if c.is_like_gnu() {
+            compilers.push(c.to_command());
+        }
+    }
+    compilers.push(Command::new("gcc"));
+    let gomp_built = compilers.into_iter().any(|mut cmd| {
+        cmd.args(["-O2", "-fopenmp"])
+            .args(&args)
+            .arg("-o")
+            .arg(&gomp);
+        ok(cmd)
+    });
+    // libomp: LLVM's, with clang.
+    let omp = out.join("libtaskpools_libomp.so");
+    let omp_built = with_libomp(
+        &[
+            "clang", "clang-14", "clang-15", "clang-16", "clang-17", "clang-18",
+        ],
+        &args,
+        &omp,
+    );
+    for (var, path, built) in [
+        ("TASKPOOLS_DRIVER_LIBGOMP", gomp, gomp_built),
+        ("TASKPOOLS_DRIVER_LIBOMP", omp, omp_built),
+    ] {
+        let path = if built {
+            path.display().to_string()
+        } else {
+            String::new()
+        };
+        println!("cargo:rustc-env={var}={path}");
+    }
 }

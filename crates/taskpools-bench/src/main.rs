@@ -10,7 +10,7 @@ mod report;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use commands::{list, scaling, tour, trace};
+use commands::{list, peer_run, scaling, tour, trace};
 use experiments::{
     blocked, dataflow, deque, distributed, forkjoin, idle, iter, manber, places, queens, radiosity,
     suite, synthetic,
@@ -90,6 +90,13 @@ enum Cmd {
     /// Speedup-vs-threads charts and tables (`scaling.md`) from a folder of experiment JSON
     /// files, as `scripts/scale.sh` writes them.
     Scaling(scaling::ScalingArgs),
+    /// Internal: runs one job of a peer runtime's driver in this process and prints its
+    /// time (the workbench starts it; see `experiments::drivers`).
+    #[command(hide = true)]
+    PeerRun {
+        /// The job, as JSON.
+        job: String,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -105,6 +112,8 @@ fn main() -> std::process::ExitCode {
     // runtime fixes the library's list the same way.
     let _ = experiments::pinning::cores();
     drop(taskpools::Runtime::builder().threads(1).build());
+    // Peer runtimes' drivers run in child processes of this executable.
+    experiments::drivers::process::set_host();
     // Errors are the user's input or the environment: one line each (with its causes), no
     // backtrace even where RUST_BACKTRACE is set.
     match run(Cli::parse()) {
@@ -136,6 +145,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Tour(a) => tour::exec(a)?,
         Cmd::Report(a) => experiments::report::exec(a)?,
         Cmd::Scaling(a) => scaling::exec(a)?,
+        Cmd::PeerRun { job } => peer_run::exec(&job)?,
     }
     Ok(())
 }

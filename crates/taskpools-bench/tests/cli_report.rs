@@ -194,8 +194,8 @@ fn a_known_tour_gives_a_known_table() {
     assert!(md.contains(
         "| forkjoin | `fib` | 2 | speedup | `private-deque` | **2.00** (1.60–2.50) | 1.60 (1.00–2.00) | - |"
     ));
-    // The fastest variant per runtime: dataflow b64 (40 ns) over exact (45), openmp depend
-    // (80) over openmp rows (120); rayon rows not in this build.
+    // The fastest variant per runtime: dataflow b64 (40 ns) over exact (45), libgomp depend
+    // (80) over libgomp rows (120); rayon rows not in this build.
     assert!(md.contains(
         "| dataflow | `chains` 1 access | 2 | ns/task | `private-deque` dataflow b64 | **40.0** (30.0–50.0) | - | 80.0 (60.0–100) |"
     ));

@@ -4,6 +4,7 @@ pub mod blocked;
 pub mod dataflow;
 pub mod deque;
 pub mod distributed;
+pub mod drivers;
 pub mod forkjoin;
 pub mod idle;
 pub mod iter;

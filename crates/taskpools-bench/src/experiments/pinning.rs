@@ -13,26 +13,6 @@ pub fn cores() -> Option<&'static [core_affinity::CoreId]> {
         .as_deref()
 }
 
-/// How long an experiment waits after an OpenMP run before it runs the next variant. When a
-/// parallel region ends, libgomp's threads spin for a while (`GOMP_SPINCOUNT`, 300 000 rounds
-/// by default) before they sleep, on the very cores the next variant pins its threads to:
-/// in the suite, the first tile kernel of a data-flow run that came right after an OpenMP
-/// run started up to 1.7 ms late (about 100 µs otherwise), and the variant that happened to
-/// follow OpenMP in the rotation paid for it.
-pub const OPENMP_SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
-
-/// Waits [`OPENMP_SETTLE`] after a variant named `openmp …`; returns whether it waited. Then
-/// the caller runs its next variant once untimed before the timed run: after the pause, the
-/// cores (virtual ones, on a shared host) and the next runtime's sleeping workers start
-/// cold, and that cost would go to whichever variant the rotation put there.
-pub fn settle_after(variant: &str) -> bool {
-    let openmp = variant.starts_with("openmp");
-    if openmp {
-        std::thread::sleep(OPENMP_SETTLE);
-    }
-    openmp
-}
-
 /// A function that pins the calling thread to core `i mod cores` (or does nothing).
 pub fn pinner(pin: bool) -> impl Fn(usize) + Clone + Send + Sync + 'static {
     let cores = cores().filter(|_| pin);

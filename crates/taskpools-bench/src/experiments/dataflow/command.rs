@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::{openmp_available, run, Graph, Params, PEERS};
+use super::{run, Graph, Params, PEERS};
 use crate::cli::{emit, OutputArgs, Outputs, PeersArgs, PinArgs, RepsArgs, ThreadsArgs, TraceArgs};
 use crate::report::{self, Progress};
 
@@ -16,8 +16,9 @@ use crate::report::{self, Progress};
          sequential run to core 0: `--pin`, `--pin true` (the default) or `--pin false`"
     )),
     mut_arg("peers", |a| a.help(
-        "Other runtimes to run beside ours, comma-separated, `all` or `none`: openmp \
-         (libgomp, where the build found it), rayon"
+        "Other runtimes to run beside ours, comma-separated, `all` or `none`: libgomp, \
+         libomp (OpenMP `depend`, each where the build found it, in processes of their own), \
+         rayon"
     )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of one extra, untimed run of each data-flow variant per \
@@ -99,7 +100,7 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = super::table::dataflow_table(&records, openmp_available());
+    let table = super::table::dataflow_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
         let (labels, series) = report::grouped_series(

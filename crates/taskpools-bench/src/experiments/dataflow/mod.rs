@@ -1,6 +1,8 @@
 //! The cost of a data-flow task: task graphs of tiny tasks with 0 to 4 declared accesses,
 //! run by our data-flow scopes (block mode at two block sizes, exact mode), by OpenMP tasks
-//! with `depend` clauses (libgomp, C built by the build script) in the same invocation, and,
+//! with `depend` clauses under GCC's libgomp and LLVM's libomp (C built by the build script,
+//! each run in a process of its own: [`crate::experiments::drivers`]) in the same
+//! invocation, and,
 //! where the graph is rows of independent tasks, with a sync after each row (our data-flow
 //! scope, our fork-join `scope`, rayon, OpenMP `taskwait`: PARTEE's "ND" programs).
 //!
@@ -27,7 +29,9 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use taskpools::dataflow::{self, Config};
 
-use super::pinning::{our_runtimes, pinner, rayon_pools};
+use super::drivers::process::{self, hash_words, Job};
+use super::drivers::{Driver, PeerRuntime};
+use super::pinning::{our_runtimes, pinner, rayon_pools, unpin_current};
 use super::summarize;
 use crate::report::Progress;
 use graphs::{build, preds_per_task, Tasks};
@@ -62,7 +66,7 @@ pub struct Params {
 }
 
 /// The other runtimes `dataflow` can run beside ours (`--peers`).
-pub const PEERS: [&str; 2] = ["openmp", "rayon"];
+pub const PEERS: [&str; 3] = ["libgomp", "libomp", "rayon"];
 
 /// One row.
 // Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
@@ -78,8 +82,8 @@ pub struct Record {
     /// Direct predecessors per task, on average (earlier tasks each one must wait for).
     pub preds_per_task: f64,
     /// The variant: `sequential`, `dataflow b64`, `dataflow b2048`, `dataflow exact`,
-    /// `openmp depend`, and for row graphs `dataflow rows`, `forkjoin rows`, `rayon rows`,
-    /// `openmp rows`.
+    /// per OpenMP runtime `libgomp depend` / `libomp depend`, and for row graphs
+    /// `dataflow rows`, `forkjoin rows`, `rayon rows`, `libgomp rows`, `libomp rows`.
     pub variant: String,
     /// Threads (1 for sequential).
     pub threads: usize,
@@ -93,7 +97,8 @@ pub struct Record {
     pub min_ns: Option<f64>,
     /// Slowest repetition.
     pub max_ns: Option<f64>,
-    /// This variant's ns per task over `openmp depend`'s at the same threads.
+    /// This variant's ns per task over the fastest peer runtime's `depend` row (libgomp,
+    /// libomp) at the same graph and threads.
     pub vs_openmp_depend: Option<f64>,
 }
 
@@ -200,72 +205,129 @@ fn rayon_rows(t: &Tasks, d: &mut [u64], w: usize) {
     }
 }
 
-#[cfg(taskpools_openmp)]
-mod omp {
-    extern "C" {
-        pub fn taskpools_omp_graph(
-            d: *mut u64,
-            n: i64,
-            out: *const i32,
-            reads: *const i32,
-            nreads: *const i32,
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-        pub fn taskpools_omp_rows(
-            d: *mut u64,
-            n: i64,
-            width: i64,
-            out: *const i32,
-            reads: *const i32,
-            nreads: *const i32,
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-    }
+/// The input a child process of `dataflow` runs (the job's `work`).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Work {
+    graph: String,
+    tasks: usize,
+    width: usize,
+    /// A taskwait after each row instead of dependences.
+    rows: bool,
 }
 
-/// OpenMP with `depend` (or with a taskwait per row of `rows`): elapsed seconds, or `None`
-/// when this build has no OpenMP.
-#[allow(unused_variables)]
-fn openmp(t: &Tasks, d: &mut [u64], threads: usize, rows: Option<usize>, pin: bool) -> Option<f64> {
-    #[cfg(taskpools_openmp)]
+/// Runs graph `g` once on `runtime`'s driver in a child process: its seconds, the result
+/// checked against `expected` (a hash of the sequential result).
+fn run_peer(
+    runtime: PeerRuntime,
+    g: Graph,
+    p: &Params,
+    threads: usize,
+    rows: bool,
+    expected: u64,
+) -> Result<f64> {
+    let job = Job {
+        runtime: runtime.name().into(),
+        threads,
+        pin: p.pin,
+        experiment: "dataflow".into(),
+        work: serde_json::to_value(Work {
+            graph: g.name().into(),
+            tasks: p.tasks,
+            width: p.width,
+            rows,
+        })?,
+    };
+    let o = process::run(&job)?;
+    if o.hash != expected {
+        bail!(
+            "{} / {} x{threads}: the result differs from the sequential run's",
+            g.name(),
+            runtime.name()
+        );
+    }
+    Ok(o.seconds)
+}
+
+/// The C drivers' `taskpools_omp_graph`.
+type GraphFn =
+    unsafe extern "C" fn(*mut u64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
+/// The C drivers' `taskpools_omp_rows`.
+type RowsFn =
+    unsafe extern "C" fn(*mut u64, i64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
+
+/// The child's side of [`run_peer`]: builds the graph, runs it on `d` once untimed and once
+/// timed; the timed run's seconds and its result's hash.
+pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
+    let w: Work = serde_json::from_value(job.work.clone())?;
+    let g = Graph::from_name(&w.graph)?;
+    if !(1..=4096).contains(&job.threads)
+        || !(1..=10_000_000).contains(&w.tasks)
+        || !(3..=1_000_000).contains(&w.width)
     {
-        let n = t.out.len() as i64;
-        // SAFETY: the arrays hold `n` (reads: 3n) entries naming blocks inside `d`, which the C
-        // side reads and writes only under the tasks' dependences (or row taskwaits).
-        let s = unsafe {
-            match rows {
-                None => omp::taskpools_omp_graph(
-                    d.as_mut_ptr(),
-                    n,
-                    t.out.as_ptr(),
-                    t.reads.as_ptr(),
-                    t.nreads.as_ptr(),
-                    threads as i32,
-                    i32::from(pin),
-                ),
-                Some(w) => omp::taskpools_omp_rows(
-                    d.as_mut_ptr(),
-                    n,
-                    w as i64,
-                    t.out.as_ptr(),
-                    t.reads.as_ptr(),
-                    t.nreads.as_ptr(),
-                    threads as i32,
-                    i32::from(pin),
-                ),
-            }
-        };
-        Some(s)
+        bail!("a job with 0 threads, or tasks or width out of range");
     }
-    #[cfg(not(taskpools_openmp))]
-    None
+    let t = build(g, w.tasks, w.width);
+    let width = match (w.rows, t.rows) {
+        (false, _) => None,
+        (true, Some(width)) => Some(width as i64),
+        (true, None) => bail!("{}: not a graph of rows", g.name()),
+    };
+    // SAFETY: dataflow_omp.c defines both with these signatures.
+    let (graph, rows): (GraphFn, RowsFn) = unsafe {
+        (
+            d.function("taskpools_omp_graph")?,
+            d.function("taskpools_omp_rows")?,
+        )
+    };
+    let n = t.out.len() as i64;
+    let (threads, pin) = (job.threads as i32, i32::from(job.pin));
+    let (o, r, k) = (t.out.as_ptr(), t.reads.as_ptr(), t.nreads.as_ptr());
+    let mut data = vec![0u64; t.blocks * STRIDE];
+    let mut once = || {
+        data.fill(0);
+        let p = data.as_mut_ptr();
+        // SAFETY: the arrays hold `n` (reads: 3n) entries naming blocks inside `data`, which
+        // the driver reads and writes only under the tasks' dependences (or its row
+        // taskwaits), and it returns after every task.
+        unsafe {
+            match width {
+                None => graph(p, n, o, r, k, threads, pin),
+                Some(w) => rows(p, n, w, o, r, k, threads, pin),
+            }
+        }
+    };
+    once();
+    let secs = once();
+    Ok((secs, hash_words(data.iter().copied())))
 }
 
-/// Whether this build has the OpenMP peers.
-pub fn openmp_available() -> bool {
-    cfg!(taskpools_openmp)
+/// The peer runtimes with drivers that this process can run, of those in `peers`.
+fn peer_runtimes(peers: &[&str]) -> Vec<PeerRuntime> {
+    if !process::host_available() {
+        return Vec::new();
+    }
+    PeerRuntime::ALL
+        .into_iter()
+        .filter(|r| r.built() && peers.contains(&r.name()))
+        .collect()
+}
+
+/// How a variant runs: here (its seconds), or in a peer runtime's child process (with a
+/// taskwait per row instead of dependences, or not).
+enum Run<'a> {
+    Own(OwnRun<'a>),
+    Peer(PeerRuntime, bool),
+}
+
+/// One of our variants: runs on the data, returns its seconds.
+type OwnRun<'a> = Box<dyn Fn(&mut [u64]) -> Option<f64> + 'a>;
+
+/// Whether `variant` is a peer runtime's `depend` row.
+fn is_peer_depend(variant: &str) -> bool {
+    PeerRuntime::ALL
+        .iter()
+        .any(|r| variant == format!("{} depend", r.name()))
 }
 
 /// Seconds `f` takes.
@@ -291,6 +353,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     };
     let mut traces = Vec::new();
     let rayons = rayon_pools(&p.threads, p.pin)?;
+    let peers = peer_runtimes(&p.peers);
     let mut out = Vec::new();
     for &g in &p.graphs {
         let t = &build(g, p.tasks, p.width);
@@ -304,6 +367,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let mut expected = d.clone();
         pin_to(0);
         sequential(t, &mut expected);
+        let expected_hash = hash_words(expected.iter().copied());
         let mut record = |variant: &str, threads: usize, samples: Option<Vec<f64>>| {
             let ns = samples.map(|s| {
                 let (m, lo, hi) = summarize(&s);
@@ -345,77 +409,83 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         record("sequential", 1, Some(s));
         for (ti, &threads) in p.threads.iter().enumerate() {
             progress.set_message(format!("dataflow {} x{threads}", g.name()));
-            type Variant<'a> = (&'a str, Box<dyn Fn(&mut [u64]) -> Option<f64> + 'a>);
             let rt = &ours[ti];
             let pool = &rayons[ti];
-            let mut variants: Vec<Variant> = Vec::new();
+            let mut variants: Vec<(String, Run)> = Vec::new();
             for (name, config) in [
                 ("dataflow b64", Config::blocks(64)?),
                 ("dataflow b2048", Config::default()),
                 ("dataflow exact", Config::exact(64)?),
             ] {
                 variants.push((
-                    name,
-                    Box::new(move |d| timed(|| rt.install(|| dataflow_run(t, d, config, None)))),
+                    name.into(),
+                    Run::Own(Box::new(move |d| {
+                        timed(|| rt.install(|| dataflow_run(t, d, config, None)))
+                    })),
                 ));
             }
-            let (with_openmp, with_rayon) =
-                (p.peers.contains(&"openmp"), p.peers.contains(&"rayon"));
-            if with_openmp {
-                variants.push((
-                    "openmp depend",
-                    Box::new(|d| openmp(t, d, threads, None, p.pin)),
-                ));
+            for &r in &peers {
+                variants.push((format!("{} depend", r.name()), Run::Peer(r, false)));
             }
             if let Some(w) = t.rows {
                 let b64 = Config::blocks(64)?;
                 variants.push((
-                    "dataflow rows",
-                    Box::new(move |d| timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w))))),
+                    "dataflow rows".into(),
+                    Run::Own(Box::new(move |d| {
+                        timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w))))
+                    })),
                 ));
                 variants.push((
-                    "forkjoin rows",
-                    Box::new(move |d| timed(|| rt.install(|| forkjoin_rows(t, d, w)))),
+                    "forkjoin rows".into(),
+                    Run::Own(Box::new(move |d| {
+                        timed(|| rt.install(|| forkjoin_rows(t, d, w)))
+                    })),
                 ));
-                if with_rayon {
+                if p.peers.contains(&"rayon") {
                     variants.push((
-                        "rayon rows",
-                        Box::new(move |d| timed(|| pool.install(|| rayon_rows(t, d, w)))),
+                        "rayon rows".into(),
+                        Run::Own(Box::new(move |d| {
+                            timed(|| pool.install(|| rayon_rows(t, d, w)))
+                        })),
                     ));
                 }
-                if with_openmp {
-                    variants.push((
-                        "openmp rows",
-                        Box::new(move |d| openmp(t, d, threads, Some(w), p.pin)),
-                    ));
+                for &r in &peers {
+                    variants.push((format!("{} rows", r.name()), Run::Peer(r, true)));
                 }
             }
             // Interleave the variants' repetitions so that drift on a shared host spreads
             // over all of them. Each timed run is preceded by an untimed run of the same
-            // variant: what a run leaves behind (libgomp's threads spin for a while after a
-            // parallel region, on the cores the next variant uses; workers asleep or awake;
-            // memory in the allocators' free lists) then falls on the variant itself, not on
-            // whichever variant follows it. (No pause as in `suite`: these runs last 1-4 ms,
-            // and after a sleep the cores of this kind of host come back slowly.)
-            let mut samples: Vec<Option<Vec<f64>>> = vec![Some(Vec::new()); variants.len()];
+            // variant (a peer's child process does the same): what a run leaves behind
+            // (workers asleep or awake, memory in the allocators' free lists) then falls on
+            // the variant itself, not on whichever variant follows it. A peer's runtime
+            // threads end with its process, so none is left spinning on the cores when the
+            // next variant starts. (No pause as in `suite`: these runs last 1-4 ms, and after
+            // a sleep the cores of this kind of host come back slowly.)
+            let mut samples: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
             for _ in 0..p.reps {
-                for (k, (name, f)) in variants.iter().enumerate() {
-                    d.fill(0);
-                    let _ = f(&mut d);
-                    d.fill(0);
-                    match f(&mut d) {
-                        Some(secs) => {
+                for (k, (name, run)) in variants.iter().enumerate() {
+                    let secs = match run {
+                        Run::Own(f) => {
+                            d.fill(0);
+                            let _ = f(&mut d);
+                            d.fill(0);
+                            let secs = f(&mut d).expect("our variants run");
                             check(&d, name)?;
-                            if let Some(v) = &mut samples[k] {
-                                v.push(secs);
-                            }
+                            secs
                         }
-                        None => samples[k] = None,
-                    }
+                        Run::Peer(r, rows) => {
+                            // The child takes its cores' mask from this thread's.
+                            unpin_current();
+                            let secs = run_peer(*r, g, p, threads, *rows, expected_hash)?;
+                            pin_to(0);
+                            secs
+                        }
+                    };
+                    samples[k].push(secs);
                 }
             }
             for ((name, _), s) in variants.iter().zip(samples) {
-                record(name, threads, s);
+                record(name, threads, Some(s));
             }
             if let Some(trt) = traced.get(ti) {
                 let rows = t
@@ -441,20 +511,21 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             }
         }
     }
-    // Ratios against OpenMP `depend` at the same graph and threads.
-    let omp: Vec<(String, usize, f64)> = out
+    // Ratios against the fastest peer `depend` row at the same graph and threads.
+    let best: Vec<Option<f64>> = out
         .iter()
-        .filter(|r| r.variant == "openmp depend")
-        .filter_map(|r| r.ns_per_task.map(|v| (r.graph.clone(), r.threads, v)))
+        .map(|r| {
+            out.iter()
+                .filter(|o| o.graph == r.graph && o.threads == r.threads)
+                .filter(|o| is_peer_depend(&o.variant))
+                .filter_map(|o| o.ns_per_task)
+                .min_by(f64::total_cmp)
+        })
         .collect();
-    for r in &mut out {
-        if r.variant == "sequential" {
-            continue;
+    for (r, b) in out.iter_mut().zip(best) {
+        if r.variant != "sequential" {
+            r.vs_openmp_depend = b.and_then(|b| r.ns_per_task.map(|v| v / b));
         }
-        r.vs_openmp_depend = omp
-            .iter()
-            .find(|(g, t, _)| *g == r.graph && *t == r.threads)
-            .and_then(|&(_, _, o)| r.ns_per_task.map(|v| v / o));
     }
     if let Some(path) = &p.trace {
         crate::report::trace::write_files(path, &traces)?;
@@ -491,10 +562,9 @@ mod tests {
         };
         let r = run(&p, &Progress::new(false)).unwrap();
         assert!(r.iter().any(|r| r.variant == "forkjoin rows"));
-        assert_eq!(
-            r.iter()
-                .any(|r| r.variant == "openmp depend" && r.ns_per_task.is_some()),
-            openmp_available()
-        );
+        assert!(r.iter().all(|r| r.ns_per_task.is_some()));
+        // The peers run in child processes of the workbench's executable, which a unit test
+        // does not have: their rows are in the CLI tests (tests/cli_dataflow.rs).
+        assert!(!r.iter().any(|r| is_peer_depend(&r.variant)));
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 /// The `dataflow` experiment's table.
-pub fn dataflow_table(records: &[super::Record], openmp: bool) -> String {
+pub fn dataflow_table(records: &[super::Record]) -> String {
     let mut s = String::new();
     let Some(first) = records.first() else {
         return s;
@@ -11,21 +11,17 @@ pub fn dataflow_table(records: &[super::Record], openmp: bool) -> String {
     let _ = writeln!(
         s,
         "data-flow task graphs, {}, median of {} (ns per task = time / tasks, spawning included)\n\
-         acc = declared accesses per task; preds = direct predecessors per task; vs omp = ns / ns of\n\
-         openmp depend (same graph, threads); b64 / b2048 = block mode with 64 / 2048-byte blocks, exact = exact\n\
-         mode; rows = a sync (taskwait) after each row of independent tasks instead of dependences{}\n",
+         acc = declared accesses per task; preds = direct predecessors per task; vs dep = ns / ns of\n\
+         the fastest peer's depend row (libgomp, libomp; same graph, threads); b64 / b2048 = block mode\n\
+         with 64 / 2048-byte blocks, exact = exact mode; rows = a sync (taskwait) after each row of\n\
+         independent tasks instead of dependences\n",
         crate::report::plural(first.tasks, "task", "tasks"),
         first.reps,
-        if openmp {
-            ""
-        } else {
-            "\nOpenMP: not available in this build (no C compiler with -fopenmp)"
-        }
     );
     let _ = writeln!(
         s,
         "{:<12} {:>3} {:>6} {:<15} {:>7} {:>11} {:>8}",
-        "graph", "acc", "preds", "variant", "threads", "ns/task", "vs omp"
+        "graph", "acc", "preds", "variant", "threads", "ns/task", "vs dep"
     );
     for r in records {
         let _ = writeln!(
@@ -41,6 +37,11 @@ pub fn dataflow_table(records: &[super::Record], openmp: bool) -> String {
             r.vs_openmp_depend
                 .map_or("-".to_string(), |v| format!("{v:.3}"))
         );
+    }
+    for r in crate::experiments::drivers::PeerRuntime::ALL {
+        if !r.built() {
+            let _ = writeln!(s, "\n{}: not built here ({})", r.name(), r.install());
+        }
     }
     s
 }

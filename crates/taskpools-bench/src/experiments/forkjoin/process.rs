@@ -175,9 +175,7 @@ impl ProcPeer {
 
 /// The checksum the peer programs print for an array: FNV-1a over 64-bit words.
 pub fn fnv(words: impl IntoIterator<Item = u64>) -> u64 {
-    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
-        (h ^ w).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::experiments::drivers::process::hash_words(words)
 }
 
 #[cfg(test)]

@@ -4,8 +4,11 @@
 use rayon::prelude::*;
 use taskpools::dataflow;
 
+use anyhow::Result;
+
 use super::kernels::{self, OptionData};
 use super::{timed, Ctx, Program};
+use crate::experiments::drivers::{process::hash_words, Driver};
 
 /// The portfolio and its prices.
 pub struct BlackScholes {
@@ -56,7 +59,7 @@ impl Program for BlackScholes {
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "forkjoin", "rayon", "openmp tasks"]
+        vec!["dataflow", "forkjoin", "rayon"]
     }
 
     fn reset(&mut self) {
@@ -93,27 +96,6 @@ impl Program for BlackScholes {
                         .for_each(|(o, p)| kernels::blackscholes(o, p))
                 })
             }),
-            "openmp tasks" => {
-                #[cfg(taskpools_openmp)]
-                {
-                    // SAFETY: `opts` and `prices` hold `n` elements each; the driver's tasks
-                    // price disjoint blocks and it returns after all of them.
-                    Some(unsafe {
-                        super::omp::taskpools_suite_blackscholes(
-                            opts.as_ptr(),
-                            std::mem::size_of::<OptionData>() as i64,
-                            prices.as_mut_ptr(),
-                            opts.len() as i64,
-                            block as i64,
-                            kernels::ffi::blackscholes,
-                            ctx.threads as i32,
-                            i32::from(ctx.pin),
-                        )
-                    })
-                }
-                #[cfg(not(taskpools_openmp))]
-                None
-            }
             _ => unreachable!("unknown variant {variant}"),
         }
     }
@@ -124,5 +106,43 @@ impl Program for BlackScholes {
 
     fn matches_expected(&self) -> bool {
         self.prices == self.expected
+    }
+
+    fn peer_construct(&self) -> &'static str {
+        "tasks"
+    }
+
+    fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
+        type F = unsafe extern "C" fn(
+            *const OptionData,
+            i64,
+            *mut f64,
+            i64,
+            i64,
+            unsafe extern "C" fn(*const OptionData, *mut f64, i64),
+            i32,
+            i32,
+        ) -> f64;
+        // SAFETY: suite_omp.c defines it with this signature.
+        let f: F = unsafe { d.function("taskpools_suite_blackscholes")? };
+        let (opts, prices) = (&self.opts[..], &mut self.prices[..]);
+        // SAFETY: `opts` and `prices` hold `n` elements each; the driver's tasks price
+        // disjoint blocks and it returns after all of them.
+        Ok(unsafe {
+            f(
+                opts.as_ptr(),
+                std::mem::size_of::<OptionData>() as i64,
+                prices.as_mut_ptr(),
+                opts.len() as i64,
+                self.block as i64,
+                kernels::ffi::blackscholes,
+                threads as i32,
+                i32::from(pin),
+            )
+        })
+    }
+
+    fn result_hash(&self) -> u64 {
+        hash_words(self.prices.iter().map(|x| x.to_bits()))
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use super::{openmp_available, run, Bench, Params, Sizes};
+use super::{run, Bench, Params, Sizes};
 use crate::cli::{
     check_dir_writable, emit, names_or_all, Outputs, PinArgs, RecordsArgs, RepsArgs, ThreadsArgs,
     TraceArgs,
@@ -177,7 +177,7 @@ pub fn run_and_emit(
     let progress = Progress::new(!quiet);
     let records = run(p, &progress)?;
     progress.finish();
-    let table = super::table::suite_table(&records, openmp_available());
+    let table = super::table::suite_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(dir) = plot_dir {
         for b in &p.benches {

@@ -10,8 +10,11 @@ use rayon::prelude::*;
 use taskpools::dataflow::{self, Config};
 use taskpools::forkjoin::scope;
 
+use anyhow::Result;
+
 use super::kernels;
 use super::{timed, Aligned, Ctx, Program};
+use crate::experiments::drivers::{process::hash_words, Driver};
 
 /// The grid, its copy and the result.
 pub struct Heat {
@@ -139,7 +142,7 @@ impl Program for Heat {
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "dataflow b2048", "nd", "rayon", "openmp depend"]
+        vec!["dataflow", "dataflow b2048", "nd", "rayon"]
     }
 
     fn reset(&mut self) {
@@ -163,28 +166,6 @@ impl Program for Heat {
             }),
             "nd" => timed(|| ctx.rt.install(|| nd(a, b, n, steps, band))),
             "rayon" => timed(|| ctx.pool.install(|| rayon_run(a, b, n, steps, band))),
-            "openmp depend" => {
-                #[cfg(taskpools_openmp)]
-                {
-                    // SAFETY: `a` and `b` hold n×n doubles each; the driver's `depend` clauses
-                    // order every band with the bands it reads and overwrites, and it returns
-                    // after all.
-                    Some(unsafe {
-                        super::omp::taskpools_suite_heat(
-                            a.as_mut_ptr(),
-                            b.as_mut_ptr(),
-                            n as i64,
-                            steps as i64,
-                            band as i64,
-                            kernels::ffi::heat_band,
-                            ctx.threads as i32,
-                            i32::from(ctx.pin),
-                        )
-                    })
-                }
-                #[cfg(not(taskpools_openmp))]
-                None
-            }
             _ => unreachable!("unknown variant {variant}"),
         }
     }
@@ -195,5 +176,36 @@ impl Program for Heat {
 
     fn matches_expected(&self) -> bool {
         self.result() == self.expected.as_slice()
+    }
+
+    fn peer_construct(&self) -> &'static str {
+        "depend"
+    }
+
+    fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
+        type K = unsafe extern "C" fn(*const f64, i64, i64, *mut f64, i64, i64, i64);
+        type F = unsafe extern "C" fn(*mut f64, *mut f64, i64, i64, i64, K, i32, i32) -> f64;
+        // SAFETY: suite_omp.c defines it with this signature.
+        let f: F = unsafe { d.function("taskpools_suite_heat")? };
+        let (n, steps, band) = (self.n, self.steps, self.band);
+        let (a, b) = (self.a.as_mut_slice(), self.b.as_mut_slice());
+        // SAFETY: `a` and `b` hold n×n doubles each; the driver's `depend` clauses order
+        // every band with the bands it reads and overwrites, and it returns after all.
+        Ok(unsafe {
+            f(
+                a.as_mut_ptr(),
+                b.as_mut_ptr(),
+                n as i64,
+                steps as i64,
+                band as i64,
+                kernels::ffi::heat_band,
+                threads as i32,
+                i32::from(pin),
+            )
+        })
+    }
+
+    fn result_hash(&self) -> u64 {
+        hash_words(self.result().iter().map(|x| x.to_bits()))
     }
 }

@@ -289,7 +289,6 @@ pub fn merge(d: &mut [u32], tmp: &mut [u32], mid: usize) {
 /// the sizes given, and for the duration of the call no one else writes what the shim reads
 /// or touches what it writes (the drivers' `depend` clauses and `taskwait`s order every
 /// conflicting pair of calls).
-#[cfg_attr(not(taskpools_openmp), allow(dead_code))]
 pub mod ffi {
     use super::*;
 

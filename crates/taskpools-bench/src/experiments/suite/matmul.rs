@@ -8,8 +8,11 @@
 
 use taskpools::dataflow::{self, Config, Scope, TileMut, TileRef};
 
+use anyhow::Result;
+
 use super::kernels;
 use super::{padded, timed, Aligned, Ctx, Join, Ours, Program, Rayon};
+use crate::experiments::drivers::{process::hash_words, Driver};
 
 /// A, B and C.
 pub struct Matmul {
@@ -152,7 +155,7 @@ impl Program for Matmul {
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "nd", "rayon", "openmp tasks"]
+        vec!["dataflow", "nd", "rayon"]
     }
 
     fn reset(&mut self) {
@@ -178,28 +181,6 @@ impl Program for Matmul {
                 ctx.pool
                     .install(|| nd::<Rayon>(ta, tb, square_mut(c, n, ld), leaf))
             }),
-            "openmp tasks" => {
-                #[cfg(taskpools_openmp)]
-                {
-                    // SAFETY: a, b and c hold n×n doubles; the driver's tasks write disjoint
-                    // quadrants of c between taskwaits, and it returns after all of them.
-                    Some(unsafe {
-                        super::omp::taskpools_suite_matmul(
-                            a.as_ptr(),
-                            b.as_ptr(),
-                            c.as_mut_ptr(),
-                            n as i64,
-                            ld as i64,
-                            leaf as i64,
-                            kernels::ffi::gemm_nn_add,
-                            ctx.threads as i32,
-                            i32::from(ctx.pin),
-                        )
-                    })
-                }
-                #[cfg(not(taskpools_openmp))]
-                None
-            }
             _ => unreachable!("unknown variant {variant}"),
         }
     }
@@ -210,5 +191,47 @@ impl Program for Matmul {
 
     fn matches_expected(&self) -> bool {
         self.c.as_slice() == self.expected.as_slice()
+    }
+
+    fn peer_construct(&self) -> &'static str {
+        "tasks"
+    }
+
+    fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
+        type K = unsafe extern "C" fn(*const f64, *const f64, *mut f64, i64, i64);
+        type F = unsafe extern "C" fn(
+            *const f64,
+            *const f64,
+            *mut f64,
+            i64,
+            i64,
+            i64,
+            K,
+            i32,
+            i32,
+        ) -> f64;
+        // SAFETY: suite_omp.c defines it with this signature.
+        let f: F = unsafe { d.function("taskpools_suite_matmul")? };
+        let (n, ld, leaf) = (self.n, self.ld, self.leaf);
+        let (a, b, c) = (&self.a[..], &self.b[..], self.c.as_mut_slice());
+        // SAFETY: a, b and c hold n×n doubles; the driver's tasks write disjoint quadrants of
+        // c between taskwaits, and it returns after all of them.
+        Ok(unsafe {
+            f(
+                a.as_ptr(),
+                b.as_ptr(),
+                c.as_mut_ptr(),
+                n as i64,
+                ld as i64,
+                leaf as i64,
+                kernels::ffi::gemm_nn_add,
+                threads as i32,
+                i32::from(pin),
+            )
+        })
+    }
+
+    fn result_hash(&self) -> u64 {
+        hash_words(self.c.as_slice().iter().map(|x| x.to_bits()))
     }
 }

@@ -6,8 +6,11 @@
 
 use taskpools::dataflow::{self, Config, Scope};
 
+use anyhow::Result;
+
 use super::kernels;
 use super::{timed, Ctx, Join, Ours, Program, Rayon};
+use crate::experiments::drivers::{process::hash_words, Driver};
 
 /// The keys and their sorted copy.
 pub struct Mergesort {
@@ -104,7 +107,7 @@ impl Program for Mergesort {
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "nd", "rayon", "openmp tasks"]
+        vec!["dataflow", "nd", "rayon"]
     }
 
     fn reset(&mut self) {
@@ -119,28 +122,6 @@ impl Program for Mergesort {
             "dataflow" => timed(|| ctx.rt.install(|| dataflow_run(d, tmp, leaf, ctx.dataflow))),
             "nd" => timed(|| ctx.rt.install(|| nd::<Ours>(d, tmp, leaf))),
             "rayon" => timed(|| ctx.pool.install(|| nd::<Rayon>(d, tmp, leaf))),
-            "openmp tasks" => {
-                #[cfg(taskpools_openmp)]
-                {
-                    // SAFETY: d and tmp hold n keys; the driver's two tasks per level sort
-                    // disjoint halves, the merge follows their taskwait, and it returns after
-                    // all of them.
-                    Some(unsafe {
-                        super::omp::taskpools_suite_mergesort(
-                            d.as_mut_ptr(),
-                            tmp.as_mut_ptr(),
-                            d.len() as i64,
-                            leaf as i64,
-                            kernels::ffi::leaf_sort,
-                            kernels::ffi::merge,
-                            ctx.threads as i32,
-                            i32::from(ctx.pin),
-                        )
-                    })
-                }
-                #[cfg(not(taskpools_openmp))]
-                None
-            }
             _ => unreachable!("unknown variant {variant}"),
         }
     }
@@ -151,5 +132,36 @@ impl Program for Mergesort {
 
     fn matches_expected(&self) -> bool {
         self.d == self.expected
+    }
+
+    fn peer_construct(&self) -> &'static str {
+        "tasks"
+    }
+
+    fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
+        type Sort = unsafe extern "C" fn(*mut u32, i64);
+        type Merge = unsafe extern "C" fn(*mut u32, *mut u32, i64, i64);
+        type F = unsafe extern "C" fn(*mut u32, *mut u32, i64, i64, Sort, Merge, i32, i32) -> f64;
+        // SAFETY: suite_omp.c defines it with this signature.
+        let f: F = unsafe { d.function("taskpools_suite_mergesort")? };
+        let (keys, tmp) = (&mut self.d[..], &mut self.tmp[..]);
+        // SAFETY: keys and tmp hold n keys; the driver's two tasks per level sort disjoint
+        // halves, the merge follows their taskwait, and it returns after all of them.
+        Ok(unsafe {
+            f(
+                keys.as_mut_ptr(),
+                tmp.as_mut_ptr(),
+                keys.len() as i64,
+                self.leaf as i64,
+                kernels::ffi::leaf_sort,
+                kernels::ffi::merge,
+                threads as i32,
+                i32::from(pin),
+            )
+        })
+    }
+
+    fn result_hash(&self) -> u64 {
+        hash_words(self.d.iter().map(|&k| u64::from(k)))
     }
 }

@@ -27,7 +27,9 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use taskpools::dataflow::Config;
 
-use super::pinning::{our_runtimes, pinner, rayon_pools, settle_after};
+use super::drivers::process::{self, Job};
+use super::drivers::{Driver, PeerRuntime};
+use super::pinning::{our_runtimes, pinner, rayon_pools, unpin_current};
 use crate::report::Progress;
 
 pub use command::{exec, run_and_emit, SuiteArgs};
@@ -107,8 +109,9 @@ pub struct Params {
 }
 
 /// The other runtimes the suite runs beside ours (their variants' names start with these:
-/// `rayon`, `openmp depend`, `openmp tasks`).
-pub const PEERS: [&str; 2] = ["rayon", "openmp"];
+/// `rayon`, `libgomp depend`, `libomp tasks`, …). The OpenMP runtimes run where their drivers
+/// were built (see [`crate::experiments::drivers`]).
+pub const PEERS: [&str; 3] = ["rayon", "libgomp", "libomp"];
 
 /// One row of Table 4.1.
 // Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
@@ -121,8 +124,9 @@ pub struct Record {
     pub bench: String,
     /// Its size.
     pub setup: String,
-    /// `sequential`, `dataflow`, `dataflow b2048` (heat), `nd`, `forkjoin`, `rayon`,
-    /// `openmp depend`, `openmp tasks`.
+    /// `sequential`, `dataflow`, `dataflow b2048` (heat), `nd`, `forkjoin`, `rayon`, and
+    /// per OpenMP runtime `libgomp depend` / `libomp depend` (Cholesky, LU, heat) or
+    /// `libgomp tasks` / `libomp tasks` (the others).
     pub variant: String,
     /// Threads (1 for sequential).
     pub threads: usize,
@@ -137,8 +141,13 @@ pub struct Record {
     pub max_ms: Option<f64>,
     /// The sequential run's time over this one's.
     pub speedup: Option<f64>,
-    /// This variant's time over the OpenMP variant's at the same threads (below 1: faster).
+    /// This variant's time over the fastest OpenMP runtime's (libgomp, libomp) at the same
+    /// threads (below 1: faster).
     pub vs_openmp: Option<f64>,
+    /// This variant's time over the fastest other runtime's (of [`PEERS`]) at the same
+    /// threads (below 1: faster).
+    #[serde(default)]
+    pub vs_best_peer: Option<f64>,
 }
 
 /// What a variant runs on.
@@ -151,8 +160,6 @@ pub struct Ctx<'a> {
     pub pool: &'a rayon::ThreadPool,
     /// Look-up tables for the data-flow variants.
     pub dataflow: Config,
-    /// Pin the OpenMP threads.
-    pub pin: bool,
 }
 
 /// A program of the suite.
@@ -170,6 +177,13 @@ pub trait Program {
     fn keep_as_expected(&mut self);
     /// Whether the current result equals the reference, bit for bit.
     fn matches_expected(&self) -> bool;
+    /// What its peer drivers create: `depend` (tasks with dependences) or `tasks`.
+    fn peer_construct(&self) -> &'static str;
+    /// Runs the program on a peer runtime's driver (in a process of its own, see
+    /// [`crate::experiments::drivers`]) on the current input: the seconds the driver measured.
+    fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64>;
+    /// A hash of the current result's bits.
+    fn result_hash(&self) -> u64;
 }
 
 /// Doubles whose first element sits on a 4 KiB boundary (so that look-up-table blocks of
@@ -237,88 +251,6 @@ fn timed(f: impl FnOnce()) -> Option<f64> {
     Some(t0.elapsed().as_secs_f64())
 }
 
-#[cfg(taskpools_openmp)]
-mod omp {
-    use super::kernels::OptionData;
-
-    type T1 = unsafe extern "C" fn(*mut f64, i64, i64);
-    type T2 = unsafe extern "C" fn(*const f64, *mut f64, i64, i64);
-    type T3 = unsafe extern "C" fn(*const f64, *const f64, *mut f64, i64, i64);
-
-    extern "C" {
-        pub fn taskpools_suite_blackscholes(
-            opts: *const OptionData,
-            opt_size: i64,
-            prices: *mut f64,
-            n: i64,
-            block: i64,
-            k: unsafe extern "C" fn(*const OptionData, *mut f64, i64),
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-        pub fn taskpools_suite_cholesky(
-            a: *mut f64,
-            n: i64,
-            ld: i64,
-            bs: i64,
-            potrf: T1,
-            trsm: T2,
-            syrk: T2,
-            gemm: T3,
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-        pub fn taskpools_suite_lu(
-            a: *mut f64,
-            n: i64,
-            ld: i64,
-            bs: i64,
-            getrf: T1,
-            trsm_l: T2,
-            trsm_u: T2,
-            gemm: T3,
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-        pub fn taskpools_suite_heat(
-            a: *mut f64,
-            b: *mut f64,
-            n: i64,
-            steps: i64,
-            band: i64,
-            k: unsafe extern "C" fn(*const f64, i64, i64, *mut f64, i64, i64, i64),
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-        pub fn taskpools_suite_matmul(
-            a: *const f64,
-            b: *const f64,
-            c: *mut f64,
-            n: i64,
-            ld: i64,
-            leaf: i64,
-            k: T3,
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-        pub fn taskpools_suite_mergesort(
-            d: *mut u32,
-            tmp: *mut u32,
-            n: i64,
-            leaf: i64,
-            sort: unsafe extern "C" fn(*mut u32, i64),
-            merge: unsafe extern "C" fn(*mut u32, *mut u32, i64, i64),
-            threads: i32,
-            pin: i32,
-        ) -> f64;
-    }
-}
-
-/// Whether this build has the OpenMP variants.
-pub fn openmp_available() -> bool {
-    cfg!(taskpools_openmp)
-}
-
 /// Geometric mean, minimum and maximum of a non-empty sample.
 fn geomean(xs: &[f64]) -> (f64, f64, f64) {
     let g = (xs.iter().map(|x| x.max(1e-12).ln()).sum::<f64>() / xs.len() as f64).exp();
@@ -344,6 +276,78 @@ fn program(b: Bench, s: &Sizes) -> Box<dyn Program> {
     }
 }
 
+/// A variant of a run: one of the program's own (in this process), or a peer runtime's
+/// driver (in a process of its own).
+#[derive(Clone, Copy)]
+enum Variant {
+    Own(&'static str),
+    Peer(PeerRuntime),
+}
+
+/// The peer runtimes whose rows this process can run: those built, where this process is the
+/// workbench (not a unit test).
+pub fn peer_runtimes() -> Vec<PeerRuntime> {
+    if !process::host_available() {
+        return Vec::new();
+    }
+    PeerRuntime::ALL.into_iter().filter(|r| r.built()).collect()
+}
+
+/// The input and sizes a child process of `suite` runs (the job's `work`).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Work {
+    bench: String,
+    sizes: Sizes,
+}
+
+/// Runs `b` once on `runtime`'s driver in a child process; its seconds, the result checked
+/// against `expected` (a hash of the sequential result).
+fn run_peer(
+    runtime: PeerRuntime,
+    b: Bench,
+    p: &Params,
+    threads: usize,
+    expected: u64,
+) -> Result<f64> {
+    let job = Job {
+        runtime: runtime.name().into(),
+        threads,
+        pin: p.pin,
+        experiment: "suite".into(),
+        work: serde_json::to_value(Work {
+            bench: b.name().into(),
+            sizes: p.sizes,
+        })?,
+    };
+    let o = process::run(&job)?;
+    if o.hash != expected {
+        bail!(
+            "{} / {} x{threads}: the result differs from the sequential run's",
+            b.name(),
+            runtime.name()
+        );
+    }
+    Ok(o.seconds)
+}
+
+/// The child's side of [`run_peer`]: builds the program's input, runs it on `d` once untimed
+/// and once timed; the timed run's seconds and its result's hash.
+pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
+    let w: Work = serde_json::from_value(job.work.clone())?;
+    let b = Bench::from_name(&w.bench)?;
+    w.sizes.check()?;
+    if !(1..=4096).contains(&job.threads) {
+        bail!("threads {}: 1 to 4096", job.threads);
+    }
+    let mut prog = program(b, &w.sizes);
+    prog.reset();
+    prog.run_driver(d, job.threads, job.pin)?;
+    prog.reset();
+    let secs = prog.run_driver(d, job.threads, job.pin)?;
+    Ok((secs, prog.result_hash()))
+}
+
 /// Runs the suite.
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     if p.reps == 0 || p.threads.is_empty() || p.threads.contains(&0) {
@@ -353,12 +357,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let pin_to = pinner(p.pin);
     let ours = our_runtimes(&p.threads, p.pin)?;
     let rayons = rayon_pools(&p.threads, p.pin)?;
+    let peers = peer_runtimes();
     let ctx = |ti: usize| Ctx {
         threads: p.threads[ti],
         rt: &ours[ti],
         pool: &rayons[ti],
         dataflow: p.dataflow,
-        pin: p.pin,
     };
     let traced = match &p.trace {
         Some(_) => Some(
@@ -376,8 +380,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     for &b in &p.benches {
         let mut prog = program(b, &p.sizes);
         let setup = prog.setup();
-        let mut record = |variant: &str, threads: usize, samples: Option<Vec<f64>>| {
-            let s = samples.map(|s| geomean(&s));
+        let mut record = |variant: &str, threads: usize, samples: Vec<f64>| {
+            let s = geomean(&samples);
             out.push(Record {
                 experiment: "suite".into(),
                 bench: b.name().into(),
@@ -385,14 +389,25 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 variant: variant.into(),
                 threads,
                 reps: p.reps,
-                ms: s.map(|x| x.0 * 1e3),
-                min_ms: s.map(|x| x.1 * 1e3),
-                max_ms: s.map(|x| x.2 * 1e3),
+                ms: Some(s.0 * 1e3),
+                min_ms: Some(s.1 * 1e3),
+                max_ms: Some(s.2 * 1e3),
                 speedup: None,
                 vs_openmp: None,
+                vs_best_peer: None,
             });
         };
-        let variants = prog.variants();
+        let variants: Vec<Variant> = prog
+            .variants()
+            .into_iter()
+            .map(Variant::Own)
+            .chain(peers.iter().map(|&r| Variant::Peer(r)))
+            .collect();
+        let name = |v: Variant| match v {
+            Variant::Own(n) => n.to_string(),
+            Variant::Peer(r) => format!("{} {}", r.name(), prog.peer_construct()),
+        };
+        let names: Vec<String> = variants.iter().map(|&v| name(v)).collect();
         // The sequential run first, as the reference every other result must equal.
         progress.set_message(format!("suite {}", b.name()));
         pin_to(0);
@@ -400,14 +415,19 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         prog.reset();
         prog.run("sequential", &c0);
         prog.keep_as_expected();
+        let expected = prog.result_hash();
         // Then repetitions of everything, the sequential run (on core 0, where every
         // runtime's worker 0 runs) and every variant at every thread count interleaved, in a
-        // rotating order, so that drift on a shared host spreads over all of them.
+        // rotating order, so that drift on a shared host spreads over all of them. A peer
+        // runs in a child process, whose runtime threads end with it, so nothing is left
+        // spinning on the cores when the next variant starts.
         let mut seq = Vec::new();
-        let mut samples: Vec<Vec<Option<Vec<f64>>>> =
-            vec![vec![Some(Vec::new()); variants.len()]; p.threads.len()];
-        // Whether the last run was OpenMP's: then the next is run once untimed first (see
-        // `settle_after`).
+        let mut samples: Vec<Vec<Vec<f64>>> =
+            vec![vec![Vec::new(); variants.len()]; p.threads.len()];
+        // Whether the last run was a peer's: this process then waited, its workers asleep,
+        // and the next of its own runs is run once untimed first, so that waking them (and
+        // cores that come back slowly after an idle spell, on a shared host) is not charged
+        // to whichever variant the rotation put there.
         let mut warm_up = false;
         for rep in 0..p.reps {
             pin_to(0);
@@ -427,16 +447,15 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 // after the switch of thread counts or right after the same neighbour.
                 for j in 0..variants.len() {
                     let k = (j + rep) % variants.len();
-                    let v = &variants[k];
-                    if warm_up {
-                        prog.reset();
-                        let _ = prog.run(v, &c);
-                    }
-                    prog.reset();
-                    let r = prog.run(v, &c);
-                    warm_up = settle_after(v);
-                    match r {
-                        Some(secs) => {
+                    let secs = match variants[k] {
+                        Variant::Own(v) => {
+                            if warm_up {
+                                prog.reset();
+                                let _ = prog.run(v, &c);
+                                warm_up = false;
+                            }
+                            prog.reset();
+                            let secs = prog.run(v, &c).expect("every own variant runs");
                             if !prog.matches_expected() {
                                 bail!(
                                     "{} / {v} x{}: the result differs from the sequential \
@@ -445,12 +464,18 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                                     c.threads
                                 );
                             }
-                            if let Some(s) = &mut row[k] {
-                                s.push(secs);
-                            }
+                            secs
                         }
-                        None => row[k] = None,
-                    }
+                        Variant::Peer(r) => {
+                            // The child takes its cores' mask from this thread's.
+                            unpin_current();
+                            let secs = run_peer(r, b, p, c.threads, expected)?;
+                            pin_to(0);
+                            warm_up = true;
+                            secs
+                        }
+                    };
+                    row[k].push(secs);
                 }
             }
             progress.inc();
@@ -465,7 +490,6 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     .position(|&t| t == rt.threads())
                     .expect("the largest thread count")],
                 dataflow: p.dataflow,
-                pin: p.pin,
             };
             progress.set_message(format!("suite {}: tracing the data-flow run", b.name()));
             prog.reset();
@@ -479,36 +503,59 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 }
             }
         }
-        record("sequential", 1, Some(seq));
+        record("sequential", 1, seq);
         for (ti, row) in samples.into_iter().enumerate() {
-            for (v, s) in variants.iter().zip(row) {
+            for (v, s) in names.iter().zip(row) {
                 record(v, p.threads[ti], s);
             }
         }
     }
-    // Speedups over the sequential run, ratios to the OpenMP variant at the same threads.
+    // Speedups over the sequential run; ratios to the fastest OpenMP row and to the fastest
+    // peer's row at the same threads.
     let seq: Vec<(String, f64)> = out
         .iter()
         .filter(|r| r.variant == "sequential")
         .filter_map(|r| r.ms.map(|m| (r.bench.clone(), m)))
         .collect();
-    let omp: Vec<(String, usize, f64)> = out
+    let fastest = |keep: &dyn Fn(&str) -> bool, bench: &str, threads: usize| {
+        out.iter()
+            .filter(|r| r.bench == bench && r.threads == threads && keep(&r.variant))
+            .filter_map(|r| r.ms)
+            .min_by(f64::total_cmp)
+    };
+    let ratios: Vec<(Option<f64>, Option<f64>)> = out
         .iter()
-        .filter(|r| r.variant.starts_with("openmp"))
-        .filter_map(|r| r.ms.map(|m| (r.bench.clone(), r.threads, m)))
+        .map(|r| {
+            (
+                fastest(&is_openmp, &r.bench, r.threads),
+                fastest(&is_peer, &r.bench, r.threads),
+            )
+        })
         .collect();
-    for r in &mut out {
+    for (r, (omp, peer)) in out.iter_mut().zip(ratios) {
         let Some(ms) = r.ms else { continue };
         r.speedup = seq.iter().find(|(b, _)| *b == r.bench).map(|(_, s)| s / ms);
         if r.variant != "sequential" {
-            r.vs_openmp = omp
-                .iter()
-                .find(|(b, t, _)| *b == r.bench && *t == r.threads)
-                .map(|(_, _, o)| ms / o);
+            r.vs_openmp = omp.map(|o| ms / o);
+            r.vs_best_peer = peer.map(|o| ms / o);
         }
     }
     if let Some(path) = &p.trace {
         crate::report::trace::write_files(path, &traces)?;
     }
     Ok(out)
+}
+
+/// Whether `variant` is an OpenMP runtime's row.
+fn is_openmp(variant: &str) -> bool {
+    let first = variant.split_whitespace().next().unwrap_or("");
+    [PeerRuntime::Libgomp, PeerRuntime::Libomp]
+        .iter()
+        .any(|r| r.name() == first)
+}
+
+/// Whether `variant` is another runtime's row (its first word one of [`PEERS`]).
+fn is_peer(variant: &str) -> bool {
+    let first = variant.split_whitespace().next().unwrap_or("");
+    PEERS.contains(&first)
 }

@@ -2,9 +2,11 @@
 //! and the limits each size is checked against.
 
 use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
 
 /// Problem sizes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Sizes {
     /// Black-Scholes: options.
     pub options: usize,

@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 /// The `suite` experiment's table (PARTEE's Table 4.1, with speedups): per benchmark, one
 /// row per variant, per thread count the time, the speedup over sequential and the time
-/// relative to the OpenMP variant.
-pub fn suite_table(records: &[super::Record], openmp: bool) -> String {
+/// relative to the fastest other runtime; then a line per peer runtime that this build lacks.
+pub fn suite_table(records: &[super::Record]) -> String {
     let mut s = String::new();
     let Some(first) = records.first() else {
         return s;
@@ -13,15 +13,10 @@ pub fn suite_table(records: &[super::Record], openmp: bool) -> String {
     let _ = writeln!(
         s,
         "application suite: milliseconds (geometric mean of {}), speedup = sequential / time,\n\
-         vs omp = time / time of the OpenMP variant at the same threads (below 1: faster);\n\
-         nd = the same tasks with a sync after each phase or level instead of dependences;\n\
-         every result equals the sequential one bit for bit{}",
+         vs best = time / time of the fastest other runtime (rayon, libgomp, libomp) at the\n\
+         same threads (below 1: faster); nd = the same tasks with a sync after each phase or\n\
+         level instead of dependences; every result equals the sequential one bit for bit",
         first.reps,
-        if openmp {
-            ""
-        } else {
-            "\nOpenMP: not available in this build (no C compiler with -fopenmp)"
-        }
     );
     let mut threads: Vec<usize> = records
         .iter()
@@ -46,7 +41,7 @@ pub fn suite_table(records: &[super::Record], openmp: bool) -> String {
                 " {:>10} {:>7} {:>6}",
                 format!("ms x{t}"),
                 "speedup",
-                "vs omp"
+                "vs best"
             );
         }
         let _ = writeln!(s);
@@ -73,7 +68,7 @@ pub fn suite_table(records: &[super::Record], openmp: bool) -> String {
                     },
                     r.and_then(|r| r.speedup)
                         .map_or("-".into(), |x| format!("{x:.2}")),
-                    r.and_then(|r| r.vs_openmp)
+                    r.and_then(|r| r.vs_best_peer)
                         .map_or("-".into(), |x| format!("{x:.2}")),
                 );
                 if v == "sequential" {
@@ -81,6 +76,11 @@ pub fn suite_table(records: &[super::Record], openmp: bool) -> String {
                 }
             }
             let _ = writeln!(s);
+        }
+    }
+    for r in crate::experiments::drivers::PeerRuntime::ALL {
+        if !r.built() {
+            let _ = writeln!(s, "\n{}: not built here ({})", r.name(), r.install());
         }
     }
     s

@@ -36,20 +36,10 @@ fn every_variant_of_every_benchmark_matches_the_sequential_run() {
     for b in Bench::ALL {
         let rows: Vec<_> = r.iter().filter(|r| r.bench == b.name()).collect();
         assert!(rows.iter().any(|r| r.variant == "dataflow"), "{}", b.name());
-        assert!(
-            rows.iter()
-                .filter(|r| r.variant != "sequential" && !r.variant.starts_with("openmp"))
-                .all(|r| r.ms.is_some()),
-            "{}",
-            b.name()
-        );
-        assert_eq!(
-            rows.iter()
-                .any(|r| r.variant.starts_with("openmp") && r.ms.is_some()),
-            openmp_available(),
-            "{}",
-            b.name()
-        );
+        assert!(rows.iter().all(|r| r.ms.is_some()), "{}", b.name());
+        // The peers run in child processes of the workbench's executable, which a unit test
+        // does not have: their rows are in the CLI tests (tests/cli_suite.rs).
+        assert!(!rows.iter().any(|r| is_openmp(&r.variant)), "{}", b.name());
     }
 }
 
@@ -64,7 +54,6 @@ fn the_sequential_programs_compute_what_they_claim() {
             .build()
             .unwrap(),
         dataflow: Config::default(),
-        pin: false,
     };
     let mut m = mergesort::Mergesort::new(3000, 50);
     m.reset();

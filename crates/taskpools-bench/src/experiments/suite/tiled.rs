@@ -8,8 +8,11 @@
 use taskpools::dataflow::{self, Config, TileMut, TileRef};
 use taskpools::forkjoin::scope;
 
+use anyhow::Result;
+
 use super::kernels;
 use super::{padded, timed, Aligned, Ctx, Program};
+use crate::experiments::drivers::{process::hash_words, Driver};
 
 /// Which factorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,7 +304,7 @@ impl Program for Tiled {
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "nd", "openmp depend"]
+        vec!["dataflow", "nd"]
     }
 
     fn reset(&mut self) {
@@ -323,47 +326,6 @@ impl Program for Tiled {
             }
             ("nd", Factor::Cholesky) => timed(|| ctx.rt.install(|| cholesky_nd(a, n, ld, bs))),
             ("nd", Factor::Lu) => timed(|| ctx.rt.install(|| lu_nd(a, n, ld, bs))),
-            ("openmp depend", _) => {
-                #[cfg(taskpools_openmp)]
-                {
-                    use super::omp;
-                    use kernels::ffi;
-                    let (p, n, ld, b) = (a.as_mut_ptr(), n as i64, ld as i64, bs as i64);
-                    let (t, pin) = (ctx.threads as i32, i32::from(ctx.pin));
-                    // SAFETY: `a` holds the n×n matrix; the driver's `depend` clauses order
-                    // every two kernel calls on the same tile, and it returns after all.
-                    Some(unsafe {
-                        match kind {
-                            Factor::Cholesky => omp::taskpools_suite_cholesky(
-                                p,
-                                n,
-                                ld,
-                                b,
-                                ffi::potrf,
-                                ffi::trsm_llt,
-                                ffi::syrk,
-                                ffi::gemm_nt,
-                                t,
-                                pin,
-                            ),
-                            Factor::Lu => omp::taskpools_suite_lu(
-                                p,
-                                n,
-                                ld,
-                                b,
-                                ffi::getrf,
-                                ffi::trsm_lower,
-                                ffi::trsm_upper,
-                                ffi::gemm_nn_sub,
-                                t,
-                                pin,
-                            ),
-                        }
-                    })
-                }
-                #[cfg(not(taskpools_openmp))]
-                None
-            }
             _ => unreachable!("unknown variant {variant}"),
         }
     }
@@ -374,5 +336,56 @@ impl Program for Tiled {
 
     fn matches_expected(&self) -> bool {
         self.a.as_slice() == self.expected.as_slice()
+    }
+
+    fn peer_construct(&self) -> &'static str {
+        "depend"
+    }
+
+    fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
+        type T1 = unsafe extern "C" fn(*mut f64, i64, i64);
+        type T2 = unsafe extern "C" fn(*const f64, *mut f64, i64, i64);
+        type T3 = unsafe extern "C" fn(*const f64, *const f64, *mut f64, i64, i64);
+        type F = unsafe extern "C" fn(*mut f64, i64, i64, i64, T1, T2, T2, T3, i32, i32) -> f64;
+        let (name, k1, k2a, k2b, k3): (_, T1, T2, T2, T3) = match self.kind {
+            Factor::Cholesky => (
+                "taskpools_suite_cholesky",
+                kernels::ffi::potrf,
+                kernels::ffi::trsm_llt,
+                kernels::ffi::syrk,
+                kernels::ffi::gemm_nt,
+            ),
+            Factor::Lu => (
+                "taskpools_suite_lu",
+                kernels::ffi::getrf,
+                kernels::ffi::trsm_lower,
+                kernels::ffi::trsm_upper,
+                kernels::ffi::gemm_nn_sub,
+            ),
+        };
+        // SAFETY: suite_omp.c defines both factorizations with this signature.
+        let f: F = unsafe { d.function(name)? };
+        let (n, ld, bs) = (self.n as i64, self.ld as i64, self.bs as i64);
+        let a = self.a.as_mut_slice();
+        // SAFETY: `a` holds the n×n matrix; the driver's `depend` clauses order every two
+        // kernel calls on the same tile, and it returns after all.
+        Ok(unsafe {
+            f(
+                a.as_mut_ptr(),
+                n,
+                ld,
+                bs,
+                k1,
+                k2a,
+                k2b,
+                k3,
+                threads as i32,
+                i32::from(pin),
+            )
+        })
+    }
+
+    fn result_hash(&self) -> u64 {
+        hash_words(self.a.as_slice().iter().map(|x| x.to_bits()))
     }
 }

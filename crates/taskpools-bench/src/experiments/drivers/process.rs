@@ -1,0 +1,170 @@
+//! One driver run in a child process: the job the parent sends (`taskpools peer-run JOB`, the
+//! job as JSON), the child's lines, and the parent's checks of them.
+//!
+//! The child prints `runtime PATH` (the shared object its driver's runtime calls reach, see
+//! [`super::Driver::identity`]) and then `time SECONDS result HASH`: the timed run's seconds,
+//! measured inside the driver once its threads are up, and a hash of the result that the
+//! parent compares with the hash of its own sequential result.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::PeerRuntime;
+
+/// What a child runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// The runtime (its [`PeerRuntime::name`]).
+    pub runtime: String,
+    /// Threads.
+    pub threads: usize,
+    /// Pin thread `i` to core `i mod cores`.
+    pub pin: bool,
+    /// The experiment (`suite`, `dataflow`).
+    pub experiment: String,
+    /// The experiment's own description of the work (its input and variant).
+    pub work: serde_json::Value,
+}
+
+/// What a child reported.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The timed run's seconds.
+    pub seconds: f64,
+    /// The result's hash.
+    pub hash: u64,
+    /// The shared object the runtime's calls reached.
+    pub identity: String,
+}
+
+/// The executable that runs jobs: the workbench itself, set by its `main`. Unset in unit
+/// tests (their executable is the test harness), where peer rows are not available.
+static HOST: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes this process's executable the host of peer jobs (`main` calls it).
+pub fn set_host() {
+    if let Ok(p) = std::env::current_exe() {
+        let _ = HOST.set(p);
+    }
+}
+
+/// Whether peer jobs can run from this process.
+pub fn host_available() -> bool {
+    HOST.get().is_some()
+}
+
+/// Runs `job` in a child process and checks what it printed.
+pub fn run(job: &Job) -> Result<Outcome> {
+    let runtime = PeerRuntime::from_name(&job.runtime)
+        .with_context(|| format!("unknown peer runtime `{}`", job.runtime))?;
+    let host = HOST
+        .get()
+        .context("peer runs need the taskpools executable (not available in unit tests)")?;
+    let text = serde_json::to_string(job)?;
+    let out = Command::new(host)
+        .arg("peer-run")
+        .arg(&text)
+        .output()
+        .with_context(|| format!("could not start {}", host.display()))?;
+    let what = format!("{} on {} x{}", job.experiment, runtime.name(), job.threads);
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "{what}: the child process failed ({}): {}",
+            out.status,
+            stderr.lines().last().unwrap_or("no message")
+        );
+    }
+    parse(runtime, &what, &String::from_utf8_lossy(&out.stdout))
+}
+
+/// Reads a child's output: the runtime line, checked, then the timed run.
+fn parse(runtime: PeerRuntime, what: &str, stdout: &str) -> Result<Outcome> {
+    let mut lines = stdout.lines();
+    let identity = lines
+        .next()
+        .and_then(|l| l.strip_prefix("runtime "))
+        .with_context(|| format!("{what}: the child printed no `runtime` line"))?
+        .to_string();
+    if !runtime.is(&identity) {
+        bail!(
+            "{what}: the runtime that ran is `{identity}`, not {}",
+            runtime.name()
+        );
+    }
+    let line = lines.next().unwrap_or("");
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let parsed = match w[..] {
+        ["time", s, "result", h] => s
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .zip(u64::from_str_radix(h, 16).ok()),
+        _ => None,
+    };
+    let Some((seconds, hash)) = parsed else {
+        bail!("{what}: expected `time SECONDS result HASH`, got `{line}`");
+    };
+    Ok(Outcome {
+        seconds,
+        hash,
+        identity,
+    })
+}
+
+/// The child's lines for a run that took `seconds` and left a result hashed to `hash`.
+pub fn report(identity: &str, seconds: f64, hash: u64) -> String {
+    format!("runtime {identity}\ntime {seconds:e} result {hash:016x}\n")
+}
+
+/// FNV-1a over 64-bit words: the results' hash.
+pub fn hash_words(words: impl IntoIterator<Item = u64>) -> u64 {
+    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
+        (h ^ w).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_report_reads_back() {
+        let r = report("/usr/lib/x86_64-linux-gnu/libgomp.so.1", 0.0125, 0xdead);
+        let o = parse(PeerRuntime::Libgomp, "t", &r).unwrap();
+        assert_eq!((o.seconds, o.hash), (0.0125, 0xdead));
+    }
+
+    #[test]
+    fn a_runtime_that_is_not_the_one_named_is_refused() {
+        let r = report("/usr/lib/x86_64-linux-gnu/libgomp.so.1", 0.5, 1);
+        let e = parse(PeerRuntime::Libomp, "t", &r).unwrap_err();
+        assert!(e.to_string().contains("not libomp"), "{e}");
+        let r = report("/usr/lib/llvm-14/lib/libomp.so.5", 0.5, 1);
+        assert!(parse(PeerRuntime::Libomp, "t", &r).is_ok());
+    }
+
+    #[test]
+    fn malformed_lines_are_errors() {
+        for bad in [
+            "",
+            "runtime libgomp.so.1\n",
+            "runtime libgomp.so.1\ntime x result 1\n",
+            "runtime libgomp.so.1\ntime -1 result 1\n",
+            "runtime libgomp.so.1\ntime NaN result 1\n",
+            "runtime libgomp.so.1\ntime 1 result zz\n",
+        ] {
+            assert!(parse(PeerRuntime::Libgomp, "t", bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_hash_of_nothing_is_the_offset_basis() {
+        assert_eq!(hash_words([]), 0xcbf2_9ce4_8422_2325);
+    }
+}

@@ -1,0 +1,197 @@
+//! The OpenMP peers of `taskpools dataflow` and `taskpools suite`: drivers (C, one shared
+//! object per OpenMP runtime) that the workbench runs in child processes of itself. Where the
+//! build made a runtime's driver, its rows are there, named by the runtime, and the run
+//! checked that the runtime that ran is the one named and that every result equals the
+//! sequential program's (the run fails otherwise). On a machine where a runtime is installed,
+//! a build that did not make its driver fails here instead of passing untested.
+
+mod common;
+
+use std::process::Command;
+
+use common::{json_rows, taskpools};
+
+const LIBGOMP: &str = env!("TASKPOOLS_DRIVER_LIBGOMP");
+const LIBOMP: &str = env!("TASKPOOLS_DRIVER_LIBOMP");
+
+/// The runtimes built, by name.
+fn built() -> Vec<&'static str> {
+    [("libgomp", LIBGOMP), ("libomp", LIBOMP)]
+        .into_iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(n, _)| n)
+        .collect()
+}
+
+#[test]
+fn every_built_openmp_runtime_has_checked_dataflow_rows() {
+    let recs = json_rows(&[
+        "dataflow",
+        "--tasks",
+        "2000",
+        "--width",
+        "16",
+        "--reps",
+        "2",
+        "--graphs",
+        "chains,fan-in-4",
+        "--peers",
+        "all",
+        "--json",
+        "-",
+    ]);
+    for rt in built() {
+        for g in ["chains", "fan-in-4"] {
+            for t in [1, 2] {
+                for v in ["depend", "rows"] {
+                    let n = recs
+                        .iter()
+                        .filter(|r| {
+                            r["graph"] == g
+                                && r["threads"] == t
+                                && r["variant"] == format!("{rt} {v}").as_str()
+                        })
+                        .inspect(|r| assert!(r["ns_per_task"].as_f64().unwrap() > 0.0, "{r}"))
+                        .count();
+                    assert_eq!(n, 1, "{rt} {v} {g} x{t}");
+                }
+            }
+        }
+    }
+    // Every non-sequential row is compared with the fastest `depend` row, where there is one.
+    if !built().is_empty() {
+        assert!(recs
+            .iter()
+            .filter(|r| r["variant"] != "sequential")
+            .all(|r| r["vs_openmp_depend"].is_f64()));
+    }
+}
+
+#[test]
+fn every_built_openmp_runtime_has_checked_suite_rows() {
+    let recs = json_rows(&[
+        "suite",
+        "--reps",
+        "1",
+        "--threads",
+        "2",
+        "--options",
+        "5000",
+        "--cholesky-n",
+        "64",
+        "--cholesky-tile",
+        "16",
+        "--heat-n",
+        "64",
+        "--heat-steps",
+        "5",
+        "--heat-band",
+        "8",
+        "--lu-n",
+        "64",
+        "--lu-tile",
+        "16",
+        "--matmul-n",
+        "64",
+        "--matmul-leaf",
+        "16",
+        "--sort-n",
+        "5000",
+        "--sort-leaf",
+        "64",
+        "--json",
+        "-",
+    ]);
+    for rt in built() {
+        for (b, construct) in [
+            ("black-scholes", "tasks"),
+            ("cholesky", "depend"),
+            ("heat", "depend"),
+            ("lu", "depend"),
+            ("matmul", "tasks"),
+            ("mergesort", "tasks"),
+        ] {
+            let v = format!("{rt} {construct}");
+            assert!(
+                recs.iter()
+                    .any(|r| r["bench"] == b && r["variant"] == v.as_str() && r["ms"].is_f64()),
+                "{v} {b}"
+            );
+        }
+    }
+    assert!(recs
+        .iter()
+        .filter(|r| r["variant"] != "sequential")
+        .all(|r| r["vs_best_peer"].is_f64()));
+}
+
+/// Whether `compiler` compiles and links a program with `flags` (an OpenMP runtime is
+/// installed for it).
+fn compiles(compiler: &str, flags: &[&str]) -> bool {
+    let dir = std::env::temp_dir().join(format!("taskpools-omp-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{compiler}.c"));
+    std::fs::write(
+        &src,
+        "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n",
+    )
+    .unwrap();
+    let ok = Command::new(compiler)
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(dir.join(format!("{compiler}.out")))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+    ok
+}
+
+#[test]
+fn an_installed_openmp_runtime_has_its_driver_built() {
+    if compiles("gcc", &["-fopenmp"]) {
+        assert!(
+            !LIBGOMP.is_empty(),
+            "gcc -fopenmp works here, but the libgomp driver was not built"
+        );
+    }
+    let libomp_dir = (11..=20)
+        .map(|v| format!("/usr/lib/llvm-{v}/lib"))
+        .find(|d| std::path::Path::new(d).join("libomp.so").exists());
+    if let Some(d) = libomp_dir {
+        let l = format!("-L{d}");
+        if compiles("clang", &["-fopenmp=libomp", &l]) {
+            assert!(
+                !LIBOMP.is_empty(),
+                "clang and libomp are installed, but the libomp driver was not built"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_malformed_peer_job_is_one_clear_line() {
+    for (job, says) in [
+        ("{", "malformed job"),
+        (
+            r#"{"runtime":"icc","threads":1,"pin":false,"experiment":"suite","work":{}}"#,
+            "unknown runtime `icc`",
+        ),
+    ] {
+        let out = taskpools(&["peer-run", job]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+    if let Some(rt) = built().first() {
+        let job = format!(
+            r#"{{"runtime":"{rt}","threads":2,"pin":false,"experiment":"dataflow","work":{{"graph":"chains","tasks":0,"width":16,"rows":false}}}}"#
+        );
+        let out = taskpools(&["peer-run", &job]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("out of range"), "{err}");
+    }
+}
