@@ -12,7 +12,9 @@
 //!   `peers/dataflow_omp.c`): shared objects that the workbench loads into a child process of
 //!   itself, which hands them its own Rust kernels and inputs, so that every result can be
 //!   compared bit for bit. The same OpenMP source is built twice: with GCC against libgomp
-//!   (`TASKPOOLS_DRIVER_LIBGOMP`) and with clang against libomp (`TASKPOOLS_DRIVER_LIBOMP`).
+//!   (`TASKPOOLS_DRIVER_LIBGOMP`) and with clang against libomp (`TASKPOOLS_DRIVER_LIBOMP`);
+//!   `peers/starpu.c` against StarPU 1.3 where `libstarpu-dev` is installed
+//!   (`TASKPOOLS_DRIVER_STARPU`).
 //!
 //! Every exported path is empty where its program was not built.
 
@@ -187,9 +189,34 @@ fn drivers() {
         &args,
         &omp,
     );
+    // StarPU, with the system C compiler and pkg-config's flags for starpu-1.3.
+    println!("cargo:rerun-if-changed=peers/starpu.c");
+    let starpu = out.join("libtaskpools_starpu.so");
+    let starpu_built = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "starpu-1.3"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .is_some_and(|o| {
+            let flags = String::from_utf8_lossy(&o.stdout).to_string();
+            let mut cmd = match cc::Build::new()
+                .cargo_warnings(false)
+                .cargo_metadata(false)
+                .try_get_compiler()
+            {
+                Ok(c) => c.to_command(),
+                Err(_) => Command::new("cc"),
+            };
+            cmd.args(["-O2", "-shared", "-fPIC", "peers/starpu.c", "-o"])
+                .arg(&starpu)
+                .args(flags.split_whitespace())
+                .arg("-ldl");
+            ok(cmd)
+        });
     for (var, path, built) in [
         ("TASKPOOLS_DRIVER_LIBGOMP", gomp, gomp_built),
         ("TASKPOOLS_DRIVER_LIBOMP", omp, omp_built),
+        ("TASKPOOLS_DRIVER_STARPU", starpu, starpu_built),
     ] {
         let path = if built {
             path.display().to_string()

@@ -20,8 +20,9 @@ static inline void body(uint64_t *d, int32_t o, const int32_t *r, int32_t k) {
 }
 
 
-/* Runs the graph on `threads` threads; returns the elapsed seconds. */
-double taskpools_omp_graph(uint64_t *d, int64_t n, const int32_t *out, const int32_t *reads,
+/* Runs the graph on `threads` threads; returns the elapsed seconds. (`blocks`, the blocks in
+ * `d`, is for drivers that register them, as StarPU's does.) */
+double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out, const int32_t *reads,
                            const int32_t *nreads, int32_t threads, int32_t pin) {
     double t0 = 0, t1 = 0;
 #pragma omp parallel num_threads(threads)
@@ -65,7 +66,7 @@ double taskpools_omp_graph(uint64_t *d, int64_t n, const int32_t *out, const int
 
 /* The same tasks without dependences, a taskwait after every row of `width` tasks (what a
  * programmer writes when the rows are known to be independent inside). */
-double taskpools_omp_rows(uint64_t *d, int64_t n, int64_t width, const int32_t *out,
+double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const int32_t *out,
                           const int32_t *reads, const int32_t *nreads, int32_t threads, int32_t pin) {
     double t0 = 0, t1 = 0;
 #pragma omp parallel num_threads(threads)

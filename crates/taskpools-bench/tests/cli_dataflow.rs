@@ -5,7 +5,7 @@ mod common;
 use common::{refused, taskpools};
 
 /// The OpenMP runtimes whose drivers the build script built (each path empty where not).
-fn drivers_built() -> usize {
+fn openmp_built() -> usize {
     [
         env!("TASKPOOLS_DRIVER_LIBGOMP"),
         env!("TASKPOOLS_DRIVER_LIBOMP"),
@@ -13,6 +13,11 @@ fn drivers_built() -> usize {
     .iter()
     .filter(|p| !p.is_empty())
     .count()
+}
+
+/// Whether the StarPU driver was built.
+fn starpu_built() -> usize {
+    usize::from(!env!("TASKPOOLS_DRIVER_STARPU").is_empty())
 }
 
 #[test]
@@ -27,11 +32,11 @@ fn dataflow_runs_every_graph_and_variant_and_checks_results() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // Per graph: sequential + 3 data-flow variants and one `depend` per OpenMP runtime built,
-    // x 2 thread counts (+ 3 row variants and one per OpenMP runtime, x 2, on the four
-    // graphs with rows; random has none). Every result was checked against the sequential
-    // one.
-    let p = drivers_built();
+    // Per graph: sequential + 3 data-flow variants and one `depend` per peer runtime built
+    // (libgomp, libomp, StarPU), x 2 thread counts (+ 3 row variants and one per peer
+    // runtime, x 2, on the four graphs with rows; random has none). Every result was checked
+    // against the sequential one.
+    let p = openmp_built() + starpu_built();
     assert_eq!(recs.len(), 5 + 5 * (3 + p) * 2 + 4 * (3 + p) * 2);
     for g in ["independent", "chains", "fan-in-2", "fan-in-4", "random"] {
         assert!(recs
@@ -136,12 +141,13 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     assert!(parallelism >= 0.99, "{heat}");
     // Per benchmark: sequential + its variants at 1 and 2 threads; every result was checked
     // against the sequential one (a mismatch fails the run).
-    let p = drivers_built();
+    // OpenMP runs all six, StarPU those with dependences.
+    let (p, s) = (openmp_built(), starpu_built());
     let variants = [
         ("black-scholes", 3 + p),
-        ("cholesky", 2 + p),
-        ("heat", 4 + p),
-        ("lu", 2 + p),
+        ("cholesky", 2 + p + s),
+        ("heat", 4 + p + s),
+        ("lu", 2 + p + s),
         ("matmul", 3 + p),
         ("mergesort", 3 + p),
     ];

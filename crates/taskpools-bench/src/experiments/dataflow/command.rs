@@ -17,8 +17,8 @@ use crate::report::{self, Progress};
     )),
     mut_arg("peers", |a| a.help(
         "Other runtimes to run beside ours, comma-separated, `all` or `none`: libgomp, \
-         libomp (OpenMP `depend`, each where the build found it, in processes of their own), \
-         rayon"
+         libomp (OpenMP `depend`), starpu (each where the build found it, in processes of \
+         their own), rayon"
     )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of one extra, untimed run of each data-flow variant per \

@@ -66,7 +66,7 @@ pub struct Params {
 }
 
 /// The other runtimes `dataflow` can run beside ours (`--peers`).
-pub const PEERS: [&str; 3] = ["libgomp", "libomp", "rayon"];
+pub const PEERS: [&str; 4] = ["libgomp", "libomp", "starpu", "rayon"];
 
 /// One row.
 // Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
@@ -82,8 +82,9 @@ pub struct Record {
     /// Direct predecessors per task, on average (earlier tasks each one must wait for).
     pub preds_per_task: f64,
     /// The variant: `sequential`, `dataflow b64`, `dataflow b2048`, `dataflow exact`,
-    /// per OpenMP runtime `libgomp depend` / `libomp depend`, and for row graphs
-    /// `dataflow rows`, `forkjoin rows`, `rayon rows`, `libgomp rows`, `libomp rows`.
+    /// per peer runtime `libgomp depend`, `libomp depend`, `starpu depend`, and for row
+    /// graphs `dataflow rows`, `forkjoin rows`, `rayon rows`, `libgomp rows`, `libomp rows`,
+    /// `starpu rows`.
     pub variant: String,
     /// Threads (1 for sequential).
     pub threads: usize,
@@ -98,7 +99,7 @@ pub struct Record {
     /// Slowest repetition.
     pub max_ns: Option<f64>,
     /// This variant's ns per task over the fastest peer runtime's `depend` row (libgomp,
-    /// libomp) at the same graph and threads.
+    /// libomp, StarPU) at the same graph and threads.
     pub vs_openmp_depend: Option<f64>,
 }
 
@@ -249,12 +250,21 @@ fn run_peer(
     Ok(o.seconds)
 }
 
-/// The C drivers' `taskpools_omp_graph`.
+/// The C drivers' `taskpools_dataflow_graph`.
 type GraphFn =
-    unsafe extern "C" fn(*mut u64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
-/// The C drivers' `taskpools_omp_rows`.
-type RowsFn =
     unsafe extern "C" fn(*mut u64, i64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
+/// The C drivers' `taskpools_dataflow_rows`.
+type RowsFn = unsafe extern "C" fn(
+    *mut u64,
+    i64,
+    i64,
+    i64,
+    *const i32,
+    *const i32,
+    *const i32,
+    i32,
+    i32,
+) -> f64;
 
 /// The child's side of [`run_peer`]: builds the graph, runs it on `d` once untimed and once
 /// timed; the timed run's seconds and its result's hash.
@@ -273,14 +283,15 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
         (true, Some(width)) => Some(width as i64),
         (true, None) => bail!("{}: not a graph of rows", g.name()),
     };
-    // SAFETY: dataflow_omp.c defines both with these signatures.
+    // SAFETY: every driver (dataflow_omp.c, starpu.c) defines both with these signatures.
     let (graph, rows): (GraphFn, RowsFn) = unsafe {
         (
-            d.function("taskpools_omp_graph")?,
-            d.function("taskpools_omp_rows")?,
+            d.function("taskpools_dataflow_graph")?,
+            d.function("taskpools_dataflow_rows")?,
         )
     };
     let n = t.out.len() as i64;
+    let blocks = t.blocks as i64;
     let (threads, pin) = (job.threads as i32, i32::from(job.pin));
     let (o, r, k) = (t.out.as_ptr(), t.reads.as_ptr(), t.nreads.as_ptr());
     let mut data = vec![0u64; t.blocks * STRIDE];
@@ -292,8 +303,8 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
         // taskwaits), and it returns after every task.
         unsafe {
             match width {
-                None => graph(p, n, o, r, k, threads, pin),
-                Some(w) => rows(p, n, w, o, r, k, threads, pin),
+                None => graph(p, blocks, n, o, r, k, threads, pin),
+                Some(w) => rows(p, blocks, n, w, o, r, k, threads, pin),
             }
         }
     };

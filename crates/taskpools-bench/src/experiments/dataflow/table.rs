@@ -12,7 +12,7 @@ pub fn dataflow_table(records: &[super::Record]) -> String {
         s,
         "data-flow task graphs, {}, median of {} (ns per task = time / tasks, spawning included)\n\
          acc = declared accesses per task; preds = direct predecessors per task; vs dep = ns / ns of\n\
-         the fastest peer's depend row (libgomp, libomp; same graph, threads); b64 / b2048 = block mode\n\
+         the fastest peer's depend row (libgomp, libomp, StarPU; same graph, threads); b64 / b2048 = block mode\n\
          with 64 / 2048-byte blocks, exact = exact mode; rows = a sync (taskwait) after each row of\n\
          independent tasks instead of dependences\n",
         crate::report::plural(first.tasks, "task", "tasks"),

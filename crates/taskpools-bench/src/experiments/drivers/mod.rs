@@ -1,6 +1,6 @@
 //! The peer runtimes whose drivers are shared objects (`crates/taskpools-bench/peers/`,
 //! built by the build script): a driver is C that creates the tasks with its runtime's
-//! constructs (OpenMP `task` with `depend`, …) and calls our Rust kernels through function
+//! constructs (OpenMP `task` with `depend`, StarPU's `starpu_task_insert`) and calls our Rust kernels through function
 //! pointers, so that a row compares runtimes, not compilers, and every result can be compared
 //! bit for bit with the sequential program's.
 //!
@@ -25,17 +25,35 @@ pub enum PeerRuntime {
     Libgomp,
     /// LLVM's OpenMP runtime.
     Libomp,
+    /// StarPU (tasks on registered data; dependences from the access modes).
+    Starpu,
 }
 
 impl PeerRuntime {
     /// Every one, in the rows' order.
-    pub const ALL: [PeerRuntime; 2] = [PeerRuntime::Libgomp, PeerRuntime::Libomp];
+    pub const ALL: [PeerRuntime; 3] = [
+        PeerRuntime::Libgomp,
+        PeerRuntime::Libomp,
+        PeerRuntime::Starpu,
+    ];
 
     /// Its name: the first word of its rows' variant, and its name in `--peers`.
     pub fn name(self) -> &'static str {
         match self {
             PeerRuntime::Libgomp => "libgomp",
             PeerRuntime::Libomp => "libomp",
+            PeerRuntime::Starpu => "starpu",
+        }
+    }
+
+    /// Whether its driver runs programs of `construct`: `depend` (tasks with dependences on
+    /// data) or `tasks` (independent tasks and nested ones with waits). StarPU's are only
+    /// the former: its tasks are submitted by one thread on registered data, and a recursive
+    /// program would be a different one.
+    pub fn covers(self, construct: &str) -> bool {
+        match self {
+            PeerRuntime::Libgomp | PeerRuntime::Libomp => true,
+            PeerRuntime::Starpu => construct == "depend",
         }
     }
 
@@ -49,6 +67,7 @@ impl PeerRuntime {
         match self {
             PeerRuntime::Libgomp => env!("TASKPOOLS_DRIVER_LIBGOMP"),
             PeerRuntime::Libomp => env!("TASKPOOLS_DRIVER_LIBOMP"),
+            PeerRuntime::Starpu => env!("TASKPOOLS_DRIVER_STARPU"),
         }
     }
 
@@ -62,6 +81,7 @@ impl PeerRuntime {
         match self {
             PeerRuntime::Libgomp => "apt-get install gcc (GCC with -fopenmp), then rebuild",
             PeerRuntime::Libomp => "apt-get install libomp-dev clang, then rebuild",
+            PeerRuntime::Starpu => "apt-get install libstarpu-dev pkg-config, then rebuild",
         }
     }
 
@@ -70,6 +90,7 @@ impl PeerRuntime {
         match self {
             PeerRuntime::Libgomp => "libgomp",
             PeerRuntime::Libomp => "libomp",
+            PeerRuntime::Starpu => "libstarpu",
         }
     }
 
@@ -148,10 +169,11 @@ impl Driver {
         Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
     }
 
-    /// The path of the shared object that the driver's OpenMP calls reach (its
+    /// The path of the shared object that the driver's runtime calls reach (its
     /// `taskpools_driver_runtime`), checked against the runtime it was built for.
     pub fn identity(&self) -> Result<String> {
-        // SAFETY: omp_identity.c defines `const char *taskpools_driver_runtime(void)`.
+        // SAFETY: every driver defines `const char *taskpools_driver_runtime(void)`
+        // (omp_identity.c, starpu.c).
         let f: unsafe extern "C" fn() -> *const c_char =
             unsafe { self.function("taskpools_driver_runtime")? };
         // SAFETY: it returns a NUL-terminated string owned by the dynamic linker (or a
@@ -161,7 +183,7 @@ impl Driver {
             .into_owned();
         if !self.runtime.is(&s) {
             bail!(
-                "the {} driver's OpenMP calls reach `{s}`, not {}",
+                "the {} driver's runtime calls reach `{s}`, not {}",
                 self.runtime.name(),
                 self.runtime.name()
             );

@@ -109,9 +109,9 @@ pub struct Params {
 }
 
 /// The other runtimes the suite runs beside ours (their variants' names start with these:
-/// `rayon`, `libgomp depend`, `libomp tasks`, …). The OpenMP runtimes run where their drivers
-/// were built (see [`crate::experiments::drivers`]).
-pub const PEERS: [&str; 3] = ["rayon", "libgomp", "libomp"];
+/// `rayon`, `libgomp depend`, `libomp tasks`, `starpu depend`, …). The OpenMP runtimes and
+/// StarPU run where their drivers were built (see [`crate::experiments::drivers`]).
+pub const PEERS: [&str; 4] = ["rayon", "libgomp", "libomp", "starpu"];
 
 /// One row of Table 4.1.
 // Deserialize (strict: a field this build does not write is an error) for `taskpools report`.
@@ -126,7 +126,8 @@ pub struct Record {
     pub setup: String,
     /// `sequential`, `dataflow`, `dataflow b2048` (heat), `nd`, `forkjoin`, `rayon`, and
     /// per OpenMP runtime `libgomp depend` / `libomp depend` (Cholesky, LU, heat) or
-    /// `libgomp tasks` / `libomp tasks` (the others).
+    /// `libgomp tasks` / `libomp tasks` (the others), and `starpu depend` (Cholesky, LU,
+    /// heat).
     pub variant: String,
     /// Threads (1 for sequential).
     pub threads: usize,
@@ -401,7 +402,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             .variants()
             .into_iter()
             .map(Variant::Own)
-            .chain(peers.iter().map(|&r| Variant::Peer(r)))
+            .chain(
+                peers
+                    .iter()
+                    .filter(|r| r.covers(prog.peer_construct()))
+                    .map(|&r| Variant::Peer(r)),
+            )
             .collect();
         let name = |v: Variant| match v {
             Variant::Own(n) => n.to_string(),

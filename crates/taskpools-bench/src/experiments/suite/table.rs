@@ -13,8 +13,8 @@ pub fn suite_table(records: &[super::Record]) -> String {
     let _ = writeln!(
         s,
         "application suite: milliseconds (geometric mean of {}), speedup = sequential / time,\n\
-         vs best = time / time of the fastest other runtime (rayon, libgomp, libomp) at the\n\
-         same threads (below 1: faster); nd = the same tasks with a sync after each phase or\n\
+         vs best = time / time of the fastest other runtime (rayon, libgomp, libomp, StarPU)\n\
+         at the same threads (below 1: faster); nd = the same tasks with a sync after each phase or\n\
          level instead of dependences; every result equals the sequential one bit for bit",
         first.reps,
     );
