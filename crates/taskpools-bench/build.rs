@@ -8,6 +8,8 @@
 //! `clang` and `libomp-dev` are). Each found one is compiled into `OUT_DIR` and its path
 //! exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP` (empty when it was not built);
 //! a missing one fails nothing: the workbench has no rows for it and says how to install it.
+//! `taskpools iter`'s peers (`iter_tbb`, `iter_omp`) are built the same way, exported as
+//! `TASKPOOLS_ITER_PEER_TBB` / `TASKPOOLS_ITER_PEER_LIBOMP`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,11 +40,15 @@ fn main() {
         );
     }
     peers();
+    iter_peers();
 }
 
 /// Builds the peer programs of `taskpools forkjoin` and exports their paths.
 fn peers() {
     for f in [
+        "peer_util.hpp",
+        "tbb_arena.hpp",
+        "omp_team.hpp",
         "forkjoin_common.hpp",
         "forkjoin_tbb.cpp",
         "forkjoin_omp.cpp",
@@ -71,7 +77,12 @@ fn ok(mut cmd: Command) -> bool {
 /// oneTBB: clang++, else the C++ compiler `cc` picks, with pkg-config's flags for `tbb` where it knows them
 /// and `-ltbb` otherwise.
 fn build_tbb(out: &Path) -> Option<PathBuf> {
-    let exe = out.join("forkjoin_tbb");
+    build_tbb_peer(out, "peers/forkjoin_tbb.cpp", "forkjoin_tbb", &[])
+}
+
+/// Compiles the oneTBB program `src` into `out/name` (with the extra compiler flags `extra`).
+fn build_tbb_peer(out: &Path, src: &str, name: &str, extra: &[&str]) -> Option<PathBuf> {
+    let exe = out.join(name);
     let flags: Vec<String> = Command::new("pkg-config")
         .args(["--cflags", "--libs", "tbb"])
         .output()
@@ -97,14 +108,10 @@ fn build_tbb(out: &Path) -> Option<PathBuf> {
         compilers.push(c.to_command());
     }
     for mut cmd in compilers {
-        cmd.args([
-            "-O2",
-            "-std=c++17",
-            "-pthread",
-            "peers/forkjoin_tbb.cpp",
-            "-o",
-        ])
-        .arg(&exe)
+        cmd.args(["-O2", "-std=c++17", "-pthread"])
+            .args(extra)
+            .args([src, "-o"])
+            .arg(&exe)
         .args(&flags)
         .arg("-ldl");
         if ok(cmd) {
@@ -118,7 +125,13 @@ fn build_tbb(out: &Path) -> Option<PathBuf> {
 /// directory that has it (the default search path, then LLVM's versioned directories), with
 /// that directory as the run path.
 fn build_libomp(out: &Path) -> Option<PathBuf> {
-    let exe = out.join("forkjoin_omp");
+    build_libomp_peer(out, "peers/forkjoin_omp.cpp", "forkjoin_omp", &[])
+}
+
+/// Compiles the OpenMP program `src` against libomp into `out/name` (with the extra compiler
+/// flags `extra`).
+fn build_libomp_peer(out: &Path, src: &str, name: &str, extra: &[&str]) -> Option<PathBuf> {
+    let exe = out.join(name);
     let mut dirs: Vec<Option<PathBuf>> = vec![None];
     for v in (11..=20).rev() {
         let d = PathBuf::from(format!("/usr/lib/llvm-{v}/lib"));
@@ -136,14 +149,10 @@ fn build_libomp(out: &Path) -> Option<PathBuf> {
     ] {
         for d in &dirs {
             let mut cmd = Command::new(clang);
-            cmd.args([
-                "-O2",
-                "-std=c++17",
-                "-fopenmp=libomp",
-                "peers/forkjoin_omp.cpp",
-                "-o",
-            ])
-            .arg(&exe);
+            cmd.args(["-O2", "-std=c++17", "-fopenmp=libomp"])
+                .args(extra)
+                .args([src, "-o"])
+                .arg(&exe);
             if let Some(d) = d {
                 cmd.arg(format!("-L{}", d.display()))
                     .arg(format!("-Wl,-rpath,{}", d.display()));
@@ -155,4 +164,26 @@ fn build_libomp(out: &Path) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// The peer programs of `taskpools iter` (`peers/iter_tbb.cpp`, `peers/iter_omp.cpp`), built
+/// as the fork-join ones are, where the same runtimes are installed; their paths exported as
+/// `TASKPOOLS_ITER_PEER_TBB` / `TASKPOOLS_ITER_PEER_LIBOMP` (empty when not built). Without
+/// floating-point contraction, so that Mandelbrot's and n-body's arithmetic is the Rust
+/// kernels' to the bit.
+fn iter_peers() {
+    for f in ["iter_common.hpp", "iter_tbb.cpp", "iter_omp.cpp"] {
+        println!("cargo:rerun-if-changed=peers/{f}");
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let exact = ["-ffp-contract=off"];
+    let tbb = build_tbb_peer(&out, "peers/iter_tbb.cpp", "iter_tbb", &exact);
+    let libomp = build_libomp_peer(&out, "peers/iter_omp.cpp", "iter_omp", &exact);
+    for (var, exe) in [
+        ("TASKPOOLS_ITER_PEER_TBB", tbb),
+        ("TASKPOOLS_ITER_PEER_LIBOMP", libomp),
+    ] {
+        let path = exe.map(|p| p.display().to_string()).unwrap_or_default();
+        println!("cargo:rustc-env={var}={path}");
+    }
 }
