@@ -112,8 +112,8 @@ fn build_tbb_peer(out: &Path, src: &str, name: &str, extra: &[&str]) -> Option<P
             .args(extra)
             .args([src, "-o"])
             .arg(&exe)
-        .args(&flags)
-        .arg("-ldl");
+            .args(&flags)
+            .arg("-ldl");
         if ok(cmd) {
             return Some(exe);
         }
