@@ -367,7 +367,12 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     inv + 1
                 ));
                 let s = sample(p, k, rt, threads)?;
-                let by = s.runtime.clone().unwrap_or_else(|| rt.name().into());
+                // A peer names its construct; the kernel programs' `runtime` is `rayon` on both
+                // builds, so theirs is the row's.
+                let by = match (rt, &s.runtime) {
+                    (Runtime::Peer(_), Some(construct)) => construct.clone(),
+                    _ => rt.name().to_string(),
+                };
                 match &checksums[ki] {
                     None => {
                         checksums[ki] = Some((s.checksum.clone(), by.clone()));
