@@ -369,8 +369,24 @@ inline Args parse_args(int argc, char **argv) {
   return a;
 }
 
+// filter-collect and flat-map on a peer's `P::collect<T>(n, body)`, which returns in order the
+// elements that `body(i, out)` appends for each i < n.
+template <class P>
+Vec<uint64_t> filter_collect(const std::vector<uint64_t> &v) {
+  return P::template collect<uint64_t>(v.size(), [&](size_t i, Vec<uint64_t> &out) {
+    if (keep(v[i])) out.push_back(v[i]);
+  });
+}
+template <class P>
+Vec<uint32_t> flat_map(const std::vector<std::vector<uint32_t>> &v) {
+  return P::template collect<uint32_t>(v.size(), [&](size_t i, Vec<uint32_t> &out) {
+    for (uint32_t x : v[i]) out.push_back(x ^ 0x5555);
+  });
+}
+
 // The kernels as a peer writes them: `P` has `construct(kernel)` (the row's runtime name),
-// `par(f)` (runs `f` inside the runtime) and one static function per kernel.
+// `par(f)` (runs `f` inside the runtime), one static function per kernel and `collect` (for
+// filter-collect and flat-map, above).
 template <class P>
 int main(int argc, char **argv, const std::string &identity) {
   Args a = parse_args(argc, argv);
@@ -425,11 +441,11 @@ int main(int argc, char **argv, const std::string &identity) {
       sum = check_sorted(in.strings, s, [](const std::string &x) { return hash_str(x); });
     } else if (k == "filter-collect") {
       Vec<uint64_t> kept;
-      timed([&] { kept = P::filter_collect(in.u64); });
+      timed([&] { kept = filter_collect<P>(in.u64); });
       sum = check_filtered(in.u64, kept);
     } else {
       Vec<uint32_t> flat;
-      timed([&] { flat = P::flat_map(in.ragged); });
+      timed([&] { flat = flat_map<P>(in.ragged); });
       if (flat.size() != in.total)
         error("flat-map: " + std::to_string(flat.size()) + " elements collected, " +
               std::to_string(in.total) + " expected");

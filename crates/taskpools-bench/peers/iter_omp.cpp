@@ -22,30 +22,6 @@
 
 using iter::Vec;
 
-// The kept or mapped elements of [0, n) in order: `body(i, out)` appends element i's.
-template <class T, class F>
-Vec<T> collect(size_t n, F body) {
-  Vec<T> out;
-  std::vector<size_t> start;
-#pragma omp parallel
-  {
-    Vec<T> local;
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < n; i++) body(i, local);
-#pragma omp single
-    start.assign((size_t)omp_get_num_threads() + 1, 0);
-    size_t me = (size_t)omp_get_thread_num();
-    start[me + 1] = local.size();
-#pragma omp barrier
-#pragma omp single
-    {
-      for (size_t t = 1; t < start.size(); t++) start[t] += start[t - 1];
-      out.resize(start.back());
-    }
-    std::copy(local.begin(), local.end(), out.begin() + (ptrdiff_t)start[me]);
-  }
-  return out;
-}
 
 template <class T>
 void mergesort(T *v, T *buf, size_t n, size_t leaf) {
@@ -137,16 +113,29 @@ struct Omp {
     mergesort(v.data(), buf.data(), n, leaf);
   }
 
-  static Vec<uint64_t> filter_collect(const std::vector<uint64_t> &v) {
-    return collect<uint64_t>(v.size(), [&](size_t i, Vec<uint64_t> &out) {
-      if (iter::keep(v[i])) out.push_back(v[i]);
-    });
-  }
-
-  static Vec<uint32_t> flat_map(const std::vector<std::vector<uint32_t>> &v) {
-    return collect<uint32_t>(v.size(), [&](size_t i, Vec<uint32_t> &out) {
-      for (uint32_t x : v[i]) out.push_back(x ^ 0x5555);
-    });
+  // The kept or mapped elements of [0, n) in order: `body(i, out)` appends element i's.
+  template <class T, class F>
+  static Vec<T> collect(size_t n, F body) {
+    Vec<T> out;
+    std::vector<size_t> start;
+#pragma omp parallel
+    {
+      Vec<T> local;
+#pragma omp for schedule(static)
+      for (size_t i = 0; i < n; i++) body(i, local);
+#pragma omp single
+      start.assign((size_t)omp_get_num_threads() + 1, 0);
+      size_t me = (size_t)omp_get_thread_num();
+      start[me + 1] = local.size();
+#pragma omp barrier
+#pragma omp single
+      {
+        for (size_t t = 1; t < start.size(); t++) start[t] += start[t - 1];
+        out.resize(start.back());
+      }
+      std::copy(local.begin(), local.end(), out.begin() + (ptrdiff_t)start[me]);
+    }
+    return out;
   }
 };
 

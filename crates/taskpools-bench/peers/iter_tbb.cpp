@@ -26,21 +26,6 @@
 using iter::Vec;
 using Range = tbb::blocked_range<size_t>;
 
-// The kept or mapped elements of [0, n) in order: `body(i, out)` appends element i's.
-template <class T, class F>
-Vec<T> collect(size_t n, F body) {
-  return tbb::parallel_reduce(
-      Range(0, n), Vec<T>(),
-      [&](const Range &r, Vec<T> acc) {
-        for (size_t i = r.begin(); i != r.end(); i++) body(i, acc);
-        return acc;
-      },
-      [](Vec<T> a, Vec<T> b) {
-        if (a.empty()) return b;
-        a.insert(a.end(), b.begin(), b.end());
-        return a;
-      });
-}
 
 struct Tbb {
   peer::FixedArena arena;
@@ -110,16 +95,20 @@ struct Tbb {
     tbb::parallel_sort(v.begin(), v.end());
   }
 
-  static Vec<uint64_t> filter_collect(const std::vector<uint64_t> &v) {
-    return collect<uint64_t>(v.size(), [&](size_t i, Vec<uint64_t> &out) {
-      if (iter::keep(v[i])) out.push_back(v[i]);
-    });
-  }
-
-  static Vec<uint32_t> flat_map(const std::vector<std::vector<uint32_t>> &v) {
-    return collect<uint32_t>(v.size(), [&](size_t i, Vec<uint32_t> &out) {
-      for (uint32_t x : v[i]) out.push_back(x ^ 0x5555);
-    });
+  // The kept or mapped elements of [0, n) in order: `body(i, out)` appends element i's.
+  template <class T, class F>
+  static Vec<T> collect(size_t n, F body) {
+    return tbb::parallel_reduce(
+        Range(0, n), Vec<T>(),
+        [&](const Range &r, Vec<T> acc) {
+          for (size_t i = r.begin(); i != r.end(); i++) body(i, acc);
+          return acc;
+        },
+        [](Vec<T> a, Vec<T> b) {
+          if (a.empty()) return b;
+          a.insert(a.end(), b.begin(), b.end());
+          return a;
+        });
   }
 };
 
