@@ -7,7 +7,9 @@
 //! - `peers/forkjoin_*.cpp`: the fork-join kernels as programs of their own, for oneTBB
 //!   (`forkjoin_tbb`, where `libtbb-dev` is installed) and LLVM's OpenMP runtime
 //!   (`forkjoin_omp`, `clang++ -fopenmp` against libomp, where `clang` and `libomp-dev` are),
-//!   paths exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP`.
+//!   paths exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP`; `taskpools iter`'s
+//!   (`peers/iter_tbb.cpp`, `peers/iter_omp.cpp`) the same way, exported as
+//!   `TASKPOOLS_ITER_PEER_TBB` / `TASKPOOLS_ITER_PEER_LIBOMP`.
 //! - The drivers of `taskpools suite` and `taskpools dataflow` (`peers/suite_omp.c`,
 //!   `peers/dataflow_omp.c`): shared objects that the workbench loads into a child process of
 //!   itself, which hands them its own Rust kernels and inputs, so that every result can be
@@ -23,12 +25,16 @@ use std::process::Command;
 
 fn main() {
     peers();
+    iter_peers();
     drivers();
 }
 
 /// Builds the peer programs of `taskpools forkjoin` and exports their paths.
 fn peers() {
     for f in [
+        "peer_util.hpp",
+        "tbb_arena.hpp",
+        "omp_team.hpp",
         "forkjoin_common.hpp",
         "forkjoin_tbb.cpp",
         "forkjoin_omp.cpp",
@@ -57,7 +63,12 @@ fn ok(mut cmd: Command) -> bool {
 /// oneTBB: clang++, else the C++ compiler `cc` picks, with pkg-config's flags for `tbb` where it knows them
 /// and `-ltbb` otherwise.
 fn build_tbb(out: &Path) -> Option<PathBuf> {
-    let exe = out.join("forkjoin_tbb");
+    build_tbb_peer(out, "peers/forkjoin_tbb.cpp", "forkjoin_tbb", &[])
+}
+
+/// Compiles the oneTBB program `src` into `out/name` (with the extra compiler flags `extra`).
+fn build_tbb_peer(out: &Path, src: &str, name: &str, extra: &[&str]) -> Option<PathBuf> {
+    let exe = out.join(name);
     let flags: Vec<String> = Command::new("pkg-config")
         .args(["--cflags", "--libs", "tbb"])
         .output()
@@ -83,16 +94,12 @@ fn build_tbb(out: &Path) -> Option<PathBuf> {
         compilers.push(c.to_command());
     }
     for mut cmd in compilers {
-        cmd.args([
-            "-O2",
-            "-std=c++17",
-            "-pthread",
-            "peers/forkjoin_tbb.cpp",
-            "-o",
-        ])
-        .arg(&exe)
-        .args(&flags)
-        .arg("-ldl");
+        cmd.args(["-O2", "-std=c++17", "-pthread"])
+            .args(extra)
+            .args([src, "-o"])
+            .arg(&exe)
+            .args(&flags)
+            .arg("-ldl");
         if ok(cmd) {
             return Some(exe);
         }
@@ -102,7 +109,13 @@ fn build_tbb(out: &Path) -> Option<PathBuf> {
 
 /// LLVM's OpenMP runtime: the fork-join peer, `clang++ -fopenmp=libomp`.
 fn build_libomp(out: &Path) -> Option<PathBuf> {
-    let exe = out.join("forkjoin_omp");
+    build_libomp_peer(out, "peers/forkjoin_omp.cpp", "forkjoin_omp", &[])
+}
+
+/// Compiles the OpenMP program `src` against libomp into `out/name` (with the extra compiler
+/// flags `extra`).
+fn build_libomp_peer(out: &Path, src: &str, name: &str, extra: &[&str]) -> Option<PathBuf> {
+    let exe = out.join(name);
     let compilers = [
         "clang++",
         "clang++-14",
@@ -111,7 +124,12 @@ fn build_libomp(out: &Path) -> Option<PathBuf> {
         "clang++-17",
         "clang++-18",
     ];
-    let args = ["-std=c++17", "peers/forkjoin_omp.cpp"];
+    let args: Vec<&str> = ["-std=c++17"]
+        .iter()
+        .chain(extra)
+        .chain(&[src])
+        .copied()
+        .collect();
     with_libomp(&compilers, &args, &exe).then_some(exe)
 }
 
@@ -223,6 +241,28 @@ fn drivers() {
         } else {
             String::new()
         };
+        println!("cargo:rustc-env={var}={path}");
+    }
+}
+
+/// The peer programs of `taskpools iter` (`peers/iter_tbb.cpp`, `peers/iter_omp.cpp`), built
+/// as the fork-join ones are, where the same runtimes are installed; their paths exported as
+/// `TASKPOOLS_ITER_PEER_TBB` / `TASKPOOLS_ITER_PEER_LIBOMP` (empty when not built). Without
+/// floating-point contraction, so that Mandelbrot's and n-body's arithmetic is the Rust
+/// kernels' to the bit.
+fn iter_peers() {
+    for f in ["iter_common.hpp", "iter_tbb.cpp", "iter_omp.cpp"] {
+        println!("cargo:rerun-if-changed=peers/{f}");
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let exact = ["-ffp-contract=off"];
+    let tbb = build_tbb_peer(&out, "peers/iter_tbb.cpp", "iter_tbb", &exact);
+    let libomp = build_libomp_peer(&out, "peers/iter_omp.cpp", "iter_omp", &exact);
+    for (var, exe) in [
+        ("TASKPOOLS_ITER_PEER_TBB", tbb),
+        ("TASKPOOLS_ITER_PEER_LIBOMP", libomp),
+    ] {
+        let path = exe.map(|p| p.display().to_string()).unwrap_or_default();
         println!("cargo:rustc-env={var}={path}");
     }
 }

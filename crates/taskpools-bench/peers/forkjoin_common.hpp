@@ -12,11 +12,9 @@
 // stderr, exit status 2.
 #pragma once
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
@@ -25,6 +23,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "peer_util.hpp"
 
 namespace peer {
 
@@ -221,11 +221,6 @@ struct Kernels {
   std::exit(2);
 }
 
-[[noreturn]] inline void fail(const std::string &why) {
-  std::fprintf(stderr, "%s\n", why.c_str());
-  std::exit(1);
-}
-
 inline uint64_t parse_u64(const char *prog, const char *what, const char *s, uint64_t max) {
   char *end = nullptr;
   errno = 0;
@@ -278,46 +273,6 @@ inline Args parse_args(int argc, char **argv, const std::vector<std::string> &va
     usage_error(prog, "unknown variant '" + a.variant + "' (known: " + v + ")");
   }
   return a;
-}
-
-// The cores to place threads on: TASKPOOLS_PEER_CORES (the workbench passes the cores it pins
-// its own workers to, in its order), else the CPUs this process may run on.
-inline std::vector<int> cores() {
-  std::vector<int> v;
-  if (const char *s = std::getenv("TASKPOOLS_PEER_CORES")) {
-    const char *p = s;
-    while (*p) {
-      char *end;
-      long c = std::strtol(p, &end, 10);
-      if (end == p || c < 0 || c >= CPU_SETSIZE) fail(std::string("bad TASKPOOLS_PEER_CORES: ") + s);
-      v.push_back((int)c);
-      p = *end == ',' ? end + 1 : end;
-      if (*end && *end != ',') fail(std::string("bad TASKPOOLS_PEER_CORES: ") + s);
-    }
-  } else {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set)) v.push_back(c);
-  }
-  if (v.empty()) v.push_back(0);
-  return v;
-}
-
-// Sets the calling thread's affinity to `cs`.
-inline void set_affinity(const std::vector<int> &cs) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : cs) CPU_SET(c, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) {
-    std::perror("sched_setaffinity");
-  }
-}
-
-inline double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 // Runs `a.kernel` once untimed, then `a.reps` times, each timed inside the runtime:

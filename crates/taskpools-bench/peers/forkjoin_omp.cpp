@@ -12,10 +12,8 @@
 // order it pins its workers) and OMP_PROC_BIND=close, so thread i runs on place i; this
 // program checks that binding is on. KMP_BLOCKTIME is left at its default (200 ms: threads
 // spin that long after a region before they sleep), the configuration libomp ships with.
-#include <dlfcn.h>
-#include <omp.h>
-
 #include "forkjoin_common.hpp"
+#include "omp_team.hpp"
 
 struct JoinTask {
   template <class A, class B>
@@ -32,22 +30,8 @@ int main(int argc, char **argv) {
   // The whole set of cores, before the runtime starts: libomp takes its view of the machine
   // from the initial thread's mask, and the places must lie inside it.
   peer::set_affinity(peer::cores());
-  Dl_info info{};
-  const char *lib = dladdr(reinterpret_cast<void *>(&omp_get_num_threads), &info) && info.dli_fname
-                        ? info.dli_fname
-                        : "?";
-  const char *base = std::strrchr(lib, '/') ? std::strrchr(lib, '/') + 1 : lib;
-  std::printf("runtime %s %s openmp-%d\n", base, lib, _OPENMP);
-  omp_set_dynamic(0);
-  if (a.pin && omp_get_proc_bind() == omp_proc_bind_false)
-    peer::fail("PIN=1 but OpenMP binding is off (set OMP_PLACES and OMP_PROC_BIND)");
-  int team = 0;
-#pragma omp parallel num_threads(a.threads)
-#pragma omp single
-  team = omp_get_num_threads();
-  if (team != (int)a.threads)
-    peer::fail("the parallel region has " + std::to_string(team) + " threads, not " +
-               std::to_string(a.threads));
+  std::printf("runtime %s\n", peer::omp_identity().c_str());
+  peer::omp_fixed_team(a.threads, a.pin);
   auto par = [&](auto &&f) {
 #pragma omp parallel num_threads(a.threads)
 #pragma omp single

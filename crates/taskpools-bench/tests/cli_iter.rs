@@ -1,6 +1,8 @@
 //! `taskpools iter`: every kernel on the sequential loop, stock rayon and rayon on taskpools
-//! (the two kernel programs, built here with `--build` when missing or stale), a wrong
-//! result refused, and bad input refused at once.
+//! (the two kernel programs, built here with `--build` when missing or stale), and on the
+//! peers the build made (oneTBB, libomp), every result checked against the sequential one; a
+//! wrong result refused, and bad input refused at once. On a machine where a peer's runtime is
+//! installed, a build that did not make its program fails here instead of passing untested.
 
 #![cfg(unix)]
 
@@ -9,7 +11,51 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use common::{json_rows, refused, taskpools};
+use common::{json_rows, libomp_installed, refused, taskpools, tbb_installed};
+
+/// The peers' programs as the build script left them (empty: not built).
+const TBB: &str = env!("TASKPOOLS_ITER_PEER_TBB");
+const LIBOMP: &str = env!("TASKPOOLS_ITER_PEER_LIBOMP");
+
+/// The peers built, as the first word of their rows' runtime.
+fn peers() -> Vec<&'static str> {
+    [("tbb", TBB), ("libomp", LIBOMP)]
+        .into_iter()
+        .filter(|(_, exe)| !exe.is_empty())
+        .map(|(name, _)| name)
+        .collect()
+}
+
+#[test]
+fn each_installed_peer_was_built() {
+    assert!(
+        !(TBB.is_empty() && tbb_installed()),
+        "oneTBB is installed but the build did not make the iter peer (see build.rs)"
+    );
+    assert!(
+        !(LIBOMP.is_empty() && libomp_installed()),
+        "clang and libomp are installed but the build did not make the iter peer (see build.rs)"
+    );
+}
+
+#[test]
+fn the_peer_programs_refuse_bad_arguments_with_one_line() {
+    for exe in [TBB, LIBOMP].into_iter().filter(|e| !e.is_empty()) {
+        for args in [
+            &["fob", "--threads", "1"][..],
+            &["sum-squares"],
+            &["sum-squares", "--threads", "0"],
+            &["sum-squares", "--threads", "1", "--scale", "5"],
+            &["sum-squares", "--threads", "1", "--runs", "x"],
+        ] {
+            let out = std::process::Command::new(exe).args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{exe} {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{exe} {args:?}: {err}");
+            assert!(err.starts_with("error: "), "{exe} {args:?}: {err}");
+        }
+    }
+}
 
 /// A stand-in for a kernel program: `--info` says `core`; a run answers with the size of
 /// sum-squares at scale 1e-4 and a checksum of 0 (a wrong result).
@@ -29,7 +75,7 @@ echo "{{\"kernel\":\"$1\",\"rayon_core\":\"{core}\",\"runtime\":\"$3\",\"threads
 }
 
 #[test]
-fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
+fn iter_runs_every_kernel_on_every_runtime_and_refuses_a_wrong_result() {
     // `--build` runs scripts/build-iter-kernels.sh: incremental, seconds when nothing changed
     // (about 70 s on 2 cores the first time, more when taskpools changed).
     let rows = json_rows(&[
@@ -48,11 +94,15 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
         "--json",
         "-",
     ]);
-    // Per kernel: the sequential row, then rayon and rayon on taskpools at 1 and 2 threads.
-    assert_eq!(rows.len(), 8 * 5, "{rows:?}");
+    // Per kernel: the sequential row, then at 1 and 2 threads rayon, rayon on taskpools and
+    // each peer built.
+    let peers = peers();
+    let per_threads = 2 + peers.len();
+    let per_kernel = 1 + 2 * per_threads;
+    assert_eq!(rows.len(), 8 * per_kernel, "{rows:?}");
     let kernels: Vec<&str> = rows
         .iter()
-        .step_by(5)
+        .step_by(per_kernel)
         .map(|r| r["kernel"].as_str().unwrap())
         .collect();
     assert_eq!(
@@ -69,14 +119,20 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
         ]
     );
     for (i, r) in rows.iter().enumerate() {
-        let (runtime, threads) = [
-            ("sequential", 1),
-            ("rayon", 1),
-            ("rayon-on-taskpools", 1),
-            ("rayon", 2),
-            ("rayon-on-taskpools", 2),
-        ][i % 5];
-        assert_eq!(r["runtime"], runtime, "{r}");
+        let (runtime, threads) = match i % per_kernel {
+            0 => ("sequential", 1),
+            j => {
+                let names = [&["rayon", "rayon-on-taskpools"][..], &peers].concat();
+                (names[(j - 1) % per_threads], 1 + (j - 1) / per_threads)
+            }
+        };
+        // A peer's rows name it and its construct (`tbb parallel_reduce`).
+        let got = r["runtime"].as_str().unwrap();
+        if peers.contains(&runtime) {
+            assert!(got.starts_with(&format!("{runtime} ")), "{r}");
+        } else {
+            assert_eq!(got, runtime, "{r}");
+        }
         assert_eq!(r["threads"], threads, "{r}");
         assert_eq!(r["invocations"], 2);
         assert_eq!(r["warmup"], 0);
@@ -97,8 +153,18 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
             runtime != "rayon-on-taskpools",
             "{r}"
         );
+        // Rayon on taskpools against the faster peer, where one ran.
+        assert_eq!(
+            r["vs_best_peer"].is_null(),
+            runtime != "rayon-on-taskpools" || peers.is_empty(),
+            "{r}"
+        );
         if runtime != "rayon-on-taskpools" {
             continue;
+        }
+        if !peers.is_empty() {
+            let best = r["best_peer"].as_str().unwrap();
+            assert!(peers.iter().any(|p| best.starts_with(p)), "{r}");
         }
         let (m, lo, hi) = (
             r["pair_ratio"].as_f64().unwrap(),
@@ -109,7 +175,8 @@ fn iter_runs_every_kernel_on_three_runtimes_and_refuses_a_wrong_result() {
     }
     // Only wordfreq counts the pieces rayon cut its work into: at least one per run.
     for r in &rows {
-        let counted = r["kernel"] == "wordfreq" && r["runtime"] != "sequential";
+        let counted = r["kernel"] == "wordfreq"
+            && (r["runtime"] == "rayon" || r["runtime"] == "rayon-on-taskpools");
         assert_eq!(
             r["pieces"].as_f64().is_some_and(|p| p >= 1.0),
             counted,

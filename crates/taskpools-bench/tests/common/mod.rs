@@ -92,3 +92,23 @@ pub const SMALL_PLACES: &[&str] = &[
     "--mat-leaf",
     "32",
 ];
+
+/// Whether oneTBB's headers are installed (`libtbb-dev`): its peers must then have been built.
+pub fn tbb_installed() -> bool {
+    [
+        "/usr/include/oneapi/tbb/task_group.h",
+        "/usr/include/tbb/task_group.h",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).exists())
+}
+
+/// Whether clang++ and LLVM's OpenMP runtime are installed (`libomp-dev clang`): the libomp
+/// peers must then have been built.
+pub fn libomp_installed() -> bool {
+    let clang = Command::new("clang++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    clang && std::path::Path::new("/usr/lib/llvm-14/lib/libomp.so").exists()
+}

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::kernels::{KERNELS, NBODY_STEPS};
-use super::{default_bin, rayon_core_of, run, workspace_root, Params, Record};
+use super::{default_bin, rayon_core_of, run, workspace_root, Params, Record, PEERS};
 use crate::cli::{emit, names_or_all, RecordsArgs, ThreadsArgs};
 use crate::report::Progress;
 
@@ -116,6 +116,7 @@ fn check(a: &IterArgs) -> Result<Params> {
             .patched_bin
             .clone()
             .unwrap_or_else(|| default_bin("taskpools")),
+        peers: PEERS.iter().filter(|p| p.built()).collect(),
     })
 }
 
@@ -173,16 +174,18 @@ fn table(p: &Params, records: &[Record]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "rayon's iterators: the sequential loop, stock rayon and rayon on taskpools (the \
-         drop-in rayon-core), each kernel in its own process, {} alternated invocations of {} \
-         timed runs (after {} untimed) each; milliseconds per run, median over the invocations \
-         (min-max); scale {}. vs rayon: the medians' ratio; pairs: the ratio within each \
-         invocation, median (min-max); pieces: maps folded per run.\n",
+        "rayon's iterators: the sequential loop, stock rayon, rayon on taskpools (the \
+         drop-in rayon-core) and the peers (oneTBB, LLVM's OpenMP runtime), each kernel in its \
+         own process, {} alternated invocations of {} timed runs (after {} untimed) each; \
+         milliseconds per run, median over the invocations (min-max); scale {}. vs rayon: the \
+         medians' ratio; pairs: the ratio within each invocation, median (min-max); vs peer: \
+         the medians' ratio to the best peer's at the same thread count; pieces: maps folded \
+         per run.\n",
         p.invocations, p.runs, p.warmup, p.scale
     );
     let _ = writeln!(
         s,
-        "{:<15} {:>22} {:<19} {:>7} {:>30} {:>9} {:>20} {:>9} {:>7}",
+        "{:<15} {:>22} {:<22} {:>7} {:>30} {:>9} {:>20} {:>9} {:>9} {:>7}  best peer",
         "kernel",
         "size",
         "runtime",
@@ -190,6 +193,7 @@ fn table(p: &Params, records: &[Record]) -> String {
         "ms per run",
         "vs rayon",
         "pairs",
+        "vs peer",
         "vs seq",
         "pieces"
     );
@@ -203,7 +207,7 @@ fn table(p: &Params, records: &[Record]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<15} {:>22} {:<19} {:>7} {:>10.3} ({:>8.3}-{:>8.3}) {:>9} {:>20} {:>9} {:>7}",
+            "{:<15} {:>22} {:<22} {:>7} {:>10.3} ({:>8.3}-{:>8.3}) {:>9} {:>20} {:>9} {:>9} {:>7}  {}",
             r.kernel,
             size,
             r.runtime,
@@ -216,8 +220,17 @@ fn table(p: &Params, records: &[Record]) -> String {
                 (Some(m), Some(lo), Some(hi)) => format!("{m:.3} ({lo:.3}-{hi:.3})"),
                 _ => "-".into(),
             },
+            ratio(r.vs_best_peer),
             ratio(r.vs_sequential),
             r.pieces.map_or("-".to_string(), |p| format!("{p:.0}")),
+            r.best_peer.as_deref().unwrap_or("-"),
+        );
+    }
+    for peer in PEERS.iter().filter(|p| !p.built()) {
+        let _ = writeln!(
+            s,
+            "\nno {} rows: not installed when this workbench was built ({}, then rebuild)",
+            peer.name, peer.install
         );
     }
     s

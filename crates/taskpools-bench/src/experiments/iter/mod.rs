@@ -12,6 +12,13 @@
 //! and maximum over the invocations, and rayon on taskpools over stock rayon at the same
 //! thread count.
 //!
+//! Beside them, the peers: the same kernels written for oneTBB and for LLVM's OpenMP runtime
+//! (libomp), programs of their own (`peers/iter_tbb.cpp`, `peers/iter_omp.cpp`) that the build
+//! script compiles where the runtime is installed ([`PEERS`]). They speak the kernel program's
+//! protocol and take their turns in the same rotation, at every thread count; their rows name
+//! the runtime and its construct (`tbb parallel_reduce`, `libomp for dynamic`, …), and rayon
+//! on taskpools is compared with the faster of them at the same thread count.
+//!
 //! Every result is checked twice: inside the process (sorted output sorted and a permutation,
 //! counts that add up, a sum against its closed form) and here, where every runtime's
 //! checksum must equal the sequential loop's. A wrong result stops the run with an error.
@@ -72,15 +79,62 @@ pub struct Params {
     pub stock_bin: PathBuf,
     /// The kernel program on the drop-in rayon-core.
     pub patched_bin: PathBuf,
+    /// The peers to run beside rayon (those the build script built).
+    pub peers: Vec<&'static Peer>,
 }
 
-/// The three ways a kernel runs.
+/// A peer runtime's program of the iterator kernels, built by the build script where the
+/// runtime is installed.
+#[derive(Debug)]
+pub struct Peer {
+    /// `tbb` or `libomp`: the first word of its rows' runtime.
+    pub name: &'static str,
+    /// The program's path; empty where it was not built.
+    pub exe: &'static str,
+    /// What to install to build it.
+    pub install: &'static str,
+    /// The first word of the identity the program reports must start with this.
+    identity: &'static str,
+}
+
+impl Peer {
+    /// Whether the build script built its program.
+    pub fn built(&self) -> bool {
+        !self.exe.is_empty()
+    }
+}
+
+/// The peers, in their rows' order.
+pub static PEERS: [Peer; 2] = [
+    Peer {
+        name: "tbb",
+        exe: env!("TASKPOOLS_ITER_PEER_TBB"),
+        install: "apt-get install libtbb-dev",
+        identity: "oneTBB",
+    },
+    Peer {
+        name: "libomp",
+        exe: env!("TASKPOOLS_ITER_PEER_LIBOMP"),
+        install: "apt-get install libomp-dev clang",
+        identity: "libomp",
+    },
+];
+
+/// The ways a kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Runtime {
     Sequential,
     Rayon,
     RayonOnTaskpools,
+    Peer(&'static Peer),
 }
+
+impl PartialEq for Peer {
+    fn eq(&self, other: &Peer) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for Peer {}
 
 impl Runtime {
     pub fn name(self) -> &'static str {
@@ -88,6 +142,7 @@ impl Runtime {
             Runtime::Sequential => "sequential",
             Runtime::Rayon => "rayon",
             Runtime::RayonOnTaskpools => "rayon-on-taskpools",
+            Runtime::Peer(p) => p.name,
         }
     }
 }
@@ -100,9 +155,10 @@ pub struct Record {
     pub kernel: String,
     /// The kernel's size (elements, pixels per side, bodies or bytes; see the table).
     pub size: usize,
-    /// `sequential`, `rayon` or `rayon-on-taskpools`.
+    /// `sequential`, `rayon`, `rayon-on-taskpools`, or a peer and its construct (`tbb
+    /// parallel_for`, `libomp for dynamic`, …).
     pub runtime: String,
-    /// Worker threads of the rayon pool (1 for the sequential loop).
+    /// Worker threads of the rayon pool or the peer (1 for the sequential loop).
     pub threads: usize,
     /// Processes (alternated between the runtimes).
     pub invocations: usize,
@@ -121,7 +177,11 @@ pub struct Record {
     pub pair_ratio: Option<f64>,
     pub pair_ratio_min: Option<f64>,
     pub pair_ratio_max: Option<f64>,
-    /// On the rayon rows: the median over the sequential loop's.
+    /// On `rayon-on-taskpools`, where a peer ran: the peer with the smaller median at the same
+    /// thread count (its row's runtime), and our median over its.
+    pub best_peer: Option<String>,
+    pub vs_best_peer: Option<f64>,
+    /// On the rayon and peer rows: the median over the sequential loop's.
     pub vs_sequential: Option<f64>,
     /// On the rayon rows of wordfreq: the maps folded per run, one per piece rayon's splitter
     /// cut the text into (median over the invocations).
@@ -131,11 +191,19 @@ pub struct Record {
     pub taskpools_pool: Option<String>,
 }
 
-/// What the kernel program prints for one process.
+/// What the kernel program (or a peer's) prints for one process.
 #[derive(Deserialize, Debug)]
 struct Sample {
     kernel: String,
-    rayon_core: String,
+    /// The kernel program's rayon-core (`rayon` or `taskpools`).
+    #[serde(default)]
+    rayon_core: Option<String>,
+    /// A peer's: the runtime that ran (`oneTBB 2021.8 /…/libtbb.so.12`, `libomp.so.5 …`).
+    #[serde(default)]
+    identity: Option<String>,
+    /// A peer's: its name and construct (`tbb parallel_for`).
+    #[serde(default)]
+    runtime: Option<String>,
     threads: usize,
     size: usize,
     times_s: Vec<f64>,
@@ -172,18 +240,21 @@ pub fn rayon_core_of(bin: &Path) -> Result<String> {
 }
 
 fn sample(p: &Params, kernel: &str, rt: Runtime, threads: usize) -> Result<Sample> {
-    let bin = match rt {
-        Runtime::RayonOnTaskpools => &p.patched_bin,
-        _ => &p.stock_bin,
+    let (bin, runtime) = match rt {
+        Runtime::Sequential => (p.stock_bin.as_path(), Some("sequential")),
+        Runtime::Rayon => (p.stock_bin.as_path(), Some("rayon")),
+        Runtime::RayonOnTaskpools => (p.patched_bin.as_path(), Some("rayon")),
+        Runtime::Peer(peer) => (Path::new(peer.exe), None),
     };
-    let runtime = if rt == Runtime::Sequential {
-        "sequential"
-    } else {
-        "rayon"
-    };
-    let out = Command::new(bin)
-        .arg(kernel)
-        .args(["--runtime", runtime])
+    let mut cmd = Command::new(bin);
+    cmd.arg(kernel);
+    if let Some(runtime) = runtime {
+        cmd.args(["--runtime", runtime]);
+    }
+    // Unpinned, as the rayon pools are: OpenMP places its threads by its defaults.
+    let out = cmd
+        .env_remove("OMP_PLACES")
+        .env_remove("OMP_PROC_BIND")
         .args(["--threads", &threads.to_string()])
         .args(["--scale", &p.scale.to_string()])
         .args(["--runs", &p.runs.to_string()])
@@ -209,21 +280,43 @@ fn sample(p: &Params, kernel: &str, rt: Runtime, threads: usize) -> Result<Sampl
             String::from_utf8_lossy(&out.stdout).trim()
         )
     })?;
-    let want_core = if rt == Runtime::RayonOnTaskpools {
-        "taskpools"
-    } else {
-        "rayon"
+    let ran_on = match rt {
+        Runtime::Peer(peer) => {
+            let identity = s.identity.as_deref().unwrap_or("");
+            let construct = s.runtime.as_deref().unwrap_or("");
+            if !identity.starts_with(peer.identity)
+                || construct.split_whitespace().next() != Some(peer.name)
+            {
+                bail!(
+                    "{what}: {} ran on `{identity}` as `{construct}`, not {} as `{} …`",
+                    bin.display(),
+                    peer.identity,
+                    peer.name
+                );
+            }
+            identity
+        }
+        _ => {
+            let want = if rt == Runtime::RayonOnTaskpools {
+                "taskpools"
+            } else {
+                "rayon"
+            };
+            let core = s.rayon_core.as_deref().unwrap_or("none");
+            if core != want {
+                bail!(
+                    "{what}: {} answered on rayon-core {core}, expected {want}",
+                    bin.display()
+                );
+            }
+            core
+        }
     };
-    if s.kernel != kernel
-        || s.rayon_core != want_core
-        || s.threads != threads
-        || s.times_s.len() != p.runs
-    {
+    if s.kernel != kernel || s.threads != threads || s.times_s.len() != p.runs {
         bail!(
-            "{what}: {} answered for kernel {} on rayon-core {} at {} with {}",
+            "{what}: {} answered for kernel {} on {ran_on} at {} with {}",
             bin.display(),
             s.kernel,
-            s.rayon_core,
             crate::report::plural(s.threads, "thread", "threads"),
             crate::report::plural(s.times_s.len(), "run", "runs")
         );
@@ -233,22 +326,28 @@ fn sample(p: &Params, kernel: &str, rt: Runtime, threads: usize) -> Result<Sampl
 
 /// Runs the experiment.
 pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
-    let pars: Vec<Runtime> = vec![Runtime::Rayon, Runtime::RayonOnTaskpools];
-    // Per kernel: the sequential samples, then per thread count per rayon build.
+    // The parallel runtimes, in their rows' order: the two rayon builds, then the peers.
+    let mut pars: Vec<Runtime> = vec![Runtime::Rayon, Runtime::RayonOnTaskpools];
+    pars.extend(p.peers.iter().map(|&peer| Runtime::Peer(peer)));
+    let n = pars.len();
+    // Per kernel: the sequential samples, then per thread count per parallel runtime.
     let mut seq = vec![Vec::new(); p.kernels.len()];
-    let mut par = vec![vec![[Vec::new(), Vec::new()]; p.threads.len()]; p.kernels.len()];
-    let mut pieces = vec![vec![[Vec::new(), Vec::new()]; p.threads.len()]; p.kernels.len()];
+    let mut par = vec![vec![vec![Vec::new(); n]; p.threads.len()]; p.kernels.len()];
+    let mut pieces = vec![vec![vec![Vec::new(); n]; p.threads.len()]; p.kernels.len()];
+    // A peer's rows name its construct, which the program reports.
+    let mut constructs = vec![vec![String::new(); n]; p.kernels.len()];
     let mut sizes = vec![0; p.kernels.len()];
     let mut checksums: Vec<Option<(String, String)>> = vec![None; p.kernels.len()];
-    progress.set_length((p.invocations * p.kernels.len() * (1 + 2 * p.threads.len())) as u64);
+    progress.set_length((p.invocations * p.kernels.len() * (1 + n * p.threads.len())) as u64);
     for inv in 0..p.invocations {
         for (ki, &k) in p.kernels.iter().enumerate() {
-            // The sequential loop first on even invocations, last on odd ones; the two rayon
-            // builds swap places every invocation.
+            // The sequential loop first on even invocations, last on odd ones; the parallel
+            // runtimes take turns, their order rotated by one every invocation (the two rayon
+            // builds swap places when they run alone).
             let mut order = Vec::new();
             for ti in 0..p.threads.len() {
-                for r in 0..2 {
-                    order.push((Some(ti), if inv % 2 == 0 { r } else { 1 - r }));
+                for j in 0..n {
+                    order.push((Some(ti), (j + inv) % n));
                 }
             }
             if inv % 2 == 0 {
@@ -268,15 +367,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     inv + 1
                 ));
                 let s = sample(p, k, rt, threads)?;
+                // A peer names its construct; the kernel programs' `runtime` is `rayon` on both
+                // builds, so theirs is the row's.
+                let by = match (rt, &s.runtime) {
+                    (Runtime::Peer(_), Some(construct)) => construct.clone(),
+                    _ => rt.name().to_string(),
+                };
                 match &checksums[ki] {
                     None => {
-                        checksums[ki] = Some((s.checksum.clone(), rt.name().into()));
+                        checksums[ki] = Some((s.checksum.clone(), by.clone()));
                         sizes[ki] = s.size;
                     }
-                    Some((c, by)) if *c != s.checksum || sizes[ki] != s.size => bail!(
-                        "{k}: wrong result on {} at {}: checksum {} (size {}), \
-                         {by} gave {c} (size {})",
-                        rt.name(),
+                    Some((c, first)) if *c != s.checksum || sizes[ki] != s.size => bail!(
+                        "{k}: wrong result on {by} at {}: checksum {} (size {}), \
+                         {first} gave {c} (size {})",
                         crate::report::plural(threads, "thread", "threads"),
                         s.checksum,
                         s.size,
@@ -290,6 +394,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     Some(ti) => {
                         par[ki][ti][r].push(median);
                         pieces[ki][ti][r].extend(s.pieces);
+                        if matches!(rt, Runtime::Peer(_)) {
+                            constructs[ki][r] = by;
+                        }
                     }
                 }
                 progress.inc();
@@ -298,13 +405,13 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     }
     let mut out = Vec::new();
     for (ki, &k) in p.kernels.iter().enumerate() {
-        let row = |rt: Runtime, threads: usize, xs: &[f64]| {
+        let row = |runtime: String, threads: usize, xs: &[f64]| {
             let (median_s, min_s, max_s) = summarize(xs);
             Record {
                 experiment: "iter".into(),
                 kernel: k.into(),
                 size: sizes[ki],
-                runtime: rt.name().into(),
+                runtime,
                 threads,
                 invocations: p.invocations,
                 runs: p.runs,
@@ -316,25 +423,50 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 pair_ratio: None,
                 pair_ratio_min: None,
                 pair_ratio_max: None,
+                best_peer: None,
+                vs_best_peer: None,
                 vs_sequential: None,
                 pieces: None,
                 taskpools_pool: None,
             }
         };
-        let seq_row = row(Runtime::Sequential, 1, &seq[ki]);
+        let seq_row = row(Runtime::Sequential.name().into(), 1, &seq[ki]);
         let seq_median = seq_row.median_s;
         out.push(seq_row);
         for (ti, &t) in p.threads.iter().enumerate() {
-            let [stock_t, ours_t] = &par[ki][ti];
-            let stock = row(Runtime::Rayon, t, stock_t);
-            let mut ours = row(Runtime::RayonOnTaskpools, t, ours_t);
+            let samples = &par[ki][ti];
+            let mut rows: Vec<Record> = pars
+                .iter()
+                .enumerate()
+                .map(|(r, rt)| {
+                    let name = match rt {
+                        Runtime::Peer(_) => constructs[ki][r].clone(),
+                        _ => rt.name().into(),
+                    };
+                    row(name, t, &samples[r])
+                })
+                .collect();
+            let stock = rows[0].median_s;
+            let best = rows[2..]
+                .iter()
+                .min_by(|a, b| a.median_s.total_cmp(&b.median_s))
+                .map(|b| (b.runtime.clone(), b.median_s));
+            let ours = &mut rows[1];
             ours.taskpools_pool = Some(rayon_pool_name());
-            ours.vs_rayon = Some(ours.median_s / stock.median_s);
-            let pairs: Vec<f64> = ours_t.iter().zip(stock_t).map(|(o, s)| o / s).collect();
+            ours.vs_rayon = Some(ours.median_s / stock);
+            let pairs: Vec<f64> = samples[1]
+                .iter()
+                .zip(&samples[0])
+                .map(|(o, s)| o / s)
+                .collect();
             let (m, lo, hi) = summarize(&pairs);
             (ours.pair_ratio, ours.pair_ratio_min, ours.pair_ratio_max) =
                 (Some(m), Some(lo), Some(hi));
-            for (r, mut rec) in [stock, ours].into_iter().enumerate() {
+            if let Some((name, median)) = best {
+                ours.vs_best_peer = Some(ours.median_s / median);
+                ours.best_peer = Some(name);
+            }
+            for (r, mut rec) in rows.into_iter().enumerate() {
                 rec.vs_sequential = Some(rec.median_s / seq_median);
                 let pc = &pieces[ki][ti][r];
                 rec.pieces = (!pc.is_empty()).then(|| summarize(pc).0);
