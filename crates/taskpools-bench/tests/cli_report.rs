@@ -110,24 +110,20 @@ fn check_block(md: &str) -> usize {
     };
     let header = cells(lines[0]);
     assert_eq!(
-        header[..6],
+        header,
         [
             "experiment",
             "kernel",
             "threads",
             "figure",
             "our best",
-            "taskpools"
+            "taskpools",
+            "best peer",
+            "peer",
+            "ours vs peer"
         ],
         "{md}"
     );
-    let all_peers: Vec<&String> = known.iter().flat_map(|k| &k.2).collect();
-    for peer in &header[6..] {
-        assert!(
-            all_peers.contains(&peer),
-            "column `{peer}` is no peer runtime"
-        );
-    }
     for line in &lines[2..] {
         let row = cells(line);
         assert_eq!(row.len(), header.len(), "{line}");
@@ -145,13 +141,35 @@ fn check_block(md: &str) -> usize {
         assert!(["speedup", "ns/task"].contains(&row[3].as_str()), "{line}");
         let pool = ticked(&row[4]).unwrap_or_else(|| panic!("{line}: no `pool`"));
         assert!(pools.contains(&pool), "{line}: `{pool}` is no pool");
-        assert!(figure(&row[5]).is_some(), "{line}: our best has no figure");
-        for (peer, cell) in header[6..].iter().zip(&row[6..]) {
-            if figure(cell).is_some() {
-                assert!(peers.contains(peer), "{line}: {exp} does not run {peer}");
-            }
+        let ours = figure(&row[5])
+            .unwrap_or_else(|| panic!("{line}: our best has no figure"))
+            .0;
+        if row[6] == "-" {
+            assert_eq!((row[7].as_str(), row[8].as_str()), ("-", "-"), "{line}");
+        } else {
+            assert!(
+                peers.contains(&row[6]),
+                "{line}: {exp} does not run {}",
+                row[6]
+            );
+            let peer = figure(&row[7])
+                .unwrap_or_else(|| panic!("{line}: the peer has no figure"))
+                .0;
+            let ratio: f64 = row[8].parse().expect("ours vs peer");
+            let expect = if row[3] == "speedup" {
+                ours / peer
+            } else {
+                peer / ours
+            };
+            assert!(
+                (ratio - expect).abs() <= 0.01 + 0.02 * expect,
+                "{line}: {ratio} vs {expect}"
+            );
         }
-        let bold = row[5..].iter().filter(|c| c.starts_with("**")).count();
+        let bold = [&row[5], &row[7]]
+            .iter()
+            .filter(|c| c.starts_with("**"))
+            .count();
         assert!(bold >= 1, "{line}: no best marked");
     }
     lines.len() - 2
@@ -192,12 +210,12 @@ fn a_known_tour_gives_a_known_table() {
     // The figures by hand: sequential 1.0 s; ours (private-deque, the faster pool) 0.5 s,
     // fastest 0.4, slowest 0.625; rayon 0.625 s (0.5 to 1.0).
     assert!(md.contains(
-        "| forkjoin | `fib` | 2 | speedup | `private-deque` | **2.00** (1.60–2.50) | 1.60 (1.00–2.00) | - |"
+        "| forkjoin | `fib` | 2 | speedup | `private-deque` | **2.00** (1.60–2.50) | rayon | 1.60 (1.00–2.00) | 1.25 |"
     ));
     // The fastest variant per runtime: dataflow b64 (40 ns) over exact (45), libgomp depend
     // (80) over libgomp rows (120); rayon rows not in this build.
     assert!(md.contains(
-        "| dataflow | `chains` 1 access | 2 | ns/task | `private-deque` dataflow b64 | **40.0** (30.0–50.0) | - | 80.0 (60.0–100) |"
+        "| dataflow | `chains` 1 access | 2 | ns/task | `private-deque` dataflow b64 | **40.0** (30.0–50.0) | libgomp | 80.0 (60.0–100) | 2.00 |"
     ));
     assert!(md.contains(
         "Example CPU (2 cores, 4 logical CPUs), linux x86_64, 2026-11-28 00:10 UTC, load \
@@ -246,7 +264,7 @@ fn records_older_than_the_tour_are_left_out() {
         "{md}"
     );
     assert!(md.contains(
-        "| forkjoin | `fib` | 2 | speedup | `private-deque` | **2.00** (1.60–2.50) | 1.60 (1.00–2.00) | - |"
+        "| forkjoin | `fib` | 2 | speedup | `private-deque` | **2.00** (1.60–2.50) | rayon | 1.60 (1.00–2.00) | 1.25 |"
     ));
     // Dated now, the same file is read (the check is the date alone).
     std::fs::File::options()

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::rows::{Cell, Figure, Row, Tour};
-use super::{experiments, BEGIN, END};
+use super::{BEGIN, END};
 
 /// The results section of `tour` (no markers), as the README shows it.
 pub fn markdown(tour: &Tour) -> String {
@@ -16,30 +16,21 @@ pub fn markdown(tour: &Tour) -> String {
     let _ = writeln!(s, ") on {}.\n", info.describe());
     let _ = writeln!(
         s,
-        "Per kernel, at the largest thread count of the run: our best pool or variant and each \
-         other runtime's best, as the speedup over the sequential program (its median time / \
-         the runtime's), median (min–max) over the repetitions with the sequential median held \
-         fixed; the suite's times are geometric means; data-flow graphs in nanoseconds per \
-         task (lower is better). **Bold**: the row's best. `-`: not run.\n"
+        "Per kernel, at the largest thread count of the run: our best pool or variant and the \
+         best of the other runtimes that ran it (rayon, chili, forte, oneTBB, libgomp, libomp, \
+         StarPU, where installed), as the speedup over the sequential program (its median time \
+         / the runtime's), median (min–max) over the repetitions with the sequential median \
+         held fixed; the suite's times are geometric means; data-flow graphs in nanoseconds \
+         per task (lower is better). *ours vs peer*: the best peer's time over ours (above 1: \
+         ours is faster). **Bold**: the row's best. `-`: not run.\n"
     );
-    // Peer columns: every peer some row has, in the experiments' order.
-    let mut peers: Vec<&'static str> = Vec::new();
-    for e in experiments() {
-        for p in e.peers {
-            if !peers.contains(&p) && tour.rows.iter().any(|r| r.peers.contains_key(p)) {
-                peers.push(p);
-            }
-        }
-    }
-    s.push_str("| experiment | kernel | threads | figure | our best | taskpools |");
-    for p in &peers {
-        let _ = write!(s, " {p} |");
-    }
-    s.push_str("\n|---|---|---:|---|---|---:|");
-    s.push_str(&"---:|".repeat(peers.len()));
-    s.push('\n');
+    s.push_str(
+        "| experiment | kernel | threads | figure | our best | taskpools | best peer | peer | \
+         ours vs peer |\n",
+    );
+    s.push_str("|---|---|---:|---|---|---:|---|---:|---:|\n");
     for r in &tour.rows {
-        row(&mut s, r, &peers);
+        row(&mut s, r);
     }
     if !tour.left_out.is_empty() {
         s.push_str("\nNot in the table (see their `.txt` tables):");
@@ -51,51 +42,68 @@ pub fn markdown(tour: &Tour) -> String {
     s
 }
 
-fn row(s: &mut String, r: &Row, peers: &[&'static str]) {
-    let cells: Vec<Option<Cell>> = std::iter::once(r.ours.as_ref().map(|o| o.2))
-        .chain(peers.iter().map(|p| r.peers.get(p).copied()))
-        .collect();
-    let best =
-        cells
-            .iter()
-            .flatten()
-            .map(|c| c.median)
-            .reduce(|a, b| if r.figure.better(b, a) { b } else { a });
+fn row(s: &mut String, r: &Row) {
+    // The best peer: the best median among the others (ties: the first in name order).
+    let peer = r.peers.iter().map(|(p, c)| (*p, *c)).reduce(|a, b| {
+        if r.figure.better(b.1.median, a.1.median) {
+            b
+        } else {
+            a
+        }
+    });
+    let ours = r.ours.as_ref().map(|o| o.2);
+    let best = ours
+        .iter()
+        .chain(peer.iter().map(|p| &p.1))
+        .map(|c| c.median)
+        .reduce(|a, b| if r.figure.better(b, a) { b } else { a });
     let kernel = if r.detail.is_empty() {
         format!("`{}`", r.kernel)
     } else {
         format!("`{}` {}", r.kernel, r.detail)
     };
-    let ours = match &r.ours {
+    let pool = match &r.ours {
         Some((pool, detail, _)) if detail.is_empty() => format!("`{pool}`"),
         Some((pool, detail, _)) => format!("`{pool}` {detail}"),
         None => "-".into(),
     };
     let _ = write!(
         s,
-        "| {} | {kernel} | {} | {} | {ours} |",
+        "| {} | {kernel} | {} | {} | {pool} |",
         r.experiment,
         r.threads,
         r.figure.name()
     );
-    for c in cells {
-        match c {
-            Some(c) => {
-                let m = number(r.figure, c.median);
-                let shown = if best.map(|b| number(r.figure, b)) == Some(m.clone()) {
-                    format!("**{m}**")
-                } else {
-                    m
-                };
-                let _ = write!(
-                    s,
-                    " {shown} ({}–{}) |",
-                    number(r.figure, c.min),
-                    number(r.figure, c.max)
-                );
-            }
-            None => s.push_str(" - |"),
+    let cell = |s: &mut String, c: Option<Cell>| match c {
+        Some(c) => {
+            let m = number(r.figure, c.median);
+            let shown = if best.map(|b| number(r.figure, b)) == Some(m.clone()) {
+                format!("**{m}**")
+            } else {
+                m
+            };
+            let _ = write!(
+                s,
+                " {shown} ({}–{}) |",
+                number(r.figure, c.min),
+                number(r.figure, c.max)
+            );
         }
+        None => s.push_str(" - |"),
+    };
+    cell(s, ours);
+    let _ = write!(s, " {} |", peer.map_or("-", |p| p.0));
+    cell(s, peer.map(|p| p.1));
+    // The peer's time over ours: speedups divide the other way round.
+    match (ours, peer) {
+        (Some(o), Some((_, p))) => {
+            let x = match r.figure {
+                Figure::Speedup => o.median / p.median,
+                Figure::NsPerTask => p.median / o.median,
+            };
+            let _ = write!(s, " {x:.2} |");
+        }
+        _ => s.push_str(" - |"),
     }
     s.push('\n');
 }
