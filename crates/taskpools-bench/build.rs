@@ -7,7 +7,8 @@
 //! - `peers/forkjoin_*.cpp`: the fork-join kernels as programs of their own, for oneTBB
 //!   (`forkjoin_tbb`, where `libtbb-dev` is installed) and LLVM's OpenMP runtime
 //!   (`forkjoin_omp`, `clang++ -fopenmp` against libomp, where `clang` and `libomp-dev` are),
-//!   paths exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP`; `taskpools iter`'s
+//!   paths exported as `TASKPOOLS_PEER_TBB` / `TASKPOOLS_PEER_LIBOMP`; `taskpools queens`'s
+//!   oneTBB program (`peers/queens_tbb.cpp`, `TASKPOOLS_PEER_QUEENS_TBB`); `taskpools iter`'s
 //!   (`peers/iter_tbb.cpp`, `peers/iter_omp.cpp`) the same way, exported as
 //!   `TASKPOOLS_ITER_PEER_TBB` / `TASKPOOLS_ITER_PEER_LIBOMP`.
 //! - The drivers of `taskpools suite` and `taskpools dataflow` (`peers/suite_omp.c`,
@@ -29,7 +30,8 @@ fn main() {
     drivers();
 }
 
-/// Builds the peer programs of `taskpools forkjoin` and exports their paths.
+/// Builds the peer programs of `taskpools forkjoin` and `taskpools queens` and exports their
+/// paths.
 fn peers() {
     for f in [
         "peer_util.hpp",
@@ -43,11 +45,14 @@ fn peers() {
     }
     println!("cargo:rerun-if-env-changed=PATH");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo:rerun-if-changed=peers/queens_tbb.cpp");
     let tbb = build_tbb(&out);
     let libomp = build_libomp(&out);
+    let queens = build_tbb_peer(&out, "peers/queens_tbb.cpp", "queens_tbb", &[]);
     for (var, exe) in [
         ("TASKPOOLS_PEER_TBB", tbb),
         ("TASKPOOLS_PEER_LIBOMP", libomp),
+        ("TASKPOOLS_PEER_QUEENS_TBB", queens),
     ] {
         let path = exe.map(|p| p.display().to_string()).unwrap_or_default();
         println!("cargo:rustc-env={var}={path}");

@@ -188,9 +188,12 @@ fn queens_runs_every_front_end_and_checks_counts() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
     // sequential + (2 pools, 2 pools with the cutoff, scope and join on ours, rayon and
-    // forte, join on chili) x 2 thread counts; every count was checked against the sequential
-    // one (the cutoff rows: tasks and nodes counted by plain calls add up to the tree).
-    assert_eq!(recs.len(), 1 + 11 * 2);
+    // forte, join on chili, scope-cutoff on ours and rayon, and where oneTBB was built its
+    // scope and scope-cutoff) x 2 thread counts; every count was checked against the
+    // sequential one (the cutoff rows: tasks and nodes counted by plain calls add up to the
+    // tree; oneTBB's count came from its own process).
+    let tbb = !env!("TASKPOOLS_PEER_QUEENS_TBB").is_empty();
+    assert_eq!(recs.len(), 1 + (13 + 2 * usize::from(tbb)) * 2);
     assert_eq!(recs[0]["front_end"], "sequential");
     assert!(recs.iter().all(|r| r["nodes"] == 2057));
     // Task-pool rows count their tasks: every node, or fewer with the cutoff.
@@ -214,7 +217,18 @@ fn queens_runs_every_front_end_and_checks_counts() {
         ("join", "chili"),
         ("scope", "forte"),
         ("join", "forte"),
-    ] {
+        ("scope-cutoff", "taskpools"),
+        ("scope-cutoff", "rayon"),
+    ]
+    .into_iter()
+    .chain(
+        [
+            ("scope", "tbb task_group"),
+            ("scope-cutoff", "tbb task_group"),
+        ]
+        .into_iter()
+        .filter(|_| tbb),
+    ) {
         let rows: Vec<_> = recs
             .iter()
             .filter(|r| r["front_end"] == fe && r["runtime"] == rt)
@@ -231,10 +245,17 @@ fn queens_runs_every_front_end_and_checks_counts() {
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    assert_eq!(recs.len(), 1 + 8 * 2);
+    assert_eq!(recs.len(), 1 + (10 + 2 * usize::from(tbb)) * 2);
     assert!(recs
         .iter()
         .all(|r| !r["runtime"].as_str().unwrap().contains("cutoff")));
+    // Where oneTBB's headers are installed, its peer must have been built.
+    if common::tbb_installed() {
+        assert!(
+            tbb,
+            "oneTBB is installed, but the queens peer was not built"
+        );
+    }
     for (args, msg) in [
         (&["queens", "--n", "3"][..], "4 to 16"),
         (&["queens", "--n", "17"][..], "4 to 16"),

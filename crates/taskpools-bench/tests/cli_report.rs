@@ -155,16 +155,18 @@ fn check_block(md: &str) -> usize {
             let peer = figure(&row[7])
                 .unwrap_or_else(|| panic!("{line}: the peer has no figure"))
                 .0;
+            // The ratio comes from the unrounded medians: it must point the same way as the
+            // rounded figures where they differ by more than rounding can.
             let ratio: f64 = row[8].parse().expect("ours vs peer");
+            assert!(ratio > 0.0 && ratio.is_finite(), "{line}");
             let expect = if row[3] == "speedup" {
                 ours / peer
             } else {
                 peer / ours
             };
-            assert!(
-                (ratio - expect).abs() <= 0.01 + 0.02 * expect,
-                "{line}: {ratio} vs {expect}"
-            );
+            if (expect - 1.0).abs() > 0.1 {
+                assert_eq!(ratio > 1.0, expect > 1.0, "{line}: {ratio} vs {expect}");
+            }
         }
         let bold = [&row[5], &row[7]]
             .iter()
@@ -377,8 +379,8 @@ fn this_builds_records_are_read_back() {
     let md = stdout_of(&["report", dir.to_str().unwrap()]);
     assert_eq!(
         check_block(&md),
-        6,
-        "fib, queens' three front ends, radiosity, chains:\n{md}"
+        7,
+        "fib, queens' four front ends, radiosity, chains:\n{md}"
     );
     std::fs::remove_dir_all(dir).ok();
 }

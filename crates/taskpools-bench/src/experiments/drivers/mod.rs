@@ -1,8 +1,12 @@
-//! The peer runtimes whose drivers are shared objects (`crates/taskpools-bench/peers/`,
-//! built by the build script): a driver is C that creates the tasks with its runtime's
-//! constructs (OpenMP `task` with `depend`, StarPU's `starpu_task_insert`) and calls our Rust kernels through function
-//! pointers, so that a row compares runtimes, not compilers, and every result can be compared
-//! bit for bit with the sequential program's.
+//! The peer runtimes that run in processes of their own, in two shapes:
+//!
+//! - **Programs** ([`program`]): C++ executables that regenerate their input and run whole
+//!   kernels (oneTBB and libomp for `forkjoin`, oneTBB for `queens`).
+//! - **Drivers** (this module and [`process`]): shared objects whose C creates the tasks with
+//!   its runtime's constructs (OpenMP `task` with `depend`, StarPU's `starpu_task_insert`)
+//!   and calls our Rust kernels through function pointers, so that a row compares runtimes,
+//!   not compilers, and every result can be compared bit for bit with the sequential
+//!   program's (`suite`, `dataflow`).
 //!
 //! A driver never runs in the workbench's own process: [`process`] starts a child of the
 //! workbench (`taskpools peer-run`), which loads exactly one driver, builds the input as the
@@ -13,6 +17,7 @@
 //! quiet cores.
 
 pub mod process;
+pub mod program;
 
 use std::ffi::{c_char, c_void, CStr, CString};
 

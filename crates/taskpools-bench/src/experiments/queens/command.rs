@@ -16,7 +16,7 @@ use crate::report::{self, Progress};
 #[command(
     mut_arg("peers", |a| a.help(
         "Other runtimes to run beside ours, comma-separated, `all` or `none`: rayon, chili, \
-         forte"
+         forte, tbb (oneTBB's task_group, a program of its own, where the build found oneTBB)"
     )),
     mut_arg("trace", |a| a.help(
         "Record a schedule trace of our variants (task pools without the cutoff, scope, join; \
@@ -50,7 +50,8 @@ pub struct QueensArgs {
     /// child's subtree with plain calls otherwise (`Ctx::queued`); 0: no such rows.
     #[arg(long, default_value_t = CUTOFF_QUEUED)]
     pub cutoff: usize,
-    /// Front ends, comma-separated, or `all`: task-pool, scope, join.
+    /// Front ends, comma-separated, or `all`: task-pool, scope, join, scope-cutoff (a scope
+    /// per node in the first 3 rows, the sequential recursion below).
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pub front_ends: Vec<String>,
     #[command(flatten)]
@@ -63,6 +64,13 @@ pub struct QueensArgs {
 pub fn exec(a: QueensArgs) -> Result<()> {
     let pools = parse_pools(&a.pool)?;
     let peers = a.peers.select(&PEERS)?;
+    // oneTBB named on its own must have been built; `all` takes it where it was.
+    if a.peers.peers.iter().any(|n| n == "tbb") && !super::tbb_built() {
+        bail!(
+            "--peers tbb: not installed when this workbench was built (apt-get install \
+             libtbb-dev, then rebuild)"
+        );
+    }
     let front_ends = names_or_all(&a.front_ends, &FRONT_ENDS, |n| {
         FRONT_ENDS.iter().copied().find(|f| *f == n).ok_or_else(|| {
             anyhow::anyhow!(

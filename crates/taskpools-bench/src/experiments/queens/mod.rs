@@ -14,7 +14,10 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use taskpools::{Builder, Ctx, PoolKind, Task};
 
-use super::pinning::{chili_pool, forte_pool, our_runtimes, pinner, rayon_pools, Forte};
+use super::drivers::program::ProcPeer;
+use super::pinning::{
+    chili_pool, forte_pool, our_runtimes, pinner, rayon_pools, unpin_current, Forte,
+};
 use super::summarize;
 use crate::report::Progress;
 
@@ -48,10 +51,10 @@ pub struct Params {
 }
 
 /// The other runtimes `queens` can run beside ours (`--peers`).
-pub const PEERS: [&str; 3] = ["rayon", "chili", "forte"];
+pub const PEERS: [&str; 4] = ["rayon", "chili", "forte", "tbb"];
 /// The front ends of `queens` (`--front-ends`): the task pools' working phase, a fork-join
-/// scope per node, binary joins.
-pub const FRONT_ENDS: [&str; 3] = ["task-pool", "scope", "join"];
+/// scope per node, binary joins, a scope per node down to [`CUTOFF_DEPTH`] rows.
+pub const FRONT_ENDS: [&str; 4] = ["task-pool", "scope", "join", "scope-cutoff"];
 
 /// Trace buffer per worker, in events (one task per node: a start, an end and its puts).
 const TRACE_EVENTS: usize = 1 << 22;
@@ -288,12 +291,16 @@ join_version!(join_chili_m, &mut chili::Scope<'_>, join_method);
 join_version!(join_forte_m, &forte::Worker, join_method);
 
 /// The scope versions: each node opens a scope and spawns one job per child; each child
-/// writes its count into its own slot of the parent's array.
+/// writes its count into its own slot of the parent's array. Below `depth` more rows the
+/// sequential recursion counts instead (`u32::MAX`: never, a task per node).
 macro_rules! scope_version {
     ($name:ident, $scope:path) => {
-        fn $name(b: Board) -> u64 {
+        fn $name(b: Board, depth: u32) -> u64 {
             if b.solved() {
                 return 1;
+            }
+            if depth == 0 {
+                return sequential(b).0;
             }
             let mut counts = [0u64; MAX_N as usize];
             $scope(|s| {
@@ -303,7 +310,7 @@ macro_rules! scope_version {
                     let q = free & free.wrapping_neg();
                     free ^= q;
                     let slot = slots.next().expect("at most n children");
-                    s.spawn(move |_| *slot = $name(b.place(q)));
+                    s.spawn(move |_| *slot = $name(b.place(q), depth.saturating_sub(1)));
                 }
             });
             counts.iter().sum()
@@ -314,6 +321,32 @@ macro_rules! scope_version {
 scope_version!(scope_ours, taskpools::forkjoin::scope);
 scope_version!(scope_rayon, rayon::scope);
 scope_version!(scope_forte, forte::scope);
+
+/// The depth of the `scope-cutoff` front end: a scope per node in the first rows, the
+/// sequential recursion below (n = 13: about 1,500 tasks at this depth, enough for 16
+/// threads; the fixed cutoff of oneTBB's and OpenMP's guides).
+pub const CUTOFF_DEPTH: u32 = 3;
+
+/// The oneTBB program's variant for [`CUTOFF_DEPTH`].
+const TBB_CUTOFF_VARIANT: &str = "scope-cutoff-3";
+
+/// oneTBB's `task_group` (`peers/queens_tbb.cpp`) as a program of its own, with the variant
+/// it runs (`scope`, `scope-cutoff-D`).
+fn tbb_peer(variant: &'static str) -> ProcPeer {
+    ProcPeer {
+        name: "tbb",
+        runtime: "tbb task_group",
+        variant,
+        exe: env!("TASKPOOLS_PEER_QUEENS_TBB"),
+        install: "apt-get install libtbb-dev",
+        identity: "oneTBB",
+    }
+}
+
+/// Whether the oneTBB peer was built.
+pub fn tbb_built() -> bool {
+    tbb_peer("scope").built()
+}
 
 /// A variant: what to run, and its label.
 #[derive(Clone, Copy, PartialEq)]
@@ -328,6 +361,12 @@ enum Variant {
     JoinChili,
     ScopeForte,
     JoinForte,
+    /// `scope-cutoff`: ours and rayon.
+    CutoffOurs,
+    CutoffRayon,
+    /// oneTBB's `task_group`, a task per node and with the depth cutoff.
+    ScopeTbb,
+    CutoffTbb,
 }
 
 impl Variant {
@@ -345,6 +384,10 @@ impl Variant {
             Variant::JoinChili => ("join", "chili".into()),
             Variant::ScopeForte => ("scope", "forte".into()),
             Variant::JoinForte => ("join", "forte".into()),
+            Variant::CutoffOurs => ("scope-cutoff", "taskpools".into()),
+            Variant::CutoffRayon => ("scope-cutoff", "rayon".into()),
+            Variant::ScopeTbb => ("scope", "tbb task_group".into()),
+            Variant::CutoffTbb => ("scope-cutoff", "tbb task_group".into()),
         }
     }
 }
@@ -401,9 +444,14 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 ("join", Some("chili"), Variant::JoinChili),
                 ("scope", Some("forte"), Variant::ScopeForte),
                 ("join", Some("forte"), Variant::JoinForte),
+                ("scope-cutoff", None, Variant::CutoffOurs),
+                ("scope-cutoff", Some("rayon"), Variant::CutoffRayon),
+                ("scope", Some("tbb"), Variant::ScopeTbb),
+                ("scope-cutoff", Some("tbb"), Variant::CutoffTbb),
             ]
             .into_iter()
             .filter(|(fe, rt, _)| front(fe) && rt.is_none_or(peer))
+            .filter(|(_, rt, _)| *rt != Some("tbb") || tbb_built())
             .map(|(_, _, v)| v),
         )
         .collect();
@@ -454,8 +502,28 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 )
             }
             Variant::ScopeOurs => {
-                let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root)));
+                let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root, u32::MAX)));
                 (s, None, secs)
+            }
+            Variant::CutoffOurs => {
+                let (s, secs) = ours[ti].install(|| timed(|| scope_ours(root, CUTOFF_DEPTH)));
+                (s, None, secs)
+            }
+            Variant::CutoffRayon => {
+                let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root, CUTOFF_DEPTH)));
+                (s, None, secs)
+            }
+            // A process per run; the count it printed is checked as every other.
+            Variant::ScopeTbb | Variant::CutoffTbb => {
+                let variant = if v == Variant::ScopeTbb {
+                    "scope"
+                } else {
+                    TBB_CUTOFF_VARIANT
+                };
+                // The child takes its cores' mask from this thread's.
+                unpin_current();
+                let ran = tbb_peer(variant).run("queens", t, u64::from(p.n), p.pin)?;
+                (ran.checksum, None, ran.seconds)
             }
             Variant::JoinOurs => {
                 let (s, secs) =
@@ -463,7 +531,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 (s, None, secs)
             }
             Variant::ScopeRayon => {
-                let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root)));
+                let (s, secs) = rayons[ti].install(|| timed(|| scope_rayon(root, u32::MAX)));
                 (s, None, secs)
             }
             Variant::JoinRayon => {
@@ -480,7 +548,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             Variant::ScopeForte => on_core(&pin_to, || {
                 fortes[ti].run(|pool| {
                     pool.with_worker(|_| {
-                        let (s, secs) = timed(|| scope_forte(root));
+                        let (s, secs) = timed(|| scope_forte(root, u32::MAX));
                         (s, None, secs)
                     })
                 })
@@ -615,6 +683,11 @@ fn on_core<R: Send>(pin_to: &(impl Fn(usize) + Sync), f: impl FnOnce() -> R + Se
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tbb_cutoff_variant_names_the_cutoff_depth() {
+        assert_eq!(TBB_CUTOFF_VARIANT, format!("scope-cutoff-{CUTOFF_DEPTH}"));
+    }
 
     #[test]
     fn the_sequential_search_knows_the_counts() {
