@@ -20,17 +20,20 @@ static inline void body(uint64_t *d, int32_t o, const int32_t *r, int32_t k) {
 }
 
 
-/* Runs the graph on `threads` threads; returns the elapsed seconds. (`blocks`, the blocks in
+/* Runs the graph on `threads` threads; returns the elapsed seconds (-1 when the team did not
+ * get `threads` threads). (`blocks`, the blocks in
  * `d`, is for drivers that register them, as StarPU's does.) */
 double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out, const int32_t *reads,
                            const int32_t *nreads, int32_t threads, int32_t pin) {
     double t0 = 0, t1 = 0;
+    int ok = 1;
 #pragma omp parallel num_threads(threads)
     {
         pin_me(pin);
 #pragma omp barrier
 #pragma omp single
         {
+            ok = team_ok(threads);
             t0 = omp_get_wtime();
             for (int64_t t = 0; t < n; t++) {
                 int32_t o = out[t], k = nreads[t];
@@ -61,7 +64,7 @@ double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const in
             t1 = omp_get_wtime();
         }
     }
-    return t1 - t0;
+    return ok ? t1 - t0 : -1.0;
 }
 
 /* The same tasks without dependences, a taskwait after every row of `width` tasks (what a
@@ -69,12 +72,14 @@ double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const in
 double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const int32_t *out,
                           const int32_t *reads, const int32_t *nreads, int32_t threads, int32_t pin) {
     double t0 = 0, t1 = 0;
+    int ok = 1;
 #pragma omp parallel num_threads(threads)
     {
         pin_me(pin);
 #pragma omp barrier
 #pragma omp single
         {
+            ok = team_ok(threads);
             t0 = omp_get_wtime();
             for (int64_t t = 0; t < n; t++) {
                 int32_t o = out[t], k = nreads[t];
@@ -89,5 +94,5 @@ double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t w
             t1 = omp_get_wtime();
         }
     }
-    return t1 - t0;
+    return ok ? t1 - t0 : -1.0;
 }

@@ -1,20 +1,40 @@
-/* Shared by the OpenMP peers: pins the calling OpenMP thread to core (thread number mod
- * cores), as the Rust side pins worker i to core i mod cores. libgomp keeps its threads, so
- * this holds for later regions. */
+/* Shared by the OpenMP drivers: pins the calling OpenMP thread to the workbench's core
+ * (thread number mod cores) from TASKPOOLS_PEER_CORES (the cores the workbench pins its own
+ * workers to, in its order; else core = thread number mod the online CPUs), as the Rust side
+ * pins worker i; and checks that the team has the threads asked for. libgomp keeps its
+ * threads, so the pinning holds for later regions. */
 #ifndef TASKPOOLS_OMP_PIN_H
 #define TASKPOOLS_OMP_PIN_H
 #include <omp.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+static int pin_core(int i) {
+    const char *s = getenv("TASKPOOLS_PEER_CORES");
+    int cores[CPU_SETSIZE], n = 0;
+    while (s && *s && n < CPU_SETSIZE) {
+        char *end;
+        long c = strtol(s, &end, 10);
+        if (end == s || c < 0 || c >= CPU_SETSIZE) break;
+        cores[n++] = (int)c;
+        s = *end == ',' ? end + 1 : end;
+    }
+    if (n > 0) return cores[i % n];
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online < 1 ? 0 : (int)(i % online);
+}
 
 static void pin_me(int32_t pin) {
     if (!pin) return;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) return;
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(omp_get_thread_num() % n, &set);
+    CPU_SET(pin_core(omp_get_thread_num()), &set);
     sched_setaffinity(0, sizeof set, &set);
 }
+
+/* Inside a parallel region: 1 if the team has `threads` threads (else the driver reports a
+ * negative time, which the workbench refuses). */
+static int team_ok(int32_t threads) { return omp_get_num_threads() == threads; }
 #endif

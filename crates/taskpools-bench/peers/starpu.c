@@ -8,13 +8,18 @@
  *
  * Configuration: CPU workers only, `threads` of them (`starpu_conf.ncpus`; CUDA, OpenCL and
  * MIC off), StarPU's default scheduler (`lws`, locality work stealing: the default of StarPU
- * 1.3 and the one its documentation suggests for CPU-only runs without performance models),
+ * 1.3, named explicitly, and the one its documentation suggests for CPU-only runs without
+ * performance models),
  * workers bound to cores by StarPU itself when PIN=1 (its default) and unbound otherwise
  * (STARPU_WORKERS_NOBIND=1). The calling thread submits the tasks and waits, as StarPU's own
- * examples do; it is not a worker. Each driver call is a whole StarPU session: `starpu_init`,
- * registration, submission, `starpu_task_wait_for_all`, unregistration, `starpu_shutdown`;
- * the seconds returned run from the first registration to the end of the unregistration
- * (the workers are up by then, as in the OpenMP drivers' timing).
+ * examples do; it is not a worker (so at T threads StarPU runs T workers plus the
+ * submitter, which sleeps in `starpu_task_wait_for_all` once it has submitted everything).
+ * Each driver call is a whole StarPU session: `starpu_init`, registration, submission,
+ * `starpu_task_wait_for_all`, unregistration, `starpu_shutdown`; the seconds returned run from
+ * the first submission to the end of `starpu_task_wait_for_all`, as StarPU's own Cholesky
+ * example times it (registration and unregistration are outside, the workers are up). The
+ * rows variant turns StarPU's sequential consistency off on every handle: no dependences are
+ * derived, a wait for all after each row orders the rows.
  *
  * The inner kernels are the workbench's Rust kernels, received as function pointers. Every
  * data handle is registered on main memory and only CPU workers exist, so a task's buffer
@@ -24,6 +29,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -41,9 +47,11 @@ static double now(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Starts StarPU with `threads` CPU workers; 0 on success. */
+/* Starts StarPU with `threads` CPU workers and the lws scheduler; 0 on success, -1 when it
+ * started with another number of workers. (The workbench clears every STARPU_* variable of
+ * the user's before it starts this process, so nothing overrides this configuration.) */
 static int start(int32_t threads, int32_t pin) {
-    setenv("STARPU_SILENT", "1", 0);
+    setenv("STARPU_SILENT", "1", 1);
     setenv("STARPU_WORKERS_NOBIND", pin ? "0" : "1", 1);
     struct starpu_conf conf;
     starpu_conf_init(&conf);
@@ -51,7 +59,14 @@ static int start(int32_t threads, int32_t pin) {
     conf.ncuda = 0;
     conf.nopencl = 0;
     conf.nmic = 0;
-    return starpu_init(&conf);
+    conf.sched_policy_name = "lws";
+    if (starpu_init(&conf) != 0) return 1;
+    if ((int)starpu_cpu_worker_get_count() != threads) {
+        fprintf(stderr, "starpu: started %u CPU workers, not %d\n", starpu_cpu_worker_get_count(),
+                (int)threads);
+        exit(1);
+    }
+    return 0;
 }
 
 /* A StarPU call that failed: one line on stderr and exit status 1 (the workbench reports the
@@ -86,10 +101,13 @@ static double graph(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const
     if (start(threads, pin) != 0) FAIL("starpu_init");
     starpu_data_handle_t *h = malloc((size_t)blocks * sizeof *h);
     if (!h) FAIL("malloc");
-    double t0 = now();
-    for (int64_t b = 0; b < blocks; b++)
+    for (int64_t b = 0; b < blocks; b++) {
         starpu_vector_data_register(&h[b], STARPU_MAIN_RAM, (uintptr_t)(d + b * STRIDE), STRIDE,
                                     sizeof(uint64_t));
+        /* Rows: no dependences within a row (there are none to find), a wait per row. */
+        if (width > 0) starpu_data_set_sequential_consistency_flag(h[b], 0);
+    }
+    double t0 = now();
     for (int64_t t = 0; t < n; t++) {
         const int32_t *r = reads + 3 * t;
         int k = nreads[t];
@@ -114,8 +132,8 @@ static double graph(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const
         if (width > 0 && (t + 1) % width == 0) starpu_task_wait_for_all();
     }
     starpu_task_wait_for_all();
-    for (int64_t b = 0; b < blocks; b++) starpu_data_unregister(h[b]);
     double t1 = now();
+    for (int64_t b = 0; b < blocks; b++) starpu_data_unregister(h[b]);
     free(h);
     starpu_shutdown();
     return t1 - t0;
@@ -190,12 +208,12 @@ static double tiled(int lu, double *a, int64_t n, int64_t ld, int64_t bs, t1_ker
     starpu_data_handle_t *h = malloc((size_t)(nt * nt) * sizeof *h);
     if (!h) FAIL("malloc");
 #define H(i, j) h[(i) * nt + (j)]
-    double t0 = now();
     for (int64_t i = 0; i < nt; i++)
         for (int64_t j = 0; j < nt; j++)
             starpu_matrix_data_register(&H(i, j), STARPU_MAIN_RAM,
                                         (uintptr_t)(a + i * bs * ld + j * bs), (uint32_t)ld,
                                         (uint32_t)bs, (uint32_t)bs, sizeof(double));
+    double t0 = now();
     for (int64_t k = 0; k < nt; k++) {
         INSERT(&k1_cl, STARPU_RW, H(k, k));
         if (!lu) {
@@ -217,8 +235,8 @@ static double tiled(int lu, double *a, int64_t n, int64_t ld, int64_t bs, t1_ker
         }
     }
     starpu_task_wait_for_all();
-    for (int64_t i = 0; i < nt * nt; i++) starpu_data_unregister(h[i]);
     double t1 = now();
+    for (int64_t i = 0; i < nt * nt; i++) starpu_data_unregister(h[i]);
 #undef H
     free(h);
     starpu_shutdown();
@@ -266,7 +284,6 @@ double taskpools_suite_heat(double *a, double *b, int64_t n, int64_t steps, int6
     if (start(threads, pin) != 0) FAIL("starpu_init");
     starpu_data_handle_t *ha = malloc((size_t)nb * sizeof *ha), *hb = malloc((size_t)nb * sizeof *hb);
     if (!ha || !hb) FAIL("malloc");
-    double t0 = now();
     for (int64_t i = 0; i < nb; i++) {
         int64_t rows = (i + 1) * band < n ? band : n - i * band;
         starpu_vector_data_register(&ha[i], STARPU_MAIN_RAM, (uintptr_t)(a + i * band * n),
@@ -274,6 +291,7 @@ double taskpools_suite_heat(double *a, double *b, int64_t n, int64_t steps, int6
         starpu_vector_data_register(&hb[i], STARPU_MAIN_RAM, (uintptr_t)(b + i * band * n),
                                     (uint32_t)(rows * n), sizeof(double));
     }
+    double t0 = now();
     for (int64_t s = 0; s < steps; s++) {
         double *src = s % 2 == 0 ? a : b, *dst = s % 2 == 0 ? b : a;
         starpu_data_handle_t *hs = s % 2 == 0 ? ha : hb, *hd = s % 2 == 0 ? hb : ha;
@@ -286,11 +304,11 @@ double taskpools_suite_heat(double *a, double *b, int64_t n, int64_t steps, int6
         }
     }
     starpu_task_wait_for_all();
+    double t1 = now();
     for (int64_t i = 0; i < nb; i++) {
         starpu_data_unregister(ha[i]);
         starpu_data_unregister(hb[i]);
     }
-    double t1 = now();
     free(ha);
     free(hb);
     starpu_shutdown();

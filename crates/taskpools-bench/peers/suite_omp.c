@@ -8,7 +8,7 @@
  * tile (i, j) of bs x bs starts at a + i*bs*ld + j*bs. A task's `depend` names the first element of each tile or band it uses,
  * which stands for the whole tile (tiles do not overlap). Each driver returns the seconds
  * between the start and the end of its work, measured inside the parallel region after the
- * threads are up and pinned. */
+ * threads are up and pinned, or -1 when the team did not get `threads` threads. */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>
@@ -23,19 +23,21 @@
  * they bind to this parallel region. */
 static double timed(void (*body)(void *), void *arg, int32_t threads, int32_t pin) {
     double t0 = 0, t1 = 0;
+    int ok = 1;
 #pragma omp parallel num_threads(threads)
     {
         pin_me(pin);
 #pragma omp barrier
 #pragma omp single
         {
+            ok = team_ok(threads);
             t0 = omp_get_wtime();
             body(arg);
 #pragma omp taskwait
             t1 = omp_get_wtime();
         }
     }
-    return t1 - t0;
+    return ok ? t1 - t0 : -1.0;
 }
 
 /* ---- Black-Scholes: one task per block of options (no dependences). ---- */

@@ -31,7 +31,7 @@ use taskpools::dataflow::{self, Config};
 
 use super::drivers::process::{self, hash_words, Job};
 use super::drivers::{Driver, PeerRuntime};
-use super::pinning::{our_runtimes, pinner, rayon_pools, unpin_current};
+use super::pinning::{our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 use graphs::{build, preds_per_task, Tasks};
@@ -217,17 +217,9 @@ struct Work {
     rows: bool,
 }
 
-/// Runs graph `g` once on `runtime`'s driver in a child process: its seconds, the result
-/// checked against `expected` (a hash of the sequential result).
-fn run_peer(
-    runtime: PeerRuntime,
-    g: Graph,
-    p: &Params,
-    threads: usize,
-    rows: bool,
-    expected: u64,
-) -> Result<f64> {
-    let job = Job {
+/// The job that runs graph `g` once on `runtime`'s driver in a child process.
+fn peer_job(runtime: PeerRuntime, g: Graph, p: &Params, threads: usize, rows: bool) -> Result<Job> {
+    Ok(Job {
         runtime: runtime.name().into(),
         threads,
         pin: p.pin,
@@ -238,16 +230,7 @@ fn run_peer(
             width: p.width,
             rows,
         })?,
-    };
-    let o = process::run(&job)?;
-    if o.hash != expected {
-        bail!(
-            "{} / {} x{threads}: the result differs from the sequential run's",
-            g.name(),
-            runtime.name()
-        );
-    }
-    Ok(o.seconds)
+    })
 }
 
 /// The C drivers' `taskpools_dataflow_graph`.
@@ -266,7 +249,7 @@ type RowsFn = unsafe extern "C" fn(
     i32,
 ) -> f64;
 
-/// The child's side of [`run_peer`]: builds the graph, runs it on `d` once untimed and once
+/// The child's side of [`peer_job`]: builds the graph, runs it on `d` once untimed and once
 /// timed; the timed run's seconds and its result's hash.
 pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     let w: Work = serde_json::from_value(job.work.clone())?;
@@ -310,6 +293,9 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     };
     once();
     let secs = once();
+    if secs < 0.0 {
+        bail!("the runtime's team did not get {} threads", job.threads);
+    }
     Ok((secs, hash_words(data.iter().copied())))
 }
 
@@ -470,9 +456,9 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             // (workers asleep or awake, memory in the allocators' free lists) then falls on
             // the variant itself, not on whichever variant follows it. A peer's runtime
             // threads end with its process, so none is left spinning on the cores when the
-            // next variant starts. (No pause as in `suite`: these runs last 1-4 ms, and after
-            // a sleep the cores of this kind of host come back slowly.)
+            // next variant starts.
             let mut samples: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+            let mut failed = vec![false; variants.len()];
             for _ in 0..p.reps {
                 for (k, (name, run)) in variants.iter().enumerate() {
                     let secs = match run {
@@ -484,19 +470,28 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                             check(&d, name)?;
                             secs
                         }
+                        Run::Peer(..) if failed[k] => continue,
                         Run::Peer(r, rows) => {
-                            // The child takes its cores' mask from this thread's.
-                            unpin_current();
-                            let secs = run_peer(*r, g, p, threads, *rows, expected_hash)?;
-                            pin_to(0);
-                            secs
+                            let job = peer_job(*r, g, p, threads, *rows)?;
+                            match process::run_checked(&job, expected_hash, || pin_to(0)) {
+                                Ok(secs) => secs,
+                                // A runtime that fails to run (or gives a wrong result) is
+                                // left out of the rest of the run, with its reason.
+                                Err(e) => {
+                                    eprintln!("note: {e:#}; {name} left out of this run");
+                                    failed[k] = true;
+                                    continue;
+                                }
+                            }
                         }
                     };
                     samples[k].push(secs);
                 }
             }
-            for ((name, _), s) in variants.iter().zip(samples) {
-                record(name, threads, Some(s));
+            for (((name, _), s), f) in variants.iter().zip(samples).zip(failed) {
+                if !f {
+                    record(name, threads, Some(s));
+                }
             }
             if let Some(trt) = traced.get(ti) {
                 let rows = t

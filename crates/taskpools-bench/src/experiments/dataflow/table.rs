@@ -38,10 +38,6 @@ pub fn dataflow_table(records: &[super::Record]) -> String {
                 .map_or("-".to_string(), |v| format!("{v:.3}"))
         );
     }
-    for r in crate::experiments::drivers::PeerRuntime::ALL {
-        if !r.built() {
-            let _ = writeln!(s, "\n{}: not built here ({})", r.name(), r.install());
-        }
-    }
+    s.push_str(&crate::experiments::drivers::not_built_notes());
     s
 }

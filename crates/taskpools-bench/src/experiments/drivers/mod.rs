@@ -16,6 +16,7 @@
 //! process that exits takes the runtime's spinning threads with it, so the next row starts on
 //! quiet cores.
 
+pub mod child;
 pub mod process;
 pub mod program;
 
@@ -84,9 +85,9 @@ impl PeerRuntime {
     /// What to install (then rebuild) to have it.
     pub fn install(self) -> &'static str {
         match self {
-            PeerRuntime::Libgomp => "apt-get install gcc (GCC with -fopenmp), then rebuild",
-            PeerRuntime::Libomp => "apt-get install libomp-dev clang, then rebuild",
-            PeerRuntime::Starpu => "apt-get install libstarpu-dev pkg-config, then rebuild",
+            PeerRuntime::Libgomp => "apt-get install gcc (GCC with -fopenmp), then `cargo clean -p taskpools-bench` and rebuild",
+            PeerRuntime::Libomp => "apt-get install libomp-dev clang, then `cargo clean -p taskpools-bench` and rebuild",
+            PeerRuntime::Starpu => "apt-get install libstarpu-dev pkg-config, then `cargo clean -p taskpools-bench` and rebuild",
         }
     }
 
@@ -107,6 +108,15 @@ impl PeerRuntime {
     }
 }
 
+/// A line per driver runtime that this build lacks, with how to install it (for the tables).
+pub fn not_built_notes() -> String {
+    PeerRuntime::ALL
+        .iter()
+        .filter(|r| !r.built())
+        .map(|r| format!("\n{}: not built here ({})\n", r.name(), r.install()))
+        .collect()
+}
+
 /// A loaded driver. It stays loaded until the process ends (runtimes such as libgomp do not
 /// support being unloaded while their threads exist), so a process loads at most one.
 pub struct Driver {
@@ -121,8 +131,8 @@ impl Driver {
             bail!("{}: not built ({})", runtime.name(), runtime.install());
         }
         let path = CString::new(runtime.path()).context("a driver path without NUL bytes")?;
-        // SAFETY: a NUL-terminated path; the library's initialisers are the C runtime's and
-        // the OpenMP runtime's, which run no Rust code.
+        // SAFETY: a NUL-terminated path; the library's initialisers (the C runtime's, the
+        // OpenMP runtime's, StarPU's and hwloc's) run no Rust code.
         let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
             // SAFETY: dlerror returns NULL or a NUL-terminated message owned by libc.

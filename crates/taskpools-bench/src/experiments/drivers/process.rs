@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::PeerRuntime;
+use super::{child, PeerRuntime};
+use crate::experiments::pinning::unpin_current;
 
 /// What a child runs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -65,55 +66,49 @@ pub fn run(job: &Job) -> Result<Outcome> {
     let host = HOST
         .get()
         .context("peer runs need the taskpools executable (not available in unit tests)")?;
-    let text = serde_json::to_string(job)?;
-    let out = Command::new(host)
-        .arg("peer-run")
-        .arg(&text)
-        .output()
-        .with_context(|| format!("could not start {}", host.display()))?;
     let what = format!("{} on {} x{}", job.experiment, runtime.name(), job.threads);
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut cmd = Command::new(host);
+    cmd.arg("peer-run").arg(serde_json::to_string(job)?);
+    child::configure(&mut cmd);
+    parse(runtime, &what, &child::output(cmd, &what)?)
+}
+
+/// Runs `job` in a child process, with this thread unpinned meanwhile (the child takes its
+/// cores' mask from it), and checks its result against `expected`: the seconds it measured.
+pub fn run_checked(job: &Job, expected: u64, repin: impl Fn()) -> Result<f64> {
+    unpin_current();
+    let o = run(job);
+    repin();
+    let o = o?;
+    if o.hash != expected {
         bail!(
-            "{what}: the child process failed ({}): {}",
-            out.status,
-            stderr.lines().last().unwrap_or("no message")
+            "{} on {} x{}: the result differs from the sequential run's",
+            job.experiment,
+            job.runtime,
+            job.threads
         );
     }
-    parse(runtime, &what, &String::from_utf8_lossy(&out.stdout))
+    Ok(o.seconds)
 }
 
 /// Reads a child's output: the runtime line, checked, then the timed run.
 fn parse(runtime: PeerRuntime, what: &str, stdout: &str) -> Result<Outcome> {
-    let mut lines = stdout.lines();
-    let identity = lines
-        .next()
-        .and_then(|l| l.strip_prefix("runtime "))
-        .with_context(|| format!("{what}: the child printed no `runtime` line"))?
-        .to_string();
-    if !runtime.is(&identity) {
-        bail!(
-            "{what}: the runtime that ran is `{identity}`, not {}",
-            runtime.name()
-        );
-    }
-    let line = lines.next().unwrap_or("");
-    let w: Vec<&str> = line.split_whitespace().collect();
-    let parsed = match w[..] {
-        ["time", s, "result", h] => s
-            .parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .zip(u64::from_str_radix(h, 16).ok()),
-        _ => None,
-    };
-    let Some((seconds, hash)) = parsed else {
-        bail!("{what}: expected `time SECONDS result HASH`, got `{line}`");
-    };
+    let (identity, seconds, hash) = child::parse(stdout, what, |id| {
+        if runtime.is(id) {
+            Ok(())
+        } else {
+            bail!(
+                "{what}: the runtime that ran is `{id}`, not {}",
+                runtime.name()
+            )
+        }
+    })?;
+    let hash = u64::from_str_radix(hash, 16)
+        .with_context(|| format!("{what}: `{hash}` is not a result hash"))?;
     Ok(Outcome {
         seconds,
         hash,
-        identity,
+        identity: identity.to_string(),
     })
 }
 
@@ -122,11 +117,15 @@ pub fn report(identity: &str, seconds: f64, hash: u64) -> String {
     format!("runtime {identity}\ntime {seconds:e} result {hash:016x}\n")
 }
 
-/// FNV-1a over 64-bit words: the results' hash.
+/// The results' hash: FNV-1a over the words' bytes (little-endian), so that a change in any
+/// bit reaches every bit of the hash (over whole words, two flips of a top bit cancel).
 pub fn hash_words(words: impl IntoIterator<Item = u64>) -> u64 {
-    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
-        (h ^ w).wrapping_mul(0x0100_0000_01b3)
-    })
+    words
+        .into_iter()
+        .flat_map(u64::to_le_bytes)
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 #[cfg(test)]
@@ -166,5 +165,13 @@ mod tests {
     #[test]
     fn the_hash_of_nothing_is_the_offset_basis() {
         assert_eq!(hash_words([]), 0xcbf2_9ce4_8422_2325);
+    }
+
+    #[test]
+    fn sign_flips_do_not_cancel_in_the_hash() {
+        let sign = 1u64 << 63;
+        assert_ne!(hash_words([sign, sign]), hash_words([0, 0]));
+        assert_ne!(hash_words([sign, 0]), hash_words([0, sign]));
+        assert_ne!(hash_words([1, 2]), hash_words([2, 1]));
     }
 }

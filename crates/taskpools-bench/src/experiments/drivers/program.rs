@@ -17,6 +17,8 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use super::child;
+
 /// A peer that runs as a program of its own.
 pub struct ProcPeer {
     /// Its name in `--peers`.
@@ -58,83 +60,54 @@ impl ProcPeer {
             .arg(size.to_string())
             .arg(if pin { "1" } else { "0" })
             .arg(self.variant);
-        // The cores the workbench pins its own workers to, in the same order.
+        child::configure(&mut cmd);
+        // OpenMP places its threads itself: one place per core, thread i on place i.
         let cores: Vec<usize> = crate::experiments::pinning::cores()
             .map(|c| c.iter().map(|c| c.id).collect())
             .unwrap_or_default();
-        if !cores.is_empty() {
-            let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
-            cmd.env("TASKPOOLS_PEER_CORES", list.join(","));
-        }
-        // OpenMP places its threads itself: one place per core, thread i on place i.
         if pin && !cores.is_empty() {
             let places: Vec<String> = cores.iter().map(|c| format!("{{{c}}}")).collect();
             cmd.env("OMP_PLACES", places.join(","))
                 .env("OMP_PROC_BIND", "close");
-        } else {
-            cmd.env_remove("OMP_PLACES").env_remove("OMP_PROC_BIND");
         }
-        let out = cmd
-            .output()
-            .with_context(|| format!("{}: could not start {}", self.runtime, self.exe))?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() {
-            bail!(
-                "{kernel} on {}: {} failed ({}): {}",
-                self.runtime,
-                self.exe,
-                out.status,
-                stderr.lines().last().unwrap_or("no message")
-            );
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let what = format!("{kernel} on {}", self.runtime);
+        let stdout = child::output(cmd, &what)?;
         self.parse(kernel, &stdout)
     }
 
     /// Reads a peer program's output: the runtime line, checked, then one timed run.
     fn parse(&self, kernel: &str, stdout: &str) -> Result<Ran> {
-        let mut lines = stdout.lines();
-        let identity = lines
-            .next()
-            .and_then(|l| l.strip_prefix("runtime "))
-            .with_context(|| {
-                format!(
-                    "{kernel} on {}: the program printed no `runtime` line",
-                    self.runtime
+        let what = format!("{kernel} on {}", self.runtime);
+        let (identity, seconds, checksum) = child::parse(stdout, &what, |id| {
+            let name = id.split_whitespace().next().unwrap_or("");
+            if name.starts_with(self.identity) {
+                Ok(())
+            } else {
+                bail!(
+                    "{what}: the runtime that ran is `{id}`, not {}",
+                    self.identity
                 )
-            })?
-            .to_string();
-        let name = identity.split_whitespace().next().unwrap_or("");
-        if !name.starts_with(self.identity) {
-            bail!(
-                "{kernel} on {}: the runtime that ran is `{identity}`, not {}",
-                self.runtime,
-                self.identity
-            );
-        }
-        let line = lines.next().unwrap_or("");
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let (seconds, checksum) = match w[..] {
-            ["time", s, "result", c] => (s.parse::<f64>().ok(), c.parse::<u64>().ok()),
-            _ => (None, None),
-        };
-        match (seconds, checksum) {
-            (Some(seconds), Some(checksum)) if seconds.is_finite() && seconds >= 0.0 => Ok(Ran {
-                seconds,
-                checksum,
-                identity,
-            }),
-            _ => bail!(
-                "{kernel} on {}: expected `time SECONDS result CHECKSUM`, got `{line}`",
-                self.runtime
-            ),
-        }
+            }
+        })?;
+        let checksum = checksum
+            .parse::<u64>()
+            .with_context(|| format!("{what}: `{checksum}` is not a checksum"))?;
+        Ok(Ran {
+            seconds,
+            checksum,
+            identity: identity.to_string(),
+        })
     }
 }
 
-/// The checksum the peer programs print for an array: FNV-1a over 64-bit words.
+/// The checksum the peer programs print for an array: FNV-1a over 64-bit words, as their C++
+/// computes it (forkjoin_common.hpp). A weaker hash than the drivers' (two flips of a word's
+/// top bit cancel), on results that are sorted arrays and sums, where a wrong result moves
+/// many bits.
 pub fn fnv(words: impl IntoIterator<Item = u64>) -> u64 {
-    crate::experiments::drivers::process::hash_words(words)
+    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
+        (h ^ w).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

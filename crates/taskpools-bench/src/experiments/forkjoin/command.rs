@@ -89,7 +89,7 @@ pub fn exec(a: ForkjoinArgs) -> Result<()> {
     for n in &a.peers.peers {
         if let Some(hint) = install_hint(n).filter(|_| !peer_built(n)) {
             bail!(
-                "--peers {n}: not installed when this workbench was built ({hint}, then rebuild)"
+                "--peers {n}: not installed when this workbench was built ({hint}, then `cargo clean -p taskpools-bench` and rebuild)"
             );
         }
     }

@@ -229,7 +229,7 @@ fn table(p: &Params, records: &[Record]) -> String {
     for peer in PEERS.iter().filter(|p| !p.built()) {
         let _ = writeln!(
             s,
-            "\nno {} rows: not installed when this workbench was built ({}, then rebuild)",
+            "\nno {} rows: not installed when this workbench was built ({}, then `cargo clean -p taskpools-bench` and rebuild)",
             peer.name, peer.install
         );
     }

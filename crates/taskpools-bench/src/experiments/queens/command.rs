@@ -68,7 +68,7 @@ pub fn exec(a: QueensArgs) -> Result<()> {
     if a.peers.peers.iter().any(|n| n == "tbb") && !super::tbb_built() {
         bail!(
             "--peers tbb: not installed when this workbench was built (apt-get install \
-             libtbb-dev, then rebuild)"
+             libtbb-dev, then `cargo clean -p taskpools-bench` and rebuild)"
         );
     }
     let front_ends = names_or_all(&a.front_ends, &FRONT_ENDS, |n| {

@@ -39,7 +39,7 @@ pub fn queens_table(records: &[super::Record]) -> String {
     if !super::tbb_built() {
         let _ = writeln!(
             s,
-            "\ntbb: not built here (apt-get install libtbb-dev, then rebuild)"
+            "\ntbb: not built here (apt-get install libtbb-dev, then `cargo clean -p taskpools-bench` and rebuild)"
         );
     }
     s

@@ -308,7 +308,7 @@ fn position(exp: &str, kernel: &str) -> Result<(usize, usize)> {
     }
 }
 
-/// The peer that `runtime` names (its first word: `openmp depend` is `openmp`), if any.
+/// The peer that `runtime` names (its first word: `libomp depend` is `libomp`), if any.
 fn peer(exp: &str, runtime: &str) -> Option<&'static str> {
     let first = runtime.split_whitespace().next()?;
     experiments()

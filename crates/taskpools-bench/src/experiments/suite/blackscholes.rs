@@ -123,7 +123,8 @@ impl Program for BlackScholes {
             i32,
             i32,
         ) -> f64;
-        // SAFETY: suite_omp.c defines it with this signature.
+        // SAFETY: every suite driver that has it (suite_omp.c; starpu.c for the programs
+        // with dependences) defines it with this signature.
         let f: F = unsafe { d.function("taskpools_suite_blackscholes")? };
         let (opts, prices) = (&self.opts[..], &mut self.prices[..]);
         // SAFETY: `opts` and `prices` hold `n` elements each; the driver's tasks price

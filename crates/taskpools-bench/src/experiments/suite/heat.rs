@@ -185,7 +185,8 @@ impl Program for Heat {
     fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
         type K = unsafe extern "C" fn(*const f64, i64, i64, *mut f64, i64, i64, i64);
         type F = unsafe extern "C" fn(*mut f64, *mut f64, i64, i64, i64, K, i32, i32) -> f64;
-        // SAFETY: suite_omp.c defines it with this signature.
+        // SAFETY: every suite driver that has it (suite_omp.c; starpu.c for the programs
+        // with dependences) defines it with this signature.
         let f: F = unsafe { d.function("taskpools_suite_heat")? };
         let (n, steps, band) = (self.n, self.steps, self.band);
         let (a, b) = (self.a.as_mut_slice(), self.b.as_mut_slice());

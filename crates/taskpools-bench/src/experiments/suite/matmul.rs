@@ -210,7 +210,8 @@ impl Program for Matmul {
             i32,
             i32,
         ) -> f64;
-        // SAFETY: suite_omp.c defines it with this signature.
+        // SAFETY: every suite driver that has it (suite_omp.c; starpu.c for the programs
+        // with dependences) defines it with this signature.
         let f: F = unsafe { d.function("taskpools_suite_matmul")? };
         let (n, ld, leaf) = (self.n, self.ld, self.leaf);
         let (a, b, c) = (&self.a[..], &self.b[..], self.c.as_mut_slice());

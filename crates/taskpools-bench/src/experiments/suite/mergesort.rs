@@ -142,7 +142,8 @@ impl Program for Mergesort {
         type Sort = unsafe extern "C" fn(*mut u32, i64);
         type Merge = unsafe extern "C" fn(*mut u32, *mut u32, i64, i64);
         type F = unsafe extern "C" fn(*mut u32, *mut u32, i64, i64, Sort, Merge, i32, i32) -> f64;
-        // SAFETY: suite_omp.c defines it with this signature.
+        // SAFETY: every suite driver that has it (suite_omp.c; starpu.c for the programs
+        // with dependences) defines it with this signature.
         let f: F = unsafe { d.function("taskpools_suite_mergesort")? };
         let (keys, tmp) = (&mut self.d[..], &mut self.tmp[..]);
         // SAFETY: keys and tmp hold n keys; the driver's two tasks per level sort disjoint

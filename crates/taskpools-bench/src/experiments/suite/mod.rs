@@ -3,11 +3,14 @@
 //! Black-Scholes, Cholesky, heat diffusion, LU, matrix multiply and mergesort, each in the
 //! variants that fit it — data-flow tasks, the same program without dependence analysis and
 //! with syncs ("ND"), fork-join, rayon, OpenMP tasks (with `depend` where the program has
-//! dependences; libgomp, C built by the build script) — against the sequential program, in
-//! one invocation, every result compared bit for bit with the sequential one.
+//! dependences) under GCC's libgomp and LLVM's libomp, and StarPU (the programs with
+//! dependences) — against the sequential program, in one invocation, every result compared
+//! bit for bit with the sequential one.
 //!
-//! Every variant calls the same Rust kernels ([`kernels`]); the OpenMP drivers call them
-//! through `extern "C"` function pointers, so the table compares runtimes, not compilers.
+//! Every variant calls the same Rust kernels ([`kernels`]); the peers' drivers (C, built by
+//! the build script, each run in a process of its own: [`crate::experiments::drivers`]) call
+//! them through `extern "C"` function pointers, so the table compares runtimes, not
+//! compilers.
 
 pub mod blackscholes;
 mod command;
@@ -29,7 +32,7 @@ use taskpools::dataflow::Config;
 
 use super::drivers::process::{self, Job};
 use super::drivers::{Driver, PeerRuntime};
-use super::pinning::{our_runtimes, pinner, rayon_pools, unpin_current};
+use super::pinning::{our_runtimes, pinner, rayon_pools};
 use crate::report::Progress;
 
 pub use command::{exec, run_and_emit, SuiteArgs};
@@ -302,16 +305,9 @@ struct Work {
     sizes: Sizes,
 }
 
-/// Runs `b` once on `runtime`'s driver in a child process; its seconds, the result checked
-/// against `expected` (a hash of the sequential result).
-fn run_peer(
-    runtime: PeerRuntime,
-    b: Bench,
-    p: &Params,
-    threads: usize,
-    expected: u64,
-) -> Result<f64> {
-    let job = Job {
+/// The job that runs `b` once on `runtime`'s driver in a child process.
+fn peer_job(runtime: PeerRuntime, b: Bench, p: &Params, threads: usize) -> Result<Job> {
+    Ok(Job {
         runtime: runtime.name().into(),
         threads,
         pin: p.pin,
@@ -320,19 +316,10 @@ fn run_peer(
             bench: b.name().into(),
             sizes: p.sizes,
         })?,
-    };
-    let o = process::run(&job)?;
-    if o.hash != expected {
-        bail!(
-            "{} / {} x{threads}: the result differs from the sequential run's",
-            b.name(),
-            runtime.name()
-        );
-    }
-    Ok(o.seconds)
+    })
 }
 
-/// The child's side of [`run_peer`]: builds the program's input, runs it on `d` once untimed
+/// The child's side of [`peer_job`]: builds the program's input, runs it on `d` once untimed
 /// and once timed; the timed run's seconds and its result's hash.
 pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     let w: Work = serde_json::from_value(job.work.clone())?;
@@ -346,6 +333,9 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     prog.run_driver(d, job.threads, job.pin)?;
     prog.reset();
     let secs = prog.run_driver(d, job.threads, job.pin)?;
+    if secs < 0.0 {
+        bail!("the runtime's team did not get {} threads", job.threads);
+    }
     Ok((secs, prog.result_hash()))
 }
 
@@ -435,6 +425,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         // cores that come back slowly after an idle spell, on a shared host) is not charged
         // to whichever variant the rotation put there.
         let mut warm_up = false;
+        // The peers that failed.
+        let mut failed = vec![false; variants.len()];
         for rep in 0..p.reps {
             pin_to(0);
             if warm_up {
@@ -472,13 +464,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                             }
                             secs
                         }
+                        Variant::Peer(_) if failed[k] => continue,
                         Variant::Peer(r) => {
-                            // The child takes its cores' mask from this thread's.
-                            unpin_current();
-                            let secs = run_peer(r, b, p, c.threads, expected)?;
-                            pin_to(0);
                             warm_up = true;
-                            secs
+                            let job = peer_job(r, b, p, c.threads)?;
+                            match process::run_checked(&job, expected, || pin_to(0)) {
+                                Ok(secs) => secs,
+                                // A runtime that fails to run (or gives a wrong result) is
+                                // left out of the rest of the run, with its reason.
+                                Err(e) => {
+                                    eprintln!("note: {e:#}; {} left out of this run", names[k]);
+                                    failed[k] = true;
+                                    continue;
+                                }
+                            }
                         }
                     };
                     row[k].push(secs);
@@ -511,8 +510,10 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         }
         record("sequential", 1, seq);
         for (ti, row) in samples.into_iter().enumerate() {
-            for (v, s) in names.iter().zip(row) {
-                record(v, p.threads[ti], s);
+            for ((v, s), &f) in names.iter().zip(row).zip(&failed) {
+                if !f {
+                    record(v, p.threads[ti], s);
+                }
             }
         }
     }

@@ -78,10 +78,6 @@ pub fn suite_table(records: &[super::Record]) -> String {
             let _ = writeln!(s);
         }
     }
-    for r in crate::experiments::drivers::PeerRuntime::ALL {
-        if !r.built() {
-            let _ = writeln!(s, "\n{}: not built here ({})", r.name(), r.install());
-        }
-    }
+    s.push_str(&crate::experiments::drivers::not_built_notes());
     s
 }

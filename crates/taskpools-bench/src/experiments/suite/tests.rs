@@ -38,7 +38,7 @@ fn every_variant_of_every_benchmark_matches_the_sequential_run() {
         assert!(rows.iter().any(|r| r.variant == "dataflow"), "{}", b.name());
         assert!(rows.iter().all(|r| r.ms.is_some()), "{}", b.name());
         // The peers run in child processes of the workbench's executable, which a unit test
-        // does not have: their rows are in the CLI tests (tests/cli_suite.rs).
+        // does not have: their rows are in the CLI tests (tests/cli_drivers.rs).
         assert!(!rows.iter().any(|r| is_openmp(&r.variant)), "{}", b.name());
     }
 }

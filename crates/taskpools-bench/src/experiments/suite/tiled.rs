@@ -363,7 +363,7 @@ impl Program for Tiled {
                 kernels::ffi::gemm_nn_sub,
             ),
         };
-        // SAFETY: suite_omp.c defines both factorizations with this signature.
+        // SAFETY: suite_omp.c and starpu.c define both factorizations with this signature.
         let f: F = unsafe { d.function(name)? };
         let (n, ld, bs) = (self.n as i64, self.ld as i64, self.bs as i64);
         let a = self.a.as_mut_slice();
