@@ -33,12 +33,20 @@ struct Board {
   }
 };
 
-uint64_t sequential(Board b) {
-  if (b.solved()) return 1;
+// The board's four words as four arguments, not one struct: passed as a struct, clang++ -O2
+// left this recursion 15 % slower than the Rust one (33.4 against 28.8 ms, n = 13, 1 thread);
+// as words it runs at the Rust one's speed.
+uint64_t sequential_words(uint32_t all, uint32_t cols, uint32_t left, uint32_t right) {
+  if (cols == all) return 1;
   uint64_t n = 0;
-  for (uint32_t f = b.free(); f != 0; f &= f - 1) n += sequential(b.place(f & (~f + 1)));
+  for (uint32_t f = ~(cols | left | right) & all; f != 0; f &= f - 1) {
+    uint32_t q = f & (~f + 1);
+    n += sequential_words(all, cols | q, ((left | q) << 1) & all, (right | q) >> 1);
+  }
   return n;
 }
+
+uint64_t sequential(Board b) { return sequential_words(b.all, b.cols, b.left, b.right); }
 
 // Solutions below `b`: a task per child down to `depth` more rows (negative: no limit).
 uint64_t per_node(Board b, int depth) {
