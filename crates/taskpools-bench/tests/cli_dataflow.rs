@@ -188,4 +188,5 @@ fn suite_bad_input_is_refused_at_once() {
         "--plot-dir /sys/kernel",
     );
     refused(&["suite", "--options", "100000000"], "--options 100000000");
+    refused(&["suite", "--peers", "icc"], "unknown runtime 'icc'");
 }

@@ -227,6 +227,28 @@ fn a_known_tour_gives_a_known_table() {
     assert_eq!(check_block(&md), 2);
 }
 
+/// A tour written before the peers had processes of their own names its libgomp rows
+/// `openmp …`: it reads as the same table.
+#[test]
+fn an_older_tours_openmp_rows_read_as_libgomp() {
+    let dir = scratch("openmp-names");
+    for f in std::fs::read_dir(fixture()).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let old = text
+            .replace("\"libgomp depend\"", "\"openmp depend\"")
+            .replace("\"libgomp rows\"", "\"openmp rows\"");
+        std::fs::write(dir.join(f.file_name().unwrap()), old).unwrap();
+    }
+    assert!(std::fs::read_to_string(dir.join("dataflow.json"))
+        .unwrap()
+        .contains("openmp depend"));
+    let md = stdout_of(&["report", dir.to_str().unwrap()]);
+    let expected = std::fs::read_to_string(fixture().join("expected.md")).unwrap();
+    assert_eq!(md, expected);
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// Records written before the tour started (an earlier run into the same folder) are left
 /// out with a note, not mixed into this tour's table: here a copy of the fork-join records
 /// that would win every row, dated a day before the tour.

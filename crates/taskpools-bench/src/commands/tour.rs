@@ -256,6 +256,7 @@ fn tour(out: &Path) -> Result<()> {
         dataflow: taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK)?,
         pin: true,
         trace: Some(files.trace.clone()),
+        peers: suite::PEERS.to_vec(),
     };
     // The suite's figures (one per benchmark) go into suite/, not into suite.svg.
     let outputs = Outputs {

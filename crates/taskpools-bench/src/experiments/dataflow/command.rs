@@ -81,6 +81,7 @@ fn params(a: &DataflowArgs) -> Result<Params> {
             .collect::<Result<Vec<_>>>()?
     };
     let peers = a.peers.select(&PEERS)?;
+    crate::experiments::drivers::refuse_unbuilt(&a.peers.peers)?;
     a.out.check()?;
     a.trace.check()?;
     Ok(Params {

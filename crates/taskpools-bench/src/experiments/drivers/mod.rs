@@ -108,6 +108,20 @@ impl PeerRuntime {
     }
 }
 
+/// Refuses a driver runtime named in `--peers` that this build lacks, with how to install it
+/// (`all` takes those that were built).
+pub fn refuse_unbuilt(named: &[String]) -> Result<()> {
+    for n in named {
+        if let Some(r) = PeerRuntime::from_name(n).filter(|r| !r.built()) {
+            bail!(
+                "--peers {n}: not installed when this workbench was built ({})",
+                r.install()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A line per driver runtime that this build lacks, with how to install it (for the tables).
 pub fn not_built_notes() -> String {
     PeerRuntime::ALL

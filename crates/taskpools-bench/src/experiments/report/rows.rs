@@ -308,9 +308,13 @@ fn position(exp: &str, kernel: &str) -> Result<(usize, usize)> {
     }
 }
 
-/// The peer that `runtime` names (its first word: `libomp depend` is `libomp`), if any.
+/// The peer that `runtime` names (its first word: `libomp depend` is `libomp`), if any. Tours
+/// written before 2026-11-28 name their libgomp rows `openmp …`: those are libgomp's.
 fn peer(exp: &str, runtime: &str) -> Option<&'static str> {
-    let first = runtime.split_whitespace().next()?;
+    let first = match runtime.split_whitespace().next()? {
+        "openmp" if matches!(exp, "dataflow" | "suite") => "libgomp",
+        w => w,
+    };
     experiments()
         .into_iter()
         .find(|x| x.name == exp)?

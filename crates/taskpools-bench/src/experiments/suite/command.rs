@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use super::{run, Bench, Params, Sizes};
+use super::{run, Bench, Params, Sizes, PEERS};
 use crate::cli::{
-    check_dir_writable, emit, names_or_all, Outputs, PinArgs, RecordsArgs, RepsArgs, ThreadsArgs,
-    TraceArgs,
+    check_dir_writable, emit, names_or_all, Outputs, PeersArgs, PinArgs, RecordsArgs, RepsArgs,
+    ThreadsArgs, TraceArgs,
 };
 use crate::report::{self, Progress};
 
@@ -17,6 +17,11 @@ use crate::report::{self, Progress};
 #[derive(Args)]
 #[command(
     mut_arg("reps", |a| a.help("Repetitions (the geometric mean is reported); at least 1")),
+    mut_arg("peers", |a| a.help(
+        "Other runtimes to run beside ours, comma-separated, `all` or `none`: rayon, libgomp, \
+         libomp, starpu (each of the last three where the build found it, in processes of \
+         their own; StarPU runs Cholesky, LU and heat)"
+    )),
     mut_arg("pin", |a| a.help(
         "Pin worker i of every runtime and OpenMP thread i to core i mod cores, and the \
          sequential runs to core 0: `--pin`, `--pin true` (the default) or `--pin false`"
@@ -92,6 +97,8 @@ pub struct SuiteArgs {
     #[arg(long, default_value_t = 2048)]
     pub lut_block: usize,
     #[command(flatten)]
+    pub peers: PeersArgs,
+    #[command(flatten)]
     pub pin: PinArgs,
     #[command(flatten)]
     pub out: RecordsArgs,
@@ -156,6 +163,8 @@ fn params(a: &SuiteArgs) -> Result<Params> {
         check_dir_writable("--plot-dir", dir)?;
     }
     a.trace.check()?;
+    let peers = a.peers.select(&PEERS)?;
+    crate::experiments::drivers::refuse_unbuilt(&a.peers.peers)?;
     Ok(Params {
         threads: a.threads.threads.clone(),
         reps: a.reps.reps,
@@ -164,6 +173,7 @@ fn params(a: &SuiteArgs) -> Result<Params> {
         dataflow: config,
         pin: a.pin.pin,
         trace: a.trace.trace.clone(),
+        peers,
     })
 }
 

@@ -109,6 +109,8 @@ pub struct Params {
     /// thread count, on a runtime of its own that records: Chrome trace-event JSON here,
     /// Gantt charts and task graphs (DOT, critical path marked) beside it.
     pub trace: Option<std::path::PathBuf>,
+    /// The other runtimes to run (of [`PEERS`]).
+    pub peers: Vec<&'static str>,
 }
 
 /// The other runtimes the suite runs beside ours (their variants' names start with these:
@@ -288,13 +290,16 @@ enum Variant {
     Peer(PeerRuntime),
 }
 
-/// The peer runtimes whose rows this process can run: those built, where this process is the
-/// workbench (not a unit test).
-pub fn peer_runtimes() -> Vec<PeerRuntime> {
+/// The peer runtimes with drivers whose rows this process can run, of those in `peers`: those
+/// built, where this process is the workbench (not a unit test).
+pub fn peer_runtimes(peers: &[&str]) -> Vec<PeerRuntime> {
     if !process::host_available() {
         return Vec::new();
     }
-    PeerRuntime::ALL.into_iter().filter(|r| r.built()).collect()
+    PeerRuntime::ALL
+        .into_iter()
+        .filter(|r| r.built() && peers.contains(&r.name()))
+        .collect()
 }
 
 /// The input and sizes a child process of `suite` runs (the job's `work`).
@@ -348,7 +353,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
     let pin_to = pinner(p.pin);
     let ours = our_runtimes(&p.threads, p.pin)?;
     let rayons = rayon_pools(&p.threads, p.pin)?;
-    let peers = peer_runtimes();
+    let peers = peer_runtimes(&p.peers);
     let ctx = |ti: usize| Ctx {
         threads: p.threads[ti],
         rt: &ours[ti],
@@ -391,6 +396,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
         let variants: Vec<Variant> = prog
             .variants()
             .into_iter()
+            .filter(|v| *v != "rayon" || p.peers.contains(&"rayon"))
             .map(Variant::Own)
             .chain(
                 peers

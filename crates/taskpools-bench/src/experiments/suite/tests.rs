@@ -31,6 +31,7 @@ fn every_variant_of_every_benchmark_matches_the_sequential_run() {
         dataflow: Config::default(),
         pin: false,
         trace: None,
+        peers: PEERS.to_vec(),
     };
     let r = run(&p, &Progress::new(false)).unwrap();
     for b in Bench::ALL {
