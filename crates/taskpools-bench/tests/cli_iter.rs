@@ -214,6 +214,7 @@ fn iter_runs_every_kernel_on_every_runtime_and_refuses_a_wrong_result() {
 
 #[test]
 fn iter_refuses_bad_input_at_once() {
+    refused(&["iter", "--peers", "icc"], "unknown runtime 'icc'");
     refused(&["iter", "--kernels", "sum-squares,quicksort"], "quicksort");
     refused(&["iter", "--scale", "0"], "--scale 0: more than 0");
     refused(&["iter", "--scale", "5"], "at most 4");

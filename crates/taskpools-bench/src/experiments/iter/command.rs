@@ -10,12 +10,18 @@ use clap::Args;
 
 use super::kernels::{KERNELS, NBODY_STEPS};
 use super::{default_bin, rayon_core_of, run, workspace_root, Params, Record, PEERS};
-use crate::cli::{emit, names_or_all, RecordsArgs, ThreadsArgs};
+use crate::cli::{emit, names_or_all, PeersArgs, RecordsArgs, ThreadsArgs};
 use crate::report::Progress;
 
 /// The arguments of `taskpools iter`.
 #[derive(Args)]
+#[command(mut_arg("peers", |a| a.help(
+    "Peers to run beside the two rayon builds, comma-separated, `all` or `none`: tbb, libomp \
+     (each where the build found it, a program of its own)"
+)))]
 pub struct IterArgs {
+    #[command(flatten)]
+    pub peers: PeersArgs,
     /// Kernels, comma-separated, or `all`: sum-squares, mandelbrot, nbody, wordfreq, sort-u64,
     /// sort-strings, filter-collect, flat-map.
     #[arg(long, default_value = "all", value_delimiter = ',')]
@@ -104,6 +110,18 @@ fn check(a: &IterArgs) -> Result<Params> {
         bail!("--warmup {}: 0 to 1000", a.warmup);
     }
     a.out.check()?;
+    let names: Vec<&'static str> = PEERS.iter().map(|p| p.name).collect();
+    let chosen = a.peers.select(&names)?;
+    // A peer named on its own must have been built; `all` takes those that were.
+    for n in &a.peers.peers {
+        if let Some(p) = PEERS.iter().find(|p| p.name == n && !p.built()) {
+            bail!(
+                "--peers {n}: not installed when this workbench was built ({}, then `cargo \
+                 clean -p taskpools-bench` and rebuild)",
+                p.install
+            );
+        }
+    }
     Ok(Params {
         kernels,
         threads: a.threads.threads.clone(),
@@ -116,7 +134,10 @@ fn check(a: &IterArgs) -> Result<Params> {
             .patched_bin
             .clone()
             .unwrap_or_else(|| default_bin("taskpools")),
-        peers: PEERS.iter().filter(|p| p.built()).collect(),
+        peers: PEERS
+            .iter()
+            .filter(|p| chosen.contains(&p.name) && p.built())
+            .collect(),
     })
 }
 
