@@ -20,79 +20,74 @@ static inline void body(uint64_t *d, int32_t o, const int32_t *r, int32_t k) {
 }
 
 
-/* Runs the graph on `threads` threads; returns the elapsed seconds (-1 when the team did not
- * get `threads` threads). (`blocks`, the blocks in
- * `d`, is for drivers that register them, as StarPU's does.) */
-double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out, const int32_t *reads,
-                           const int32_t *nreads, int32_t threads, int32_t pin) {
-    double t0 = 0, t1 = 0;
-    int ok = 1;
-#pragma omp parallel num_threads(threads)
-    {
-        pin_me(pin);
-#pragma omp barrier
-#pragma omp single
-        {
-            ok = team_ok(threads);
-            t0 = omp_get_wtime();
-            for (int64_t t = 0; t < n; t++) {
-                int32_t o = out[t], k = nreads[t];
-                const int32_t *r = reads + 3 * t;
-                uint64_t *w = d + (int64_t)o * STRIDE;
-                switch (k) {
-                case 0:
+/* A graph's arrays, and for the rows variant the row width. */
+struct graph_args {
+    uint64_t *d;
+    int64_t n, width;
+    const int32_t *out, *reads, *nreads;
+};
+
+static void graph_body(void *p) {
+    struct graph_args *x = p;
+    uint64_t *d = x->d;
+    for (int64_t t = 0; t < x->n; t++) {
+        int32_t o = x->out[t], k = x->nreads[t];
+        const int32_t *r = x->reads + 3 * t;
+        uint64_t *w = d + (int64_t)o * STRIDE;
+        switch (k) {
+        case 0:
 #pragma omp task firstprivate(o, r, k) depend(inout : w[0])
-                    body(d, o, r, k);
-                    break;
-                case 1:
+            body(d, o, r, k);
+            break;
+        case 1:
 #pragma omp task firstprivate(o, r, k) depend(inout : w[0]) depend(in : d[(int64_t)r[0] * STRIDE])
-                    body(d, o, r, k);
-                    break;
-                case 2:
+            body(d, o, r, k);
+            break;
+        case 2:
 #pragma omp task firstprivate(o, r, k) depend(inout : w[0]) \
     depend(in : d[(int64_t)r[0] * STRIDE], d[(int64_t)r[1] * STRIDE])
-                    body(d, o, r, k);
-                    break;
-                default:
+            body(d, o, r, k);
+            break;
+        default:
 #pragma omp task firstprivate(o, r, k) depend(inout : w[0])                                    \
     depend(in : d[(int64_t)r[0] * STRIDE], d[(int64_t)r[1] * STRIDE], d[(int64_t)r[2] * STRIDE])
-                    body(d, o, r, k);
-                    break;
-                }
-            }
-#pragma omp taskwait
-            t1 = omp_get_wtime();
+            body(d, o, r, k);
+            break;
         }
     }
-    return ok ? t1 - t0 : -1.0;
+}
+
+static void rows_body(void *p) {
+    struct graph_args *x = p;
+    uint64_t *d = x->d;
+    for (int64_t t = 0; t < x->n; t++) {
+        int32_t o = x->out[t], k = x->nreads[t];
+        const int32_t *r = x->reads + 3 * t;
+#pragma omp task firstprivate(o, r, k)
+        body(d, o, r, k);
+        if ((t + 1) % x->width == 0) {
+#pragma omp taskwait
+        }
+    }
+}
+
+/* Runs the graph on `threads` threads; returns the elapsed seconds (-1 when the team did not
+ * get `threads` threads). `blocks`, the blocks in `d`, is for drivers that register them, as
+ * StarPU's does. */
+double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out,
+                                const int32_t *reads, const int32_t *nreads, int32_t threads,
+                                int32_t pin) {
+    (void)blocks;
+    struct graph_args x = {d, n, 0, out, reads, nreads};
+    return timed(graph_body, &x, threads, pin);
 }
 
 /* The same tasks without dependences, a taskwait after every row of `width` tasks (what a
  * programmer writes when the rows are known to be independent inside). */
-double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const int32_t *out,
-                          const int32_t *reads, const int32_t *nreads, int32_t threads, int32_t pin) {
-    double t0 = 0, t1 = 0;
-    int ok = 1;
-#pragma omp parallel num_threads(threads)
-    {
-        pin_me(pin);
-#pragma omp barrier
-#pragma omp single
-        {
-            ok = team_ok(threads);
-            t0 = omp_get_wtime();
-            for (int64_t t = 0; t < n; t++) {
-                int32_t o = out[t], k = nreads[t];
-                const int32_t *r = reads + 3 * t;
-#pragma omp task firstprivate(o, r, k)
-                body(d, o, r, k);
-                if ((t + 1) % width == 0) {
-#pragma omp taskwait
-                }
-            }
-#pragma omp taskwait
-            t1 = omp_get_wtime();
-        }
-    }
-    return ok ? t1 - t0 : -1.0;
+double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t width,
+                               const int32_t *out, const int32_t *reads, const int32_t *nreads,
+                               int32_t threads, int32_t pin) {
+    (void)blocks;
+    struct graph_args x = {d, n, width, out, reads, nreads};
+    return timed(rows_body, &x, threads, pin);
 }

@@ -1,8 +1,9 @@
-/* Shared by the OpenMP drivers: pins the calling OpenMP thread to the workbench's core
- * (thread number mod cores) from TASKPOOLS_PEER_CORES (the cores the workbench pins its own
- * workers to, in its order; else core = thread number mod the online CPUs), as the Rust side
- * pins worker i; and checks that the team has the threads asked for. libgomp keeps its
- * threads, so the pinning holds for later regions. */
+/* The team every OpenMP driver runs in (suite_omp.c, dataflow_omp.c): `timed` starts a
+ * parallel region of `threads` threads, pins each to the workbench's core (thread number mod
+ * cores) from TASKPOOLS_PEER_CORES (the cores the workbench pins its own workers to, in its
+ * order; else core = thread number mod the online CPUs), as the Rust side pins worker i,
+ * checks that the team has the threads asked for, and times one thread's task creation and
+ * the wait for every task. */
 #ifndef TASKPOOLS_OMP_PIN_H
 #define TASKPOOLS_OMP_PIN_H
 #include <omp.h>
@@ -37,4 +38,26 @@ static void pin_me(int32_t pin) {
 /* Inside a parallel region: 1 if the team has `threads` threads (else the driver reports a
  * negative time, which the workbench refuses). */
 static int team_ok(int32_t threads) { return omp_get_num_threads() == threads; }
+
+/* Runs body(arg) on `threads` pinned threads, in one `single` (the task creator), then waits
+ * for every task; returns the seconds that took, or -1 when the team did not get `threads`
+ * threads. Task constructs in `body` are orphaned: they bind to this parallel region. */
+static double timed(void (*body)(void *), void *arg, int32_t threads, int32_t pin) {
+    double t0 = 0, t1 = 0;
+    int ok = 1;
+#pragma omp parallel num_threads(threads)
+    {
+        pin_me(pin);
+#pragma omp barrier
+#pragma omp single
+        {
+            ok = team_ok(threads);
+            t0 = omp_get_wtime();
+            body(arg);
+#pragma omp taskwait
+            t1 = omp_get_wtime();
+        }
+    }
+    return ok ? t1 - t0 : -1.0;
+}
 #endif

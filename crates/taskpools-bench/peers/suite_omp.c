@@ -18,28 +18,6 @@
 #include "omp_pin.h"
 
 
-/* Runs body(arg) on `threads` pinned threads, in one `single` (the task creator), then waits
- * for every task; returns the seconds that took. Task constructs in `body` are orphaned:
- * they bind to this parallel region. */
-static double timed(void (*body)(void *), void *arg, int32_t threads, int32_t pin) {
-    double t0 = 0, t1 = 0;
-    int ok = 1;
-#pragma omp parallel num_threads(threads)
-    {
-        pin_me(pin);
-#pragma omp barrier
-#pragma omp single
-        {
-            ok = team_ok(threads);
-            t0 = omp_get_wtime();
-            body(arg);
-#pragma omp taskwait
-            t1 = omp_get_wtime();
-        }
-    }
-    return ok ? t1 - t0 : -1.0;
-}
-
 /* ---- Black-Scholes: one task per block of options (no dependences). ---- */
 typedef void (*bs_kernel)(const void *opts, double *prices, int64_t n);
 

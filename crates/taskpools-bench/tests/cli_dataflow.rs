@@ -2,22 +2,16 @@
 
 mod common;
 
-use common::{refused, taskpools};
+use common::{drivers_built, refused, taskpools, SMALL_SUITE};
 
-/// The OpenMP runtimes whose drivers the build script built (each path empty where not).
+/// The OpenMP runtimes whose drivers the build script built.
 fn openmp_built() -> usize {
-    [
-        env!("TASKPOOLS_DRIVER_LIBGOMP"),
-        env!("TASKPOOLS_DRIVER_LIBOMP"),
-    ]
-    .iter()
-    .filter(|p| !p.is_empty())
-    .count()
+    drivers_built().iter().filter(|r| **r != "starpu").count()
 }
 
 /// Whether the StarPU driver was built.
 fn starpu_built() -> usize {
-    usize::from(!env!("TASKPOOLS_DRIVER_STARPU").is_empty())
+    usize::from(drivers_built().contains(&"starpu"))
 }
 
 #[test]
@@ -59,41 +53,16 @@ fn dataflow_bad_input_is_refused_at_once() {
 #[test]
 fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     let dir = std::env::temp_dir().join(format!("taskpools-suite-{}", std::process::id()));
-    let out = taskpools(&[
-        "suite",
-        "--reps",
-        "1",
-        "--options",
-        "5000",
-        "--cholesky-n",
-        "64",
-        "--cholesky-tile",
-        "16",
-        "--heat-n",
-        "64",
-        "--heat-steps",
-        "5",
-        "--heat-band",
-        "8",
-        "--lu-n",
-        "64",
-        "--lu-tile",
-        "16",
-        "--matmul-n",
-        "64",
-        "--matmul-leaf",
-        "16",
-        "--sort-n",
-        "10000",
-        "--sort-leaf",
-        "100",
-        "--plot-dir",
-        dir.to_str().unwrap(),
-        "--trace",
-        dir.join("trace.json").to_str().unwrap(),
-        "--json",
-        "-",
-    ]);
+    let (plots, trace) = (
+        dir.to_str().unwrap().to_string(),
+        dir.join("trace.json").to_str().unwrap().to_string(),
+    );
+    let args: Vec<&str> = ["suite", "--reps", "1"]
+        .into_iter()
+        .chain(SMALL_SUITE.iter().copied())
+        .chain(["--plot-dir", &plots, "--trace", &trace, "--json", "-"])
+        .collect();
+    let out = taskpools(&args);
     assert!(
         out.status.success(),
         "{}",

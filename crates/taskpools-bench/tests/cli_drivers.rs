@@ -10,7 +10,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{json_rows, taskpools};
+use common::{drivers_built, json_rows, taskpools, SMALL_SUITE};
 
 const LIBGOMP: &str = env!("TASKPOOLS_DRIVER_LIBGOMP");
 const LIBOMP: &str = env!("TASKPOOLS_DRIVER_LIBOMP");
@@ -18,11 +18,7 @@ const STARPU: &str = env!("TASKPOOLS_DRIVER_STARPU");
 
 /// The runtimes built, by name.
 fn built() -> Vec<&'static str> {
-    [("libgomp", LIBGOMP), ("libomp", LIBOMP), ("starpu", STARPU)]
-        .into_iter()
-        .filter(|(_, p)| !p.is_empty())
-        .map(|(n, _)| n)
-        .collect()
+    drivers_built()
 }
 
 #[test]
@@ -71,39 +67,12 @@ fn every_built_peer_runtime_has_checked_dataflow_rows() {
 
 #[test]
 fn every_built_peer_runtime_has_checked_suite_rows() {
-    let recs = json_rows(&[
-        "suite",
-        "--reps",
-        "1",
-        "--threads",
-        "2",
-        "--options",
-        "5000",
-        "--cholesky-n",
-        "64",
-        "--cholesky-tile",
-        "16",
-        "--heat-n",
-        "64",
-        "--heat-steps",
-        "5",
-        "--heat-band",
-        "8",
-        "--lu-n",
-        "64",
-        "--lu-tile",
-        "16",
-        "--matmul-n",
-        "64",
-        "--matmul-leaf",
-        "16",
-        "--sort-n",
-        "5000",
-        "--sort-leaf",
-        "64",
-        "--json",
-        "-",
-    ]);
+    let args: Vec<&str> = ["suite", "--reps", "1", "--threads", "2"]
+        .into_iter()
+        .chain(SMALL_SUITE.iter().copied())
+        .chain(["--json", "-"])
+        .collect();
+    let recs = json_rows(&args);
     for rt in built() {
         for (b, construct) in [
             ("black-scholes", "tasks"),
@@ -175,6 +144,16 @@ fn an_installed_peer_runtime_has_its_driver_built() {
                 "clang and libomp are installed, but the libomp driver was not built"
             );
         }
+    }
+    let starpu = Command::new("pkg-config")
+        .args(["--exists", "starpu-1.3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if starpu {
+        assert!(
+            !STARPU.is_empty(),
+            "StarPU 1.3 is installed (pkg-config), but its driver was not built"
+        );
     }
 }
 

@@ -112,3 +112,46 @@ pub fn libomp_installed() -> bool {
         .is_ok_and(|o| o.status.success());
     clang && std::path::Path::new("/usr/lib/llvm-14/lib/libomp.so").exists()
 }
+
+/// `taskpools suite`'s sizes for tests: every benchmark in milliseconds, with several tiles,
+/// bands, levels and blocks.
+pub const SMALL_SUITE: &[&str] = &[
+    "--options",
+    "5000",
+    "--cholesky-n",
+    "64",
+    "--cholesky-tile",
+    "16",
+    "--heat-n",
+    "64",
+    "--heat-steps",
+    "5",
+    "--heat-band",
+    "8",
+    "--lu-n",
+    "64",
+    "--lu-tile",
+    "16",
+    "--matmul-n",
+    "64",
+    "--matmul-leaf",
+    "16",
+    "--sort-n",
+    "10000",
+    "--sort-leaf",
+    "100",
+];
+
+/// The peer runtimes whose drivers (`dataflow`, `suite`) the build script built, by name.
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn drivers_built() -> Vec<&'static str> {
+    [
+        ("libgomp", env!("TASKPOOLS_DRIVER_LIBGOMP")),
+        ("libomp", env!("TASKPOOLS_DRIVER_LIBOMP")),
+        ("starpu", env!("TASKPOOLS_DRIVER_STARPU")),
+    ]
+    .into_iter()
+    .filter(|(_, p)| !p.is_empty())
+    .map(|(n, _)| n)
+    .collect()
+}

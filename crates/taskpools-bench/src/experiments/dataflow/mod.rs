@@ -217,22 +217,6 @@ struct Work {
     rows: bool,
 }
 
-/// The job that runs graph `g` once on `runtime`'s driver in a child process.
-fn peer_job(runtime: PeerRuntime, g: Graph, p: &Params, threads: usize, rows: bool) -> Result<Job> {
-    Ok(Job {
-        runtime: runtime.name().into(),
-        threads,
-        pin: p.pin,
-        experiment: "dataflow".into(),
-        work: serde_json::to_value(Work {
-            graph: g.name().into(),
-            tasks: p.tasks,
-            width: p.width,
-            rows,
-        })?,
-    })
-}
-
 /// The C drivers' `taskpools_dataflow_graph`.
 type GraphFn =
     unsafe extern "C" fn(*mut u64, i64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
@@ -249,7 +233,7 @@ type RowsFn = unsafe extern "C" fn(
     i32,
 ) -> f64;
 
-/// The child's side of [`peer_job`]: builds the graph, runs it on `d` once untimed and once
+/// The child's side of a dataflow job: builds the graph, runs it on `d` once untimed and once
 /// timed; the timed run's seconds and its result's hash.
 pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     let w: Work = serde_json::from_value(job.work.clone())?;
@@ -472,7 +456,13 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         }
                         Run::Peer(..) if failed[k] => continue,
                         Run::Peer(r, rows) => {
-                            let job = peer_job(*r, g, p, threads, *rows)?;
+                            let work = Work {
+                                graph: g.name().into(),
+                                tasks: p.tasks,
+                                width: p.width,
+                                rows: *rows,
+                            };
+                            let job = Job::new(*r, threads, p.pin, "dataflow", work)?;
                             match process::run_checked(&job, expected_hash, || pin_to(0)) {
                                 Ok(secs) => secs,
                                 // A runtime that fails to run (or gives a wrong result) is

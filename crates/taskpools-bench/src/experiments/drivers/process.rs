@@ -32,6 +32,25 @@ pub struct Job {
     pub work: serde_json::Value,
 }
 
+impl Job {
+    /// The job that runs `work` of `experiment` on `runtime` with `threads` threads.
+    pub fn new(
+        runtime: PeerRuntime,
+        threads: usize,
+        pin: bool,
+        experiment: &str,
+        work: impl Serialize,
+    ) -> Result<Job> {
+        Ok(Job {
+            runtime: runtime.name().into(),
+            threads,
+            pin,
+            experiment: experiment.into(),
+            work: serde_json::to_value(work)?,
+        })
+    }
+}
+
 /// What a child reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {

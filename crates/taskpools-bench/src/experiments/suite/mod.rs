@@ -310,21 +310,7 @@ struct Work {
     sizes: Sizes,
 }
 
-/// The job that runs `b` once on `runtime`'s driver in a child process.
-fn peer_job(runtime: PeerRuntime, b: Bench, p: &Params, threads: usize) -> Result<Job> {
-    Ok(Job {
-        runtime: runtime.name().into(),
-        threads,
-        pin: p.pin,
-        experiment: "suite".into(),
-        work: serde_json::to_value(Work {
-            bench: b.name().into(),
-            sizes: p.sizes,
-        })?,
-    })
-}
-
-/// The child's side of [`peer_job`]: builds the program's input, runs it on `d` once untimed
+/// The child's side of a suite job: builds the program's input, runs it on `d` once untimed
 /// and once timed; the timed run's seconds and its result's hash.
 pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     let w: Work = serde_json::from_value(job.work.clone())?;
@@ -473,7 +459,11 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         Variant::Peer(_) if failed[k] => continue,
                         Variant::Peer(r) => {
                             warm_up = true;
-                            let job = peer_job(r, b, p, c.threads)?;
+                            let work = Work {
+                                bench: b.name().into(),
+                                sizes: p.sizes,
+                            };
+                            let job = Job::new(r, c.threads, p.pin, "suite", work)?;
                             match process::run_checked(&job, expected, || pin_to(0)) {
                                 Ok(secs) => secs,
                                 // A runtime that fails to run (or gives a wrong result) is
