@@ -104,12 +104,19 @@ pub fn run_and_emit(p: &Params, out: &Outputs<'_>, quiet: bool) -> Result<()> {
     let table = super::table::dataflow_table(&records);
     emit(&table, &records, out, quiet)?;
     if let Some(path) = out.plot {
-        let (labels, series) = report::grouped_series(
+        let (labels, mut series) = report::grouped_series(
             &records,
             |r| (r.variant != "sequential").then(|| format!("{} x{}", r.graph, r.threads)),
             |r| r.variant.clone(),
             |r| r.ns_per_task.unwrap_or(f64::NAN),
         );
+        // Ours first, then each other runtime's rows side by side (`libgomp depend` beside
+        // `libgomp rows`), so that neighbouring colours belong to one runtime.
+        let owner = |name: &str| {
+            let first = name.split_whitespace().next().unwrap_or("");
+            PEERS.iter().position(|p| *p == first).map_or(0, |i| i + 1)
+        };
+        series.sort_by_key(|(name, _)| owner(name));
         report::bar_chart_log(
             path,
             "data-flow task graphs: nanoseconds per task (lower is better, log scale)",
