@@ -7,7 +7,8 @@
 #   target/iter-kernels: about 70 s the first time, seconds when up to date), 3. loom
 #   models, then `cargo check` of the library for aarch64 Linux, Windows and macOS where
 #   those targets are installed, 4. AddressSanitizer (nightly toolchain) on the deque, pool,
-#   ownership, fork-join, data-flow and places tests, a debug build, so debug assertions on
+#   ownership, fork-join, data-flow and places tests and on the workbench's peer drivers
+#   (cli_drivers), a debug build, so debug assertions on
 #   too (they check the frame stack's LIFO invariant; without nightly the lib, fork-join,
 #   deque and phase tests run again in a plain debug build instead), then Miri (nightly with
 #   the miri component) on the queue, deque and fork-join unit tests, 5. valgrind memcheck on
@@ -112,6 +113,10 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
     --test phase_runtime --test dataflow --test places --test places_phase --test places_topology --test trace \
     --test local_state --test spawn --test broadcast --test runtime_builder --test forkjoin_context \
     --test spawn_async --test scope_counts
+  # The workbench's own unsafe code: loading a peer runtime's driver (dlopen, dlsym, the
+  # function pointers handed to C) in the child processes of every built driver.
+  RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+    cargo +nightly test -p taskpools-bench --target "$host" --test cli_drivers
 else
   echo "note: AddressSanitizer run skipped: it needs the nightly toolchain on x86_64 Linux" \
     "(rustup toolchain install nightly); the fork-join and deque tests run with debug" \

@@ -19,7 +19,11 @@
 //!   `peers/starpu.c` against StarPU 1.3 where `libstarpu-dev` is installed
 //!   (`TASKPOOLS_DRIVER_STARPU`).
 //!
-//! Every exported path is empty where its program was not built.
+//! Every exported path is empty where its program was not built. The compilers are called
+//! bare (the path `cc` finds, none of its flags): under `-Zsanitizer=address` `cc` would add
+//! `-fsanitize=address`, and a driver linked against GCC's libasan cannot load into a Rust
+//! process that carries its own ASan runtime; uninstrumented, the drivers load, and ASan
+//! checks the Rust side of every call.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -96,7 +100,7 @@ fn build_tbb_peer(out: &Path, src: &str, name: &str, extra: &[&str]) -> Option<P
         .cargo_metadata(false)
         .try_get_compiler()
     {
-        compilers.push(c.to_command());
+        compilers.push(Command::new(c.path()));
     }
     for mut cmd in compilers {
         cmd.args(["-O2", "-std=c++17", "-pthread"])
@@ -192,7 +196,7 @@ fn drivers() {
         .try_get_compiler()
     {
         if c.is_like_gnu() {
-            compilers.push(c.to_command());
+            compilers.push(Command::new(c.path()));
         }
     }
     compilers.push(Command::new("gcc"));
@@ -227,7 +231,7 @@ fn drivers() {
                 .cargo_metadata(false)
                 .try_get_compiler()
             {
-                Ok(c) => c.to_command(),
+                Ok(c) => Command::new(c.path()),
                 Err(_) => Command::new("cc"),
             };
             cmd.args(["-O2", "-shared", "-fPIC", "peers/starpu.c", "-o"])
