@@ -5,6 +5,7 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
+use super::access::span::{Grid, Span};
 use super::frame::{Frame, LazyFrame, RegionInfo, Shared};
 use super::lut::{RectMode, Trie};
 use super::{Config, Matrix, Region, TileMut};
@@ -123,6 +124,17 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
     }
 
+    /// Registers a region of the `len` elements at `ptr`, all of it.
+    fn span<T>(&self, ptr: *mut T, len: usize) -> Span<T> {
+        Span {
+            frame: self.frame.cast(),
+            id: self.register_elems::<T>(len),
+            ptr,
+            start: 0,
+            len,
+        }
+    }
+
     /// Hands `data` to the scope for the scope's lifetime: the tasks spawned here reach it
     /// through accesses declared on the returned region.
     ///
@@ -144,14 +156,7 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// # Ok::<(), taskpools::Error>(())
     /// ```
     pub fn region<T>(&self, data: &'s mut [T]) -> Region<'s, T> {
-        let id = self.register_elems::<T>(data.len());
-        Region {
-            frame: self.frame.cast(),
-            id,
-            ptr: data.as_mut_ptr(),
-            len: data.len(),
-            marker: PhantomData,
-        }
+        Region::new(self.span(data.as_mut_ptr(), data.len()))
     }
 
     /// Hands a tile (a task's [`TileMut`], say) to the scope as a matrix of its rows and
@@ -180,17 +185,8 @@ impl<'s, 'e> Scope<'s, 'e> {
         let (rows, cols, ld) = (tile.rows(), tile.cols(), tile.ld());
         // The tile lies in memory, so its span fits in `usize` (checked by its constructors).
         let elems = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
-        let id = self.register_elems::<T>(elems);
-        Matrix {
-            frame: self.frame.cast(),
-            id,
-            ptr: tile.as_mut_ptr(),
-            offset: 0,
-            rows,
-            cols,
-            ld,
-            marker: PhantomData,
-        }
+        let span = self.span(tile.as_mut_ptr(), elems);
+        Matrix::new(Grid::of_tile(span, rows, cols, ld))
     }
 
     /// Waits until every task spawned in this scope so far has completed (running other

@@ -1,0 +1,26 @@
+//! What a data-flow task may touch: access declarations, made from a scope's regions (the views
+//! of the data that a task receives through them are in `tile.rs`).
+//!
+//! A [`Region`] is data handed to a scope (`&mut [T]`, borrowed for the scope's lifetime).
+//! Parts of it — the whole, a range ([`Part`]), a sub-matrix ([`Sub`], PARTEE's *stride*
+//! argument) — are declared with a mode: [`read`](Part::read) (PARTEE's `in`),
+//! [`out`](Part::out) or [`inout`](Part::inout). A task receives `&[T]` / [`TileRef`] for what it
+//! reads and `&mut [T]` / [`TileMut`] for what it writes, and nothing else of the region.
+//! Declarations are neither `Send` nor `Sync`, so they cannot be captured by a task's
+//! closure: a task reaches data only through the accesses it declared.
+//!
+//! One concept per file: `span` (where a declaration lies, shared by every handle), `region`
+//! (regions and their parts), `matrix` (matrices and their sub-matrices), `declare` (the
+//! declared accesses and [`Accesses`]).
+
+#[cfg(doc)]
+use crate::dataflow::{TileMut, TileRef};
+
+mod declare;
+mod matrix;
+mod region;
+pub(super) mod span;
+
+pub use declare::{Accesses, Read, TileRead, TileWrite, Write};
+pub use matrix::{Matrix, Sub};
+pub use region::{Part, Region};
