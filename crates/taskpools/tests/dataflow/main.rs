@@ -2,4 +2,5 @@
 //! elision (`oracle`), and targeted tests of the rest of the contract (`behaviour`).
 
 mod behaviour;
+mod kinds;
 mod oracle;

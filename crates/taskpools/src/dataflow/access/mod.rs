@@ -17,6 +17,7 @@
 use crate::dataflow::{TileMut, TileRef};
 
 mod declare;
+mod kinds;
 mod matrix;
 mod region;
 pub(super) mod span;
