@@ -71,6 +71,19 @@ static void rows_body(void *p) {
     }
 }
 
+/* A graph without reads whose written blocks are `mutexinoutset`: the additions into a
+ * block run one at a time, in any order. */
+static void commute_body(void *p) {
+    struct graph_args *x = p;
+    uint64_t *d = x->d;
+    for (int64_t t = 0; t < x->n; t++) {
+        int32_t o = x->out[t];
+        uint64_t *w = d + (int64_t)o * STRIDE;
+#pragma omp task firstprivate(o) depend(mutexinoutset : w[0])
+        body(d, o, 0, 0);
+    }
+}
+
 /* Runs the graph on `threads` threads; returns the elapsed seconds (-1 when the team did not
  * get `threads` threads). `blocks`, the blocks in `d`, is for drivers that register them, as
  * StarPU's does. */
@@ -90,4 +103,12 @@ double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t w
     (void)blocks;
     struct graph_args x = {d, n, width, out, reads, nreads};
     return timed(rows_body, &x, threads, pin);
+}
+
+/* The accumulate graph (no reads) with its written blocks `mutexinoutset`. */
+double taskpools_dataflow_commute(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out,
+                                  int32_t threads, int32_t pin) {
+    (void)blocks;
+    struct graph_args x = {d, n, 0, out, 0, 0};
+    return timed(commute_body, &x, threads, pin);
 }

@@ -96,8 +96,14 @@ static struct starpu_codelet graph_cl[4] = {
     {.cpu_funcs = {graph_cpu}, .nbuffers = 4, .modes = {STARPU_RW, STARPU_R, STARPU_R, STARPU_R}},
 };
 
+/* The accumulate graph's codelet: the written block is commutative (a codelet's modes must
+ * match the ones its tasks are inserted with). */
+static struct starpu_codelet commute_cl = {
+    .cpu_funcs = {graph_cpu}, .nbuffers = 1, .modes = {STARPU_RW | STARPU_COMMUTE}};
+
 static double graph(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const int32_t *out,
-                    const int32_t *reads, const int32_t *nreads, int32_t threads, int32_t pin) {
+                    const int32_t *reads, const int32_t *nreads, int32_t threads, int32_t pin,
+                    int commute) {
     if (start(threads, pin) != 0) FAIL("starpu_init");
     starpu_data_handle_t *h = malloc((size_t)blocks * sizeof *h);
     if (!h) FAIL("malloc");
@@ -109,12 +115,13 @@ static double graph(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const
     }
     double t0 = now();
     for (int64_t t = 0; t < n; t++) {
-        const int32_t *r = reads + 3 * t;
         int k = nreads[t];
+        const int32_t *r = k ? reads + 3 * t : NULL;
         int rc;
         switch (k) {
         case 0:
-            rc = starpu_task_insert(&graph_cl[0], STARPU_RW, h[out[t]], 0);
+            rc = commute ? starpu_task_insert(&commute_cl, STARPU_RW | STARPU_COMMUTE, h[out[t]], 0)
+                         : starpu_task_insert(&graph_cl[0], STARPU_RW, h[out[t]], 0);
             break;
         case 1:
             rc = starpu_task_insert(&graph_cl[1], STARPU_RW, h[out[t]], STARPU_R, h[r[0]], 0);
@@ -143,7 +150,7 @@ static double graph(uint64_t *d, int64_t blocks, int64_t n, int64_t width, const
 double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out,
                                 const int32_t *reads, const int32_t *nreads, int32_t threads,
                                 int32_t pin) {
-    return graph(d, blocks, n, 0, out, reads, nreads, threads, pin);
+    return graph(d, blocks, n, 0, out, reads, nreads, threads, pin, 0);
 }
 
 /* The same tasks, a wait for all after every row of `width` (their dependences within a row
@@ -151,7 +158,18 @@ double taskpools_dataflow_graph(uint64_t *d, int64_t blocks, int64_t n, const in
 double taskpools_dataflow_rows(uint64_t *d, int64_t blocks, int64_t n, int64_t width,
                                const int32_t *out, const int32_t *reads, const int32_t *nreads,
                                int32_t threads, int32_t pin) {
-    return graph(d, blocks, n, width, out, reads, nreads, threads, pin);
+    return graph(d, blocks, n, width, out, reads, nreads, threads, pin, 0);
+}
+
+/* The accumulate graph (no reads) with its written blocks STARPU_RW | STARPU_COMMUTE: the
+ * additions into a block run one at a time, in any order. */
+double taskpools_dataflow_commute(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out,
+                                  int32_t threads, int32_t pin) {
+    int32_t *nreads = calloc((size_t)n, sizeof *nreads);
+    if (!nreads) FAIL("calloc");
+    double secs = graph(d, blocks, n, 0, out, NULL, nreads, threads, pin, 1);
+    free(nreads);
+    return secs;
 }
 
 /* ---- Tiled factorizations: one handle per bs x bs tile of the row-major matrix. ---- */

@@ -59,9 +59,9 @@ enum Cmd {
     /// Coarse phases: a sparse blocked LU and Jacobi sweeps, a scope per step, on both
     /// fork-join pools (scope and scope_fifo), rayon and sequentially.
     Blocked(blocked::BlockedArgs),
-    /// Data-flow tasks (in/out/inout footprints): per-task cost with 0 to 4 declared accesses
-    /// on task graphs, against OpenMP tasks with `depend` (libgomp) and row-synchronized
-    /// fork-join, rayon and OpenMP.
+    /// Data-flow tasks (in/out/inout and commutative footprints): per-task cost with 0 to 4
+    /// declared accesses on task graphs, against OpenMP tasks with `depend` (libgomp, libomp),
+    /// StarPU, and row-synchronized fork-join, rayon and OpenMP.
     Dataflow(dataflow::DataflowArgs),
     /// The application suite of Papakonstantinou, PARTEE (2015) (Table 4.1, Figure 4.1):
     /// Black-Scholes, Cholesky, heat diffusion, LU, matrix multiply and mergesort as data-flow

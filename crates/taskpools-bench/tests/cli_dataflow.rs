@@ -28,11 +28,31 @@ fn dataflow_runs_every_graph_and_variant_and_checks_results() {
     let recs = v.as_array().unwrap();
     // Per graph: sequential + 3 data-flow variants and one `depend` per peer runtime built
     // (libgomp, libomp, StarPU), x 2 thread counts (+ 3 row variants and one per peer
-    // runtime, x 2, on the four graphs with rows; random has none). Every result was checked
-    // against the sequential one.
+    // runtime, x 2, on the four graphs with rows; random and accumulate have none; + ours
+    // commutative and one commutative row per peer runtime, x 2, on accumulate). Every result
+    // was checked against the sequential one.
     let p = openmp_built() + starpu_built();
-    assert_eq!(recs.len(), 5 + 5 * (3 + p) * 2 + 4 * (3 + p) * 2);
-    for g in ["independent", "chains", "fan-in-2", "fan-in-4", "random"] {
+    assert_eq!(
+        recs.len(),
+        6 + 6 * (3 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2
+    );
+    let commutes = |v: &str| {
+        v == "dataflow commutative" || v.ends_with(" mutexinoutset") || v == "starpu commute"
+    };
+    assert_eq!(
+        recs.iter()
+            .filter(|r| r["graph"] == "accumulate" && commutes(r["variant"].as_str().unwrap()))
+            .count(),
+        (1 + p) * 2
+    );
+    for g in [
+        "independent",
+        "chains",
+        "fan-in-2",
+        "fan-in-4",
+        "random",
+        "accumulate",
+    ] {
         assert!(recs
             .iter()
             .any(|r| r["graph"] == g && r["variant"] == "dataflow b64" && r["threads"] == 2));

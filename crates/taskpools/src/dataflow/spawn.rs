@@ -163,6 +163,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 call: call_body::<F, A>,
                 locks: ptr::null(),
                 nlocks: 0,
+                one: ptr::null(),
                 waiter: Waiter::new(),
             })
             .as_ptr()
@@ -170,15 +171,14 @@ impl<'s, 'e> Scope<'s, 'e> {
 
         let config = frame.shared().config;
         let mut found = 0usize;
-        let mut locks = std::mem::take(&mut local.locks);
-        locks.clear();
+        local.locks.clear();
         let mut sink = Analysis {
             desc,
             tr,
             trace_id,
             arena: &mut local.arena,
             found: &mut found,
-            locks: &mut locks,
+            locks: &mut local.locks,
         };
         for fp in &fps {
             let info = &mut local.regions[fp.region as usize];
@@ -216,24 +216,30 @@ impl<'s, 'e> Scope<'s, 'e> {
                 );
             }
         }
+        let locks = &mut local.locks;
         if !locks.is_empty() {
             // Taken in address order, each once (see `commute`).
             locks.sort_unstable();
             locks.dedup();
-            let array = local
-                .arena
-                .alloc_zeroed_array::<*const CommuteLock>(locks.len())
-                .as_ptr();
-            // SAFETY: a fresh array of `locks.len()` pointers; the descriptor was just
-            // written and is not shared yet (its counter is not armed).
+            let d = desc.cast_mut();
+            // SAFETY: the descriptor was just written and is not shared yet (its counter is
+            // not armed); it never moves, so `locks` may point at its own `one`.
             unsafe {
-                ptr::copy_nonoverlapping(locks.as_ptr(), array, locks.len());
-                let d = desc.cast_mut();
-                (*d).locks = array;
+                if let [one] = locks[..] {
+                    (*d).one = one;
+                    (*d).locks = ptr::addr_of!((*d).one);
+                } else {
+                    let array = local
+                        .arena
+                        .alloc_zeroed_array::<*const CommuteLock>(locks.len())
+                        .as_ptr();
+                    // A fresh array of `locks.len()` pointers.
+                    ptr::copy_nonoverlapping(locks.as_ptr(), array, locks.len());
+                    (*d).locks = array;
+                }
                 (*d).nlocks = locks.len();
             }
         }
-        local.locks = locks;
         local.scratch = fps;
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its

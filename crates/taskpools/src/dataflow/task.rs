@@ -44,20 +44,42 @@ pub(super) struct TaskDesc {
     /// Runs the body with the task's frame, or drops it unrun (`None`).
     pub(super) call: unsafe fn(*mut u8, Option<&LazyFrame>),
     /// The locks of the commutative groups the task joined (`nlocks` of them, distinct, in
-    /// address order, in the parent's region), taken before it runs.
+    /// address order), taken before it runs: an array in the parent's region, or `one`
+    /// when there is one.
     pub(super) locks: *const *const CommuteLock,
     pub(super) nlocks: usize,
+    pub(super) one: *const CommuteLock,
     /// The task's link while it is queued on one of those locks.
     pub(super) waiter: Waiter,
 }
+
+// Two cache lines: the commutative fields fit in what was padding.
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<TaskDesc>() == 128);
 
 impl TaskDesc {
     fn locks(&self) -> &[*const CommuteLock] {
         if self.nlocks == 0 {
             return &[];
         }
-        // SAFETY: `nlocks` pointers written at the spawn, in the parent's region.
+        // SAFETY: `nlocks` pointers written at the spawn: `one` in this descriptor, or an
+        // array in the parent's region.
         unsafe { std::slice::from_raw_parts(self.locks, self.nlocks) }
+    }
+}
+
+/// Takes the task's commutative locks, or queues it on one that is held (false).
+///
+/// # Safety
+/// The locks live in the parent's region; the descriptor runs now (queued nowhere) and is
+/// alive until it completes.
+#[inline(never)]
+unsafe fn take_locks(d: &TaskDesc, locks: &[*const CommuteLock], registry: &Registry) -> bool {
+    // SAFETY: per the contract.
+    unsafe {
+        lock_all(locks, ptr::addr_of!(d.waiter).cast_mut(), &mut |w| {
+            wake(w, registry)
+        })
     }
 }
 
@@ -130,13 +152,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     let locks = if cancelled { &[][..] } else { d.locks() };
     // SAFETY: the locks live in the parent's region; the waiter is this descriptor's, which
     // is queued nowhere now (it runs) and alive until it completes.
-    if !locks.is_empty()
-        && !unsafe {
-            lock_all(locks, ptr::addr_of!(d.waiter).cast_mut(), &mut |w| {
-                wake(w, parent.registry())
-            })
-        }
-    {
+    if !locks.is_empty() && !unsafe { take_locks(d, locks, parent.registry()) } {
         // Queued on a held lock: its holder hands it back.
         return;
     }
@@ -179,8 +195,10 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
             parent.keep_panic(p);
         }
     }
-    // SAFETY: taken above.
-    unsafe { unlock_all(locks, &mut |w| wake(w, parent.registry())) };
+    if !locks.is_empty() {
+        // SAFETY: taken above.
+        unsafe { unlock_all(locks, &mut |w| wake(w, parent.registry())) };
+    }
     // SAFETY: closed once, at completion; the nodes live in the parent's region.
     unsafe {
         d.notify.close(failed, |s| {

@@ -1,4 +1,4 @@
-//! The task graphs of the experiment (independent, chains, fan-in-2, fan-in-4, random) as
+//! The task graphs of the experiment (independent, chains, fan-in-2, fan-in-4, random, accumulate) as
 //! the arrays every variant runs from, and their direct predecessors per task.
 
 use anyhow::Result;
@@ -16,16 +16,20 @@ pub enum Graph {
     FanIn4,
     /// Random DAG of fixed width.
     Random,
+    /// Adds into one of `width` bins chosen at random, no reads: additions commute, so the
+    /// bins can be declared `commutative` instead of `inout` (a histogram).
+    Accumulate,
 }
 
 impl Graph {
     /// Every graph.
-    pub const ALL: [Graph; 5] = [
+    pub const ALL: [Graph; 6] = [
         Graph::Independent,
         Graph::Chains,
         Graph::FanIn2,
         Graph::FanIn4,
         Graph::Random,
+        Graph::Accumulate,
     ];
 
     /// The name on the command line and in the output.
@@ -36,6 +40,7 @@ impl Graph {
             Graph::FanIn2 => "fan-in-2",
             Graph::FanIn4 => "fan-in-4",
             Graph::Random => "random",
+            Graph::Accumulate => "accumulate",
         }
     }
 
@@ -93,6 +98,7 @@ pub(super) fn build(g: Graph, n: usize, w: usize) -> Tasks {
                 }
                 (o, vec![a, b])
             }
+            Graph::Accumulate => (rng.usize(..w), vec![]),
         };
         t.out.push(o as i32);
         t.nreads.push(rd.len() as i32);
@@ -102,10 +108,10 @@ pub(super) fn build(g: Graph, n: usize, w: usize) -> Tasks {
     }
     t.blocks = match g {
         Graph::Independent => n,
-        Graph::Chains | Graph::Random => w,
+        Graph::Chains | Graph::Random | Graph::Accumulate => w,
         Graph::FanIn2 | Graph::FanIn4 => 2 * w,
     };
-    if matches!(g, Graph::Random | Graph::Independent) {
+    if matches!(g, Graph::Random | Graph::Independent | Graph::Accumulate) {
         t.rows = if g == Graph::Independent {
             Some(n)
         } else {

@@ -124,13 +124,15 @@ fn sequential(t: &Tasks, d: &mut [u64]) {
 }
 
 /// All tasks spawned in one data-flow scope with their declared accesses (or, with `rows`,
-/// a `sync` after every row).
-fn dataflow_run(t: &Tasks, d: &mut [u64], config: Config, rows: Option<usize>) {
+/// a `sync` after every row). With `commute`, each task's block is declared `commutative`
+/// instead of `inout` (for graphs whose additions may run in any order).
+fn dataflow_run(t: &Tasks, d: &mut [u64], config: Config, rows: Option<usize>, commute: bool) {
     dataflow::scope_with(config, |df| {
         let r = df.region(d);
         let blocks: Vec<_> = r.chunks(STRIDE).collect();
         for i in 0..t.out.len() {
-            let w = blocks[t.out[i] as usize].inout();
+            let b = blocks[t.out[i] as usize];
+            let w = if commute { b.commutative() } else { b.inout() };
             let rd = |k: usize| blocks[t.reads[3 * i + k] as usize].read();
             match t.nreads[i] {
                 0 => df.spawn(w, |_, w| w[0] = w[0].wrapping_add(1)),
@@ -215,11 +217,16 @@ struct Work {
     width: usize,
     /// A taskwait after each row instead of dependences.
     rows: bool,
+    /// The written block declared commutative (`mutexinoutset`, `STARPU_COMMUTE`).
+    #[serde(default)]
+    commute: bool,
 }
 
 /// The C drivers' `taskpools_dataflow_graph`.
 type GraphFn =
     unsafe extern "C" fn(*mut u64, i64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
+/// The C drivers' `taskpools_dataflow_commute`.
+type CommuteFn = unsafe extern "C" fn(*mut u64, i64, i64, *const i32, i32, i32) -> f64;
 /// The C drivers' `taskpools_dataflow_rows`.
 type RowsFn = unsafe extern "C" fn(
     *mut u64,
@@ -245,6 +252,9 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
         bail!("a job with 0 threads, or tasks or width out of range");
     }
     let t = build(g, w.tasks, w.width);
+    if w.commute && (w.rows || g != Graph::Accumulate) {
+        bail!("a commutative job is the accumulate graph with dependences");
+    }
     let width = match (w.rows, t.rows) {
         (false, _) => None,
         (true, Some(width)) => Some(width as i64),
@@ -256,6 +266,12 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
             d.function("taskpools_dataflow_graph")?,
             d.function("taskpools_dataflow_rows")?,
         )
+    };
+    // SAFETY: every driver defines it with this signature (the graph's without reads).
+    let commute: Option<CommuteFn> = if w.commute {
+        Some(unsafe { d.function("taskpools_dataflow_commute")? })
+    } else {
+        None
     };
     let n = t.out.len() as i64;
     let blocks = t.blocks as i64;
@@ -269,9 +285,10 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
         // the driver reads and writes only under the tasks' dependences (or its row
         // taskwaits), and it returns after every task.
         unsafe {
-            match width {
-                None => graph(p, blocks, n, o, r, k, threads, pin),
-                Some(w) => rows(p, blocks, n, w, o, r, k, threads, pin),
+            match (width, commute) {
+                (None, Some(c)) => c(p, blocks, n, o, threads, pin),
+                (None, None) => graph(p, blocks, n, o, r, k, threads, pin),
+                (Some(w), _) => rows(p, blocks, n, w, o, r, k, threads, pin),
             }
         }
     };
@@ -298,7 +315,16 @@ fn peer_runtimes(peers: &[&str]) -> Vec<PeerRuntime> {
 /// taskwait per row instead of dependences, or not).
 enum Run<'a> {
     Own(OwnRun<'a>),
-    Peer(PeerRuntime, bool),
+    Peer(PeerRuntime, PeerShape),
+}
+
+/// What a peer runtime's job runs: the graph with `depend`, with a taskwait per row, or with
+/// its written block commutative.
+#[derive(Clone, Copy, PartialEq)]
+enum PeerShape {
+    Depend,
+    Rows,
+    Commute,
 }
 
 /// One of our variants: runs on the data, returns its seconds.
@@ -401,19 +427,42 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 variants.push((
                     name.into(),
                     Run::Own(Box::new(move |d| {
-                        timed(|| rt.install(|| dataflow_run(t, d, config, None)))
+                        timed(|| rt.install(|| dataflow_run(t, d, config, None, false)))
                     })),
                 ));
             }
             for &r in &peers {
-                variants.push((format!("{} depend", r.name()), Run::Peer(r, false)));
+                variants.push((
+                    format!("{} depend", r.name()),
+                    Run::Peer(r, PeerShape::Depend),
+                ));
+            }
+            if g == Graph::Accumulate {
+                let exact = Config::exact(64)?;
+                variants.push((
+                    "dataflow commutative".into(),
+                    Run::Own(Box::new(move |d| {
+                        timed(|| rt.install(|| dataflow_run(t, d, exact, None, true)))
+                    })),
+                ));
+                for &r in &peers {
+                    let kind = if r == PeerRuntime::Starpu {
+                        "commute"
+                    } else {
+                        "mutexinoutset"
+                    };
+                    variants.push((
+                        format!("{} {kind}", r.name()),
+                        Run::Peer(r, PeerShape::Commute),
+                    ));
+                }
             }
             if let Some(w) = t.rows {
                 let b64 = Config::blocks(64)?;
                 variants.push((
                     "dataflow rows".into(),
                     Run::Own(Box::new(move |d| {
-                        timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w))))
+                        timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w), false)))
                     })),
                 ));
                 variants.push((
@@ -431,7 +480,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     ));
                 }
                 for &r in &peers {
-                    variants.push((format!("{} rows", r.name()), Run::Peer(r, true)));
+                    variants.push((format!("{} rows", r.name()), Run::Peer(r, PeerShape::Rows)));
                 }
             }
             // Interleave the variants' repetitions so that drift on a shared host spreads
@@ -455,12 +504,13 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                             secs
                         }
                         Run::Peer(..) if failed[k] => continue,
-                        Run::Peer(r, rows) => {
+                        Run::Peer(r, shape) => {
                             let work = Work {
                                 graph: g.name().into(),
                                 tasks: p.tasks,
                                 width: p.width,
-                                rows: *rows,
+                                rows: *shape == PeerShape::Rows,
+                                commute: *shape == PeerShape::Commute,
                             };
                             let job = Job::new(*r, threads, p.pin, "dataflow", work)?;
                             match process::run_checked(&job, expected_hash, || pin_to(0)) {
@@ -498,7 +548,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let config = config?;
                     d.fill(0);
                     let _ = trt.take_trace()?;
-                    trt.install(|| dataflow_run(t, &mut d, config, w));
+                    trt.install(|| dataflow_run(t, &mut d, config, w, false));
                     check(&d, name)?;
                     if let Some(tr) = trt.take_trace()? {
                         traces.push((format!("{} {name} x{threads}", g.name()), tr));

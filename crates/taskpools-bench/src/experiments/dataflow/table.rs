@@ -14,19 +14,26 @@ pub fn dataflow_table(records: &[super::Record]) -> String {
          acc = declared accesses per task; preds = direct predecessors per task; vs dep = ns / ns of\n\
          the fastest peer's depend row (libgomp, libomp, StarPU; same graph, threads); b64 / b2048 = block mode\n\
          with 64 / 2048-byte blocks, exact = exact mode; rows = a sync (taskwait) after each row of\n\
-         independent tasks instead of dependences\n",
+         independent tasks instead of dependences; commutative / mutexinoutset / commute = the\n\
+         accumulate graph's bins declared commutative (in exact mode, ours)\n",
         crate::report::plural(first.tasks, "task", "tasks"),
         first.reps,
     );
+    let vw = records
+        .iter()
+        .map(|r| r.variant.len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
     let _ = writeln!(
         s,
-        "{:<12} {:>3} {:>6} {:<15} {:>7} {:>11} {:>8}",
+        "{:<12} {:>3} {:>6} {:<vw$} {:>7} {:>11} {:>8}",
         "graph", "acc", "preds", "variant", "threads", "ns/task", "vs dep"
     );
     for r in records {
         let _ = writeln!(
             s,
-            "{:<12} {:>3} {:>6.2} {:<15} {:>7} {:>11} {:>8}",
+            "{:<12} {:>3} {:>6.2} {:<vw$} {:>7} {:>11} {:>8}",
             r.graph,
             r.accesses,
             r.preds_per_task,

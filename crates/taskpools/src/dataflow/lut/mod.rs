@@ -124,39 +124,95 @@ struct Reader<D> {
 /// The state of one range (or block): the accesses a new one may have to wait for.
 ///
 /// `readers` is the group since the last write (its members do not order each other), and
-/// what that group waits for is its *before* set: `writer`, or `prev` (the group of another
-/// kind that came before this one), never both. With no group, a new access waits for the
-/// before set.
+/// what that group waits for is its *before* set: the last writer, or the group of another
+/// kind that came before this one (see [`Before`]). With no group, a new access waits for
+/// the before set.
 struct State<D> {
-    writer: *const D,
-    prev: *mut Reader<D>,
+    before: Before<D>,
     readers: *mut Reader<D>,
+}
+
+/// A before set in one word: null, a task (the last writer), or a list of group members
+/// (tagged with the low bit; tasks and reader nodes are at least 2-aligned).
+struct Before<D>(usize, std::marker::PhantomData<*const D>);
+
+impl<D> Clone for Before<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<D> Copy for Before<D> {}
+
+impl<D> Before<D> {
+    const NONE: Before<D> = Before(0, std::marker::PhantomData);
+
+    fn writer(task: *const D) -> Before<D> {
+        debug_assert!(task as usize & 1 == 0);
+        Before(task as usize, std::marker::PhantomData)
+    }
+
+    fn group(list: *mut Reader<D>) -> Before<D> {
+        debug_assert!(list as usize & 1 == 0);
+        Before(list as usize | 1, std::marker::PhantomData)
+    }
+
+    /// The last writer, if this is one (null otherwise).
+    fn task(self) -> *const D {
+        if self.0 & 1 == 0 {
+            self.0 as *const D
+        } else {
+            ptr::null()
+        }
+    }
+
+    /// Reports the set (every task but `task` itself).
+    #[inline(always)]
+    fn report(self, task: *const D, sink: &mut impl Sink<D>) {
+        if self.0 & 1 == 0 {
+            let w = self.0 as *const D;
+            if !w.is_null() && w != task {
+                sink.edge(w);
+            }
+        } else {
+            members((self.0 & !1) as *mut Reader<D>, task, sink);
+        }
+    }
 }
 
 impl<D> State<D> {
     const EMPTY: State<D> = State {
-        writer: ptr::null(),
-        prev: ptr::null_mut(),
+        before: Before::NONE,
         readers: ptr::null_mut(),
     };
 
+    /// The state right after a write by `task`.
+    fn written(task: *const D) -> State<D> {
+        State {
+            before: Before::writer(task),
+            readers: ptr::null_mut(),
+        }
+    }
+
     fn is_empty(&self) -> bool {
-        self.writer.is_null() && self.prev.is_null() && self.readers.is_null()
+        self.before.0 == 0 && self.readers.is_null()
     }
 
     /// Reports the before set (every task but `task` itself).
     #[inline(always)]
     fn before(&self, task: *const D, sink: &mut impl Sink<D>) {
-        if !self.writer.is_null() && self.writer != task {
-            sink.edge(self.writer);
-        }
-        members(self.prev, task, sink);
+        self.before.report(task, sink);
     }
 
     /// The group's kind, if there is a group.
     fn kind(&self) -> Option<Mode> {
         // SAFETY: reader nodes live in the owner's region, alive while the table is.
         (!self.readers.is_null()).then(|| unsafe { (*self.readers).kind })
+    }
+
+    /// Closes the group (already waited for): it becomes the before set of a new group.
+    fn close(&mut self) {
+        self.before = Before::group(self.readers);
+        self.readers = ptr::null_mut();
     }
 }
 
@@ -223,6 +279,7 @@ impl<D> Trie<D> {
     /// Records an access of `task` in `mode` to `bytes` of the region (not empty), keyed
     /// `(exact, block)`, reporting to `sink` each earlier access it must wait for and each
     /// commutative group it joins.
+    #[inline(always)]
     pub(crate) fn access(
         &mut self,
         bytes: std::ops::Range<usize>,
@@ -259,15 +316,9 @@ fn member<D>(
 ) -> *mut Reader<D> {
     let lock = if mode != Mode::Commutative {
         ptr::null()
-    } else if head.is_null() {
-        sink.new_lock()
     } else {
-        // SAFETY: reader nodes live in the owner's region.
-        unsafe { (*head).lock }
+        group_lock(head, sink)
     };
-    if !lock.is_null() {
-        sink.hold(lock);
-    }
     region
         .alloc(Reader {
             task,
@@ -276,6 +327,36 @@ fn member<D>(
             kind: mode,
         })
         .as_ptr()
+}
+
+/// The lock of the commutative group whose newest member is `head` (a new one for a new
+/// group), reported held.
+#[inline(never)]
+fn group_lock<D>(head: *mut Reader<D>, sink: &mut impl Sink<D>) -> *const () {
+    let lock = if head.is_null() {
+        sink.new_lock()
+    } else {
+        // SAFETY: reader nodes live in the owner's region.
+        unsafe { (*head).lock }
+    };
+    sink.hold(lock);
+    lock
+}
+
+/// A group of another kind than `mode` closes: the new group waits for all its members, and
+/// they become its before set.
+#[cold]
+#[inline(never)]
+fn close_group<D>(
+    st: &mut State<D>,
+    mode: Mode,
+    task: *const D,
+    region: &mut Region,
+    sink: &mut impl Sink<D>,
+) {
+    members(st.readers, task, sink);
+    st.close();
+    st.readers = member(task, mode, ptr::null_mut(), region, sink);
 }
 
 /// An access to the whole of a state's range (a block in block mode, a whole block or a
@@ -304,12 +385,7 @@ fn block_access<D>(
                 }
             }
             // Another kind: wait for the group, which becomes the new group's before set.
-            Some(_) => {
-                members(st.readers, task, sink);
-                st.writer = ptr::null();
-                st.prev = st.readers;
-                st.readers = member(task, mode, ptr::null_mut(), region, sink);
-            }
+            Some(_) => close_group(st, mode, task, region, sink),
         }
         return;
     }
@@ -321,10 +397,7 @@ fn block_access<D>(
         // the writer: its later siblings wait for it through the writer.
         members(st.readers, task, sink);
     }
-    *st = State {
-        writer: task,
-        ..State::EMPTY
-    };
+    *st = State::written(task);
 }
 
 /// An exact-mode access to bytes `[lo, hi)` inside the block `whole` of `slot`.
@@ -416,10 +489,7 @@ fn exact_entries<D>(
             if write {
                 // The write becomes the range's writer, with no group since (what it covers
                 // is dropped above): the entry is reused, not allocated again.
-                *st = State {
-                    writer: task,
-                    ..State::EMPTY
-                };
+                *st = State::written(task);
                 return;
             }
             match st.kind() {
@@ -431,8 +501,8 @@ fn exact_entries<D>(
                     }
                 }
                 Some(_) => {
-                    st.writer = ptr::null();
-                    st.prev = st.readers;
+                    // Its members were waited for above.
+                    st.close();
                     st.readers = member(task, mode, ptr::null_mut(), region, sink);
                 }
             }
@@ -440,10 +510,7 @@ fn exact_entries<D>(
         }
     }
     let st = if write {
-        State {
-            writer: task,
-            ..State::EMPTY
-        }
+        State::written(task)
     } else {
         State {
             readers: member(task, mode, ptr::null_mut(), region, sink),

@@ -157,7 +157,7 @@ impl<D> RectMode<D> {
             // SAFETY: entries live in the owner's region (see `Trie::access`).
             let en = unsafe { &*e };
             if en.lo < h && lo < en.hi {
-                let owner = en.st.writer.cast_mut();
+                let owner = en.st.before.task().cast_mut();
                 // SAFETY: a cover entry's writer is its rectangle's state, in the region.
                 if en.lo == lo && en.hi == h && unsafe { (*owner).rect } == rect {
                     return Some(owner);
@@ -202,10 +202,7 @@ impl<D> RectMode<D> {
                 let e = region.alloc(Entry {
                     lo: l,
                     hi: h,
-                    st: State {
-                        writer: state.cast_const(),
-                        ..State::EMPTY
-                    },
+                    st: State::written(state.cast_const()),
                     next: slot.entries,
                 });
                 slot.entries = e.as_ptr();

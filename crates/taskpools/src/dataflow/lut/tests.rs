@@ -18,8 +18,8 @@ type RectAccess = (usize, usize, usize, usize, bool);
 /// Edges found for a sequence of (lo, hi, write) accesses, task `i` = access `i`.
 fn edges(accesses: &[(usize, usize, bool)], exact: bool, block: usize) -> Vec<Vec<usize>> {
     let mut region = Region::new();
-    let mut t: Trie<u8> = Trie::new(1024, block);
-    let ids: Vec<u8> = vec![0; accesses.len()];
+    let mut t: Trie<u16> = Trie::new(1024, block);
+    let ids: Vec<u16> = vec![0; accesses.len()];
     let base = ids.as_ptr();
     accesses
         .iter()
@@ -33,7 +33,7 @@ fn edges(accesses: &[(usize, usize, bool)], exact: bool, block: usize) -> Vec<Ve
                 (exact, block),
                 unsafe { base.add(i) },
                 &mut region,
-                &mut Edges(|p: *const u8| found.push(unsafe { p.offset_from(base) } as usize)),
+                &mut Edges(|p: *const u16| found.push(unsafe { p.offset_from(base) } as usize)),
             );
             found.sort_unstable();
             found.dedup();
@@ -125,8 +125,8 @@ fn exact_mode_a_write_takes_over_its_range() {
     // 0 writes [8,16); 1 reads it; 2 reads and then writes it (one task, two accesses);
     // 3 reads it; 4 writes it; 5 reads [0,12), overlapping it.
     let mut region = Region::new();
-    let mut t: Trie<u8> = Trie::new(64, 64);
-    let ids = [0u8; 6];
+    let mut t: Trie<u16> = Trie::new(64, 64);
+    let ids = [0u16; 6];
     let base = ids.as_ptr();
     let accesses: [&[(usize, usize, bool)]; 6] = [
         &[(8, 16, true)],
@@ -147,7 +147,7 @@ fn exact_mode_a_write_takes_over_its_range() {
                 (true, 64),
                 me,
                 &mut region,
-                &mut Edges(|p: *const u8| {
+                &mut Edges(|p: *const u16| {
                     // SAFETY (test): as above.
                     found[i].push(unsafe { p.offset_from(base) } as usize)
                 }),
@@ -184,9 +184,9 @@ fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<
     let mut region = Region::new();
     // As the data-flow spawn path drives them: rectangle mode while it takes the
     // accesses, then the trie.
-    let mut trie: Trie<u8> = Trie::new(256, block);
-    let mut rects: Option<RectMode<u8>> = exact.then(|| RectMode::new(256));
-    let ids = vec![0u8; tasks.len()];
+    let mut trie: Trie<u16> = Trie::new(256, block);
+    let mut rects: Option<RectMode<u16>> = exact.then(|| RectMode::new(256));
+    let ids = vec![0u16; tasks.len()];
     let base = ids.as_ptr();
     let found = tasks
         .iter()
@@ -202,7 +202,7 @@ fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<
                 };
                 // SAFETY (test): pointers into `ids`, used as identities only.
                 let me = unsafe { base.add(i) };
-                let mut edge = Edges(|p: *const u8| {
+                let mut edge = Edges(|p: *const u16| {
                     // SAFETY (test): as above.
                     found.push(unsafe { p.offset_from(base) } as usize)
                 });
@@ -409,8 +409,8 @@ fn random_accesses_leave_no_conflict_unordered() {
             })
             .collect();
         let mut region = Region::new();
-        let mut t: Trie<u8> = Trie::new(size, block);
-        let ids = vec![0u8; n];
+        let mut t: Trie<u16> = Trie::new(size, block);
+        let ids = vec![0u16; n];
         let base = ids.as_ptr();
         let mut dep = vec![vec![false; n]; n];
         for (i, fps) in tasks.iter().enumerate() {
@@ -423,7 +423,7 @@ fn random_accesses_leave_no_conflict_unordered() {
                     (exact, block),
                     me,
                     &mut region,
-                    &mut Edges(|p: *const u8| {
+                    &mut Edges(|p: *const u16| {
                         // SAFETY (test): as above.
                         let j = unsafe { p.offset_from(base) } as usize;
                         assert!(j < i, "an edge from task {i} to task {j}");
@@ -461,14 +461,14 @@ fn random_accesses_leave_no_conflict_unordered() {
 
 /// A sink that records edges and the locks a task holds (fake locks: numbered addresses).
 struct Recorder<'a> {
-    base: *const u8,
+    base: *const u16,
     edges: &'a mut Vec<usize>,
     locks: &'a mut Vec<usize>,
     next_lock: &'a mut usize,
 }
 
-impl Sink<u8> for Recorder<'_> {
-    fn edge(&mut self, pred: *const u8) {
+impl Sink<u16> for Recorder<'_> {
+    fn edge(&mut self, pred: *const u16) {
         // SAFETY (test): pointers into one vector of identities.
         self.edges
             .push(unsafe { pred.offset_from(self.base) } as usize);
@@ -520,8 +520,8 @@ fn random_kinds_order_what_conflicts_and_lock_what_commutes() {
             })
             .collect();
         let mut region = Region::new();
-        let mut t: Trie<u8> = Trie::new(size, block);
-        let ids = vec![0u8; n];
+        let mut t: Trie<u16> = Trie::new(size, block);
+        let ids = vec![0u16; n];
         let base = ids.as_ptr();
         let mut dep = vec![vec![false; n]; n];
         let mut held: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -585,8 +585,8 @@ fn random_kinds_order_what_conflicts_and_lock_what_commutes() {
 fn shared_kinds_form_groups() {
     for exact in [false, true] {
         let mut region = Region::new();
-        let mut t: Trie<u8> = Trie::new(64, 64);
-        let ids = [0u8; 7];
+        let mut t: Trie<u16> = Trie::new(64, 64);
+        let ids = [0u16; 7];
         let base = ids.as_ptr();
         let modes = [
             Mode::Write,
