@@ -140,7 +140,10 @@ mod spawn;
 mod task;
 mod tile;
 
-pub use access::{Accesses, Matrix, Part, Read, Region, Sub, TileRead, TileWrite, Write};
+pub use access::{
+    Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Region,
+    RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
+};
 pub use config::Config;
 pub use footprint::Footprint;
 pub use scope::{scope, scope_with, try_scope, Scope, TaskPanic};
