@@ -313,7 +313,9 @@ impl<'s, 'e> Scope<'s, 'e> {
 
 /// Runs `f` with a data-flow scope on the current runtime (the global one outside any), waits
 /// for every task spawned in it, and returns `f`'s result; resumes the first panic of a task
-/// (see [`try_scope`]). Blocks of [`Config::DEFAULT_BLOCK`] bytes.
+/// (see [`try_scope`]). Dependences are exact ([`Config::default()`]): tasks on distinct
+/// elements never wait for each other, however close the elements lie; [`scope_with`] takes
+/// another configuration ([`Config::thesis()`] for PARTEE's 2 KiB blocks).
 ///
 /// ```
 /// # let rt = taskpools::Runtime::new(2)?;
@@ -339,16 +341,19 @@ where
     scope_with(Config::default(), f)
 }
 
-/// [`scope`] with a look-up-table configuration.
+/// [`scope`] with a look-up-table configuration ([`Config`]).
 ///
 /// ```
 /// use taskpools::dataflow::{self, Config};
+///
+/// // PARTEE's block mode with 8-byte blocks: each part below is one block, and tasks on
+/// // different blocks run side by side.
+/// let config = Config::blocks(8)?;
 /// # let rt = taskpools::Runtime::new(2)?;
 /// # rt.install(|| {
 /// let mut v = vec![0u8; 64];
-/// dataflow::scope_with(Config::exact(64).unwrap(), |df| {
+/// dataflow::scope_with(config, |df| {
 ///     let r = df.region(&mut v);
-///     // Byte-sized parts of one 64-byte block: exact ranges let them run side by side.
 ///     for i in 0..8 {
 ///         df.spawn(r.part(8 * i..8 * i + 8).out(), move |_, p| p.fill(i as u8));
 ///     }
