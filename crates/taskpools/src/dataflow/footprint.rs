@@ -1,7 +1,31 @@
 //! A declared access as the dependence analysis sees it: rows of elements of one region,
-//! their bytes (the rectangle the look-up tables key on) and whether two of them overlap.
+//! their bytes (the rectangle the look-up tables key on), how the task uses them, and whether
+//! two of them overlap.
 
 use super::lut::Rect;
+
+/// How a task uses a part it declared: the access kinds of OmpSs-2 and OpenMP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `in`: runs beside other reads, after the last write.
+    Read,
+    /// OmpSs-2's `concurrent` (OpenMP 5.1's `inoutset`): runs beside other concurrent
+    /// accesses, ordered against every other kind.
+    Concurrent,
+    /// OmpSs-2's `commutative` (OpenMP's `mutexinoutset`): one at a time with other
+    /// commutative accesses, in any order; ordered against every other kind.
+    Commutative,
+    /// `out` / `inout`: alone, after everything before it.
+    Write,
+}
+
+impl Mode {
+    /// Whether the task gets a shared reference (`&[T]`): two accesses of one task may
+    /// overlap only if both are.
+    pub(crate) fn shared(self) -> bool {
+        matches!(self, Mode::Read | Mode::Concurrent)
+    }
+}
 
 /// One declared access, as the analysis sees it: rows of `len` elements, `ld` apart, starting
 /// at element `start` of region `region` of the scope `frame`.
@@ -14,7 +38,7 @@ pub struct Footprint {
     pub(super) len: usize,
     pub(super) ld: usize,
     pub(super) rows: usize,
-    pub(super) write: bool,
+    pub(super) mode: Mode,
 }
 
 impl Footprint {

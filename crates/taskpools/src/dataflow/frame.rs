@@ -5,6 +5,7 @@
 use std::any::Any;
 use std::cell::{OnceCell, UnsafeCell};
 
+use super::commute::CommuteLock;
 use super::lut::{RectMode, Trie};
 use super::task::TaskDesc;
 use super::{Config, Footprint};
@@ -41,6 +42,8 @@ pub(super) struct FrameLocal {
     pub(super) table_arena: Arena,
     pub(super) regions: Vec<RegionInfo>,
     pub(super) scratch: Vec<Footprint>,
+    /// The commutative locks of the task being spawned (kept for its capacity).
+    pub(super) locks: Vec<*const CommuteLock>,
     /// Children spawned so far (the frame's own count; `Frame::completed` counts their
     /// completions).
     pub(super) spawned: usize,
@@ -96,6 +99,7 @@ impl Frame {
                 table_arena: Arena::new(),
                 regions: Vec::new(),
                 scratch: Vec::new(),
+                locks: Vec::new(),
                 spawned: 0,
                 seen: 0,
             }),

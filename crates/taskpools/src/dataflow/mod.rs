@@ -167,6 +167,7 @@
 //!   compiler checks; [`Scope::sync`] is PARTEE's `sync` inside a data-flow scope.
 
 mod access;
+mod commute;
 mod config;
 mod footprint;
 mod frame;

@@ -5,7 +5,9 @@
 use std::cell::Cell;
 use std::ptr;
 
+use super::commute::{CommuteLock, Waiter};
 use super::frame::RegionInfo;
+use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode, Push};
 use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
 use super::{Accesses, Footprint, Scope};
@@ -159,13 +161,25 @@ impl<'s, 'e> Scope<'s, 'e> {
                 trace_id,
                 body,
                 call: call_body::<F, A>,
+                locks: ptr::null(),
+                nlocks: 0,
+                waiter: Waiter::new(),
             })
             .as_ptr()
             .cast_const();
 
         let config = frame.shared().config;
         let mut found = 0usize;
-        let arena = &mut local.arena;
+        let mut locks = std::mem::take(&mut local.locks);
+        locks.clear();
+        let mut sink = Analysis {
+            desc,
+            tr,
+            trace_id,
+            arena: &mut local.arena,
+            found: &mut found,
+            locks: &mut locks,
+        };
         for fp in &fps {
             let info = &mut local.regions[fp.region as usize];
             if info.rects.is_some()
@@ -175,7 +189,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                     desc,
                     &mut local.table_arena,
                     config.block,
-                    &mut |pred| add_edge(pred, desc, tr, trace_id, arena, &mut found),
+                    &mut sink,
                 )
             {
                 continue;
@@ -194,16 +208,32 @@ impl<'s, 'e> Scope<'s, 'e> {
                 );
                 info.trie.access(
                     lo..hi,
-                    fp.write,
+                    fp.mode,
                     (config.exact, config.block),
                     desc,
                     &mut local.table_arena,
-                    &mut |pred: *const TaskDesc| {
-                        add_edge(pred, desc, tr, trace_id, arena, &mut found)
-                    },
+                    &mut sink,
                 );
             }
         }
+        if !locks.is_empty() {
+            // Taken in address order, each once (see `commute`).
+            locks.sort_unstable();
+            locks.dedup();
+            let array = local
+                .arena
+                .alloc_zeroed_array::<*const CommuteLock>(locks.len())
+                .as_ptr();
+            // SAFETY: a fresh array of `locks.len()` pointers; the descriptor was just
+            // written and is not shared yet (its counter is not armed).
+            unsafe {
+                ptr::copy_nonoverlapping(locks.as_ptr(), array, locks.len());
+                let d = desc.cast_mut();
+                (*d).locks = array;
+                (*d).nlocks = locks.len();
+            }
+        }
+        local.locks = locks;
         local.scratch = fps;
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
@@ -242,6 +272,45 @@ impl<'s, 'e> Scope<'s, 'e> {
                 w.run_one();
             }
         }
+    }
+}
+
+/// Where the look-up tables report a new task's edges and commutative groups.
+struct Analysis<'a> {
+    desc: *const TaskDesc,
+    tr: Option<&'a TraceBuf>,
+    trace_id: u64,
+    /// The frame's region for descriptors, nodes and locks.
+    arena: &'a mut Arena,
+    found: &'a mut usize,
+    locks: &'a mut Vec<*const CommuteLock>,
+}
+
+impl Sink<TaskDesc> for Analysis<'_> {
+    #[inline(always)]
+    fn edge(&mut self, pred: *const TaskDesc) {
+        add_edge(
+            pred,
+            self.desc,
+            self.tr,
+            self.trace_id,
+            self.arena,
+            self.found,
+        );
+    }
+
+    fn new_lock(&mut self) -> *const () {
+        // In the descriptors' region: the threads that run the group's members use it, and it
+        // lives until the frame has seen all its children complete.
+        self.arena
+            .alloc(CommuteLock::new())
+            .as_ptr()
+            .cast_const()
+            .cast()
+    }
+
+    fn hold(&mut self, lock: *const ()) {
+        self.locks.push(lock.cast());
     }
 }
 
@@ -305,13 +374,13 @@ fn rect_access(
     desc: *const TaskDesc,
     table_arena: &mut Arena,
     block: usize,
-    edge: &mut dyn FnMut(*const TaskDesc),
+    sink: &mut dyn Sink<TaskDesc>,
 ) -> bool {
     let Some(rect) = fp.bytes(info.elem, info.bytes) else {
         return true;
     };
     if let Some(rm) = &mut info.rects {
-        if rm.access(rect, fp.write, block, desc, table_arena, edge) {
+        if rm.access(rect, fp.mode, block, desc, table_arena, sink) {
             return true;
         }
     }
@@ -321,7 +390,8 @@ fn rect_access(
     false
 }
 
-/// Checks a spawn's declarations: all from this scope, no overlap involving a write.
+/// Checks a spawn's declarations: all from this scope, no overlap unless both give shared
+/// references.
 fn check(fps: &[Footprint], frame: *const ()) {
     for (i, a) in fps.iter().enumerate() {
         assert!(
@@ -330,7 +400,7 @@ fn check(fps: &[Footprint], frame: *const ()) {
              spawn; declare accesses on regions of the scope that spawns"
         );
         for (j, b) in fps[..i].iter().enumerate() {
-            if a.region == b.region && (a.write || b.write) && a.overlaps(b) {
+            if a.region == b.region && !(a.mode.shared() && b.mode.shared()) && a.overlaps(b) {
                 panic!(
                     "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
                      them writes; declare the data once (as inout)"

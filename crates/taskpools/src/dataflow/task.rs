@@ -5,6 +5,7 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+use super::commute::{lock_all, unlock_all, CommuteLock, Waiter};
 use super::frame::{Frame, LazyFrame};
 use super::notify::{DepCounter, NotifyList};
 use super::{Accesses, Scope};
@@ -42,6 +43,31 @@ pub(super) struct TaskDesc {
     pub(super) body: *mut u8,
     /// Runs the body with the task's frame, or drops it unrun (`None`).
     pub(super) call: unsafe fn(*mut u8, Option<&LazyFrame>),
+    /// The locks of the commutative groups the task joined (`nlocks` of them, distinct, in
+    /// address order, in the parent's region), taken before it runs.
+    pub(super) locks: *const *const CommuteLock,
+    pub(super) nlocks: usize,
+    /// The task's link while it is queued on one of those locks.
+    pub(super) waiter: Waiter,
+}
+
+impl TaskDesc {
+    fn locks(&self) -> &[*const CommuteLock] {
+        if self.nlocks == 0 {
+            return &[];
+        }
+        // SAFETY: `nlocks` pointers written at the spawn, in the parent's region.
+        unsafe { std::slice::from_raw_parts(self.locks, self.nlocks) }
+    }
+}
+
+/// Hands a task that waited on a commutative lock back to the scheduler, to try again.
+fn wake(w: *mut Waiter, registry: &Registry) {
+    let off = std::mem::offset_of!(TaskDesc, waiter);
+    // SAFETY: every queued waiter is the `waiter` field of a live descriptor (its parent waits
+    // for it), so stepping back to the descriptor's start stays in the same allocation.
+    let d = unsafe { w.cast::<u8>().sub(off).cast::<TaskDesc>() };
+    schedule(d, registry);
 }
 
 // SAFETY: shared between the parent's thread (analysis: `last_succ`, pushes) and the threads
@@ -101,6 +127,19 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     // SAFETY: the parent frame waits for this task before it goes.
     let parent = unsafe { &*d.parent };
     let cancelled = d.cancelled.load(Ordering::Relaxed);
+    let locks = if cancelled { &[][..] } else { d.locks() };
+    // SAFETY: the locks live in the parent's region; the waiter is this descriptor's, which
+    // is queued nowhere now (it runs) and alive until it completes.
+    if !locks.is_empty()
+        && !unsafe {
+            lock_all(locks, ptr::addr_of!(d.waiter).cast_mut(), &mut |w| {
+                wake(w, parent.registry())
+            })
+        }
+    {
+        // Queued on a held lock: its holder hands it back.
+        return;
+    }
     let mut failed = cancelled;
     let tr = if d.trace_id != 0 {
         WorkerThread::current().and_then(|w| w.trace.as_deref())
@@ -140,6 +179,8 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
             parent.keep_panic(p);
         }
     }
+    // SAFETY: taken above.
+    unsafe { unlock_all(locks, &mut |w| wake(w, parent.registry())) };
     // SAFETY: closed once, at completion; the nodes live in the parent's region.
     unsafe {
         d.notify.close(failed, |s| {

@@ -63,7 +63,7 @@ fn fp(start: usize, len: usize, rows: usize, ld: usize) -> Footprint {
         len,
         ld,
         rows,
-        write: false,
+        mode: super::footprint::Mode::Read,
     }
 }
 

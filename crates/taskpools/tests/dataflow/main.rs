@@ -6,5 +6,6 @@
 mod accesses;
 mod behaviour;
 mod granularity;
+mod kinds;
 mod meet;
 mod oracle;

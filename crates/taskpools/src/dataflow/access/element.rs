@@ -8,6 +8,7 @@ use std::marker::PhantomData;
 use super::declare::sealed;
 use super::span::Span;
 use super::Accesses;
+use crate::dataflow::footprint::Mode;
 use crate::dataflow::Footprint;
 
 /// One element of a writable region: made by [`Region::at`](super::Region::at) or
@@ -78,7 +79,7 @@ impl<'s, T> Elem<'s, T> {
     /// ```
     pub fn read(self) -> ElemRead<'s, T> {
         ElemRead {
-            fp: self.span.footprint(false),
+            fp: self.span.footprint(Mode::Read),
             ptr: self.span.ptr,
             marker: PhantomData,
         }
@@ -100,7 +101,7 @@ impl<'s, T> Elem<'s, T> {
     /// ```
     pub fn out(self) -> ElemWrite<'s, T> {
         ElemWrite {
-            fp: self.span.footprint(true),
+            fp: self.span.footprint(Mode::Write),
             ptr: self.span.ptr,
             marker: PhantomData,
         }
@@ -183,7 +184,7 @@ impl<'s, T> ElemRef<'s, T> {
     /// ```
     pub fn read(self) -> ElemRead<'s, T> {
         ElemRead {
-            fp: self.span.footprint(false),
+            fp: self.span.footprint(Mode::Read),
             ptr: self.span.ptr,
             marker: PhantomData,
         }

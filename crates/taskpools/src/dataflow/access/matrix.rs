@@ -143,7 +143,7 @@ impl<'s, T> Matrix<'s, T> {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct Sub<'s, T> {
-    block: Block<T>,
+    pub(super) block: Block<T>,
     marker: PhantomData<&'s mut [T]>,
 }
 

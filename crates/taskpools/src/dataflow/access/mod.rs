@@ -23,6 +23,7 @@ use crate::dataflow::{TileMut, TileRef};
 
 mod declare;
 mod element;
+mod kinds;
 mod matrix;
 mod region;
 mod shared;

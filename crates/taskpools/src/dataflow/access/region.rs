@@ -282,7 +282,7 @@ impl<'s, T> Region<'s, T> {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct Part<'s, T> {
-    span: Span<T>,
+    pub(super) span: Span<T>,
     marker: PhantomData<&'s mut [T]>,
 }
 

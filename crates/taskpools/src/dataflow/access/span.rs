@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use super::{Read, TileRead, TileWrite, Write};
+use crate::dataflow::footprint::Mode;
 use crate::dataflow::Footprint;
 
 /// Elements `[start, start + len)` of region `id` of the scope `frame`; `ptr` points at
@@ -64,7 +65,7 @@ impl<T> Span<T> {
             .map(move |s| self.part(s..(s + size).min(self.len), "region"))
     }
 
-    pub(super) fn footprint(&self, write: bool) -> Footprint {
+    pub(super) fn footprint(&self, mode: Mode) -> Footprint {
         Footprint {
             frame: self.frame,
             region: self.id,
@@ -72,13 +73,22 @@ impl<T> Span<T> {
             len: self.len,
             ld: self.len,
             rows: 1,
-            write,
+            mode,
         }
     }
 
     pub(super) fn read<'s>(self) -> Read<'s, T> {
+        self.shared(Mode::Read)
+    }
+
+    /// A `concurrent` access: shared, like a read, in a group of its own kind.
+    pub(super) fn concurrent<'s>(self) -> Read<'s, T> {
+        self.shared(Mode::Concurrent)
+    }
+
+    fn shared<'s>(self, mode: Mode) -> Read<'s, T> {
         Read {
-            fp: self.footprint(false),
+            fp: self.footprint(mode),
             ptr: self.ptr,
             marker: PhantomData,
         }
@@ -86,8 +96,18 @@ impl<T> Span<T> {
 
     /// A write: only for a span of a writable region.
     pub(super) fn write<'s>(self) -> Write<'s, T> {
+        self.exclusive(Mode::Write)
+    }
+
+    /// A `commutative` access: exclusive at run time, in any order among its group. Only
+    /// for a span of a writable region.
+    pub(super) fn commutative<'s>(self) -> Write<'s, T> {
+        self.exclusive(Mode::Commutative)
+    }
+
+    fn exclusive<'s>(self, mode: Mode) -> Write<'s, T> {
         Write {
-            fp: self.footprint(true),
+            fp: self.footprint(mode),
             ptr: self.ptr,
             marker: PhantomData,
         }
@@ -215,7 +235,7 @@ impl<T> Clone for Block<T> {
 impl<T> Copy for Block<T> {}
 
 impl<T> Block<T> {
-    fn footprint(&self, write: bool) -> Footprint {
+    fn footprint(&self, mode: Mode) -> Footprint {
         Footprint {
             frame: self.frame,
             region: self.id,
@@ -223,13 +243,22 @@ impl<T> Block<T> {
             len: self.cols,
             ld: self.ld,
             rows: self.rows,
-            write,
+            mode,
         }
     }
 
     pub(super) fn read<'s>(self) -> TileRead<'s, T> {
+        self.shared(Mode::Read)
+    }
+
+    /// A `concurrent` access (see [`Span::concurrent`]).
+    pub(super) fn concurrent<'s>(self) -> TileRead<'s, T> {
+        self.shared(Mode::Concurrent)
+    }
+
+    fn shared<'s>(self, mode: Mode) -> TileRead<'s, T> {
         TileRead {
-            fp: self.footprint(false),
+            fp: self.footprint(mode),
             tile: (self.ptr, self.rows, self.cols, self.ld),
             marker: PhantomData,
         }
@@ -237,8 +266,17 @@ impl<T> Block<T> {
 
     /// A write: only for a block of a writable region.
     pub(super) fn write<'s>(self) -> TileWrite<'s, T> {
+        self.exclusive(Mode::Write)
+    }
+
+    /// A `commutative` access (see [`Span::commutative`]).
+    pub(super) fn commutative<'s>(self) -> TileWrite<'s, T> {
+        self.exclusive(Mode::Commutative)
+    }
+
+    fn exclusive<'s>(self, mode: Mode) -> TileWrite<'s, T> {
         TileWrite {
-            fp: self.footprint(true),
+            fp: self.footprint(mode),
             tile: (self.ptr, self.rows, self.cols, self.ld),
             marker: PhantomData,
         }

@@ -42,12 +42,27 @@
 //!   writer and readers are copied into per-row entries ([`RectMode::leave`]) and the table
 //!   goes on as above. Same edges as the per-row table, found with fewer look-ups.
 //!
+//! - **Shared kinds** (OmpSs-2's `concurrent` and `commutative`, OpenMP's `inoutset` and
+//!   `mutexinoutset`). Reads are one of three kinds of access that do not order each other:
+//!   a range's (or a block's) accesses since its last writer form a *group* of one kind, and
+//!   a new access of the group's kind joins it, waiting for what the group waits for (its
+//!   *before* set: the last writer, or the whole group that came before). An access of
+//!   another shared kind closes the group: it waits for all of the group's members, and the
+//!   group becomes the before set of the new group it starts. A write waits for the group's
+//!   members (or the before set when there are none) as before. Commutative groups get a
+//!   lock (made by the caller, [`Sink::new_lock`]) that each member takes at run time, so
+//!   they run one at a time in any order; in exact mode an access joins a commutative group
+//!   only on the very same range (on an overlap in part it waits for the members), so that
+//!   every two commutative tasks whose bytes overlap hold one lock. In block mode the group
+//!   is the block's, and two commutative accesses to one block share its lock.
+//!
 //! Either way, every access that conflicts with an earlier sibling's (same bytes, one of them
 //! a write) is ordered after it, directly or through a chain of edges: what makes the data
 //! handed to tasks exclusive.
 
 use std::ptr::{self, NonNull};
 
+use super::footprint::Mode;
 use crate::mem::region::Region;
 
 mod rect;
@@ -59,26 +74,124 @@ pub(crate) use rect::{Rect, RectMode};
 /// Slots per trie leaf.
 pub(crate) const LEAF: usize = 256;
 
-/// A reader in a block's readers list (block mode).
+/// Where the analysis of one access reports what it found.
+pub(crate) trait Sink<D> {
+    /// The access must wait for `pred` (possibly reported more than once per task: the
+    /// caller removes duplicates).
+    fn edge(&mut self, pred: *const D);
+    /// A new commutative group starts: the lock its members will hold, in memory that the
+    /// threads running them can reach.
+    fn new_lock(&mut self) -> *const () {
+        NonNull::dangling().as_ptr()
+    }
+    /// The access joined a commutative group whose lock is `lock`.
+    fn hold(&mut self, _lock: *const ()) {}
+}
+
+impl<D, S: Sink<D> + ?Sized> Sink<D> for &mut S {
+    fn edge(&mut self, pred: *const D) {
+        (**self).edge(pred)
+    }
+    fn new_lock(&mut self) -> *const () {
+        (**self).new_lock()
+    }
+    fn hold(&mut self, lock: *const ()) {
+        (**self).hold(lock)
+    }
+}
+
+/// A sink that only takes edges, to a closure (the table's tests).
+#[cfg(test)]
+pub(crate) struct Edges<F>(pub(crate) F);
+
+#[cfg(test)]
+impl<D, F: FnMut(*const D)> Sink<D> for Edges<F> {
+    fn edge(&mut self, pred: *const D) {
+        (self.0)(pred)
+    }
+}
+
+/// A member of a group of accesses that do not order each other (readers, concurrent or
+/// commutative accesses). Every node of one list has the group's kind and lock.
 struct Reader<D> {
     task: *const D,
     next: *mut Reader<D>,
+    /// The group's lock (commutative groups only, else null).
+    lock: *const (),
+    kind: Mode,
+}
+
+/// The state of one range (or block): the accesses a new one may have to wait for.
+///
+/// `readers` is the group since the last write (its members do not order each other), and
+/// what that group waits for is its *before* set: `writer`, or `prev` (the group of another
+/// kind that came before this one), never both. With no group, a new access waits for the
+/// before set.
+struct State<D> {
+    writer: *const D,
+    prev: *mut Reader<D>,
+    readers: *mut Reader<D>,
+}
+
+impl<D> State<D> {
+    const EMPTY: State<D> = State {
+        writer: ptr::null(),
+        prev: ptr::null_mut(),
+        readers: ptr::null_mut(),
+    };
+
+    fn is_empty(&self) -> bool {
+        self.writer.is_null() && self.prev.is_null() && self.readers.is_null()
+    }
+
+    /// Reports the before set (every task but `task` itself).
+    #[inline(always)]
+    fn before(&self, task: *const D, sink: &mut impl Sink<D>) {
+        if !self.writer.is_null() && self.writer != task {
+            sink.edge(self.writer);
+        }
+        members(self.prev, task, sink);
+    }
+
+    /// The group's kind, if there is a group.
+    fn kind(&self) -> Option<Mode> {
+        // SAFETY: reader nodes live in the owner's region, alive while the table is.
+        (!self.readers.is_null()).then(|| unsafe { (*self.readers).kind })
+    }
+}
+
+impl<D> Clone for State<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<D> Copy for State<D> {}
+
+/// Reports every member of the list at `r` but `task`.
+#[inline(always)]
+fn members<D>(mut r: *mut Reader<D>, task: *const D, sink: &mut impl Sink<D>) {
+    while !r.is_null() {
+        // SAFETY: reader nodes live in the owner's region, alive while the table is.
+        let (t, next) = unsafe { ((*r).task, (*r).next) };
+        if t != task {
+            sink.edge(t);
+        }
+        r = next;
+    }
 }
 
 /// A byte range recorded in exact mode: bytes `[lo, hi)` of the region, inside the block,
-/// with its last writer (null if none) and the readers since.
+/// with its state.
 struct Entry<D> {
     lo: usize,
     hi: usize,
-    writer: *const D,
-    readers: *mut Reader<D>,
+    st: State<D>,
     next: *mut Entry<D>,
 }
 
 /// One block's state. All-zero is the empty slot.
 struct Slot<D> {
-    writer: *const D,
-    readers: *mut Reader<D>,
+    st: State<D>,
     entries: *mut Entry<D>,
 }
 
@@ -107,17 +220,17 @@ impl<D> Trie<D> {
         unsafe { &mut *leaf.add(b % LEAF) }
     }
 
-    /// Records an access of `task` to `bytes` of the region (not empty), keyed `(exact, block)`, calling
-    /// `edge` for each earlier access it must wait for (possibly more than once per task:
-    /// the caller removes duplicates).
+    /// Records an access of `task` in `mode` to `bytes` of the region (not empty), keyed
+    /// `(exact, block)`, reporting to `sink` each earlier access it must wait for and each
+    /// commutative group it joins.
     pub(crate) fn access(
         &mut self,
         bytes: std::ops::Range<usize>,
-        write: bool,
+        mode: Mode,
         (exact, block): (bool, usize),
         task: *const D,
         region: &mut Region,
-        edge: &mut impl FnMut(*const D),
+        sink: &mut impl Sink<D>,
     ) {
         let (lo, hi) = (bytes.start, bytes.end);
         debug_assert!(hi > lo);
@@ -126,131 +239,168 @@ impl<D> Trie<D> {
             if exact {
                 let whole = (b * block, (b + 1) * block);
                 let (l, h) = (lo.max(whole.0), hi.min(whole.1));
-                exact_access(slot, (l, h), whole, write, task, region, edge);
+                exact_access(slot, (l, h), whole, mode, task, region, sink);
             } else {
-                block_access(slot, write, task, region, edge);
+                block_access(&mut slot.st, mode, task, region, sink);
             }
         }
     }
 }
 
+/// A new group member's node: `kind`, and the lock of the group it joins (`head`'s), or a
+/// new lock for a new commutative group.
+#[inline(always)]
+fn member<D>(
+    task: *const D,
+    mode: Mode,
+    head: *mut Reader<D>,
+    region: &mut Region,
+    sink: &mut impl Sink<D>,
+) -> *mut Reader<D> {
+    let lock = if mode != Mode::Commutative {
+        ptr::null()
+    } else if head.is_null() {
+        sink.new_lock()
+    } else {
+        // SAFETY: reader nodes live in the owner's region.
+        unsafe { (*head).lock }
+    };
+    if !lock.is_null() {
+        sink.hold(lock);
+    }
+    region
+        .alloc(Reader {
+            task,
+            next: head,
+            lock,
+            kind: mode,
+        })
+        .as_ptr()
+}
+
+/// An access to the whole of a state's range (a block in block mode, a whole block or a
+/// rectangle in exact mode).
 #[inline(always)]
 fn block_access<D>(
-    slot: &mut Slot<D>,
-    write: bool,
+    st: &mut State<D>,
+    mode: Mode,
     task: *const D,
     region: &mut Region,
-    edge: &mut impl FnMut(*const D),
+    sink: &mut impl Sink<D>,
 ) {
-    if !write {
-        if !slot.writer.is_null() && slot.writer != task {
-            edge(slot.writer);
-        }
-        // SAFETY: reader nodes live in the owner's region.
-        if slot.readers.is_null() || unsafe { (*slot.readers).task } != task {
-            slot.readers = region
-                .alloc(Reader {
-                    task,
-                    next: slot.readers,
-                })
-                .as_ptr();
+    if mode != Mode::Write {
+        match st.kind() {
+            // No group: start one after the before set.
+            None => {
+                st.before(task, sink);
+                st.readers = member(task, mode, ptr::null_mut(), region, sink);
+            }
+            // Join the group: wait for what it waits for.
+            Some(k) if k == mode => {
+                st.before(task, sink);
+                // SAFETY: reader nodes live in the owner's region.
+                if unsafe { (*st.readers).task } != task {
+                    st.readers = member(task, mode, st.readers, region, sink);
+                }
+            }
+            // Another kind: wait for the group, which becomes the new group's before set.
+            Some(_) => {
+                members(st.readers, task, sink);
+                st.writer = ptr::null();
+                st.prev = st.readers;
+                st.readers = member(task, mode, ptr::null_mut(), region, sink);
+            }
         }
         return;
     }
-    if slot.readers.is_null() {
-        if !slot.writer.is_null() && slot.writer != task {
-            edge(slot.writer);
-        }
+    if st.readers.is_null() {
+        st.before(task, sink);
     } else {
-        let mut r = slot.readers;
-        while !r.is_null() {
-            // SAFETY: as above.
-            let (t, next) = unsafe { ((*r).task, (*r).next) };
-            if t != task {
-                edge(t);
-            }
-            r = next;
-        }
-        // A task that reads and writes the same block (two accesses) is both a reader and the
-        // writer: its later siblings wait for it through the writer.
+        // The group's members wait for the before set themselves.
+        // A task that reads and writes the same block (two accesses) is both a member and
+        // the writer: its later siblings wait for it through the writer.
+        members(st.readers, task, sink);
     }
-    slot.readers = ptr::null_mut();
-    slot.writer = task;
+    *st = State {
+        writer: task,
+        ..State::EMPTY
+    };
 }
 
 /// An exact-mode access to bytes `[lo, hi)` inside the block `whole` of `slot`.
 ///
 /// While every access to a block has covered the whole block, the slot keeps that range's
-/// state in its own `writer` and `readers`, as block mode does (same rules, one look-up
-/// less, no entry to allocate); the first access to a part of it moves that state into an
-/// entry of the whole block, and the block goes on with entries. A slot never has both.
+/// state itself, as block mode does (same rules, one look-up less, no entry to allocate);
+/// the first access to a part of it moves that state into an entry of the whole block, and
+/// the block goes on with entries. A slot never has both.
 #[inline(always)]
 fn exact_access<D>(
     slot: &mut Slot<D>,
     (lo, hi): (usize, usize),
     whole: (usize, usize),
-    write: bool,
+    mode: Mode,
     task: *const D,
     region: &mut Region,
-    edge: &mut impl FnMut(*const D),
+    sink: &mut impl Sink<D>,
 ) {
     if slot.entries.is_null() {
         if (lo, hi) == whole {
-            block_access(slot, write, task, region, edge);
+            block_access(&mut slot.st, mode, task, region, sink);
             return;
         }
-        if !slot.writer.is_null() || !slot.readers.is_null() {
+        if !slot.st.is_empty() {
             let e = region.alloc(Entry {
                 lo: whole.0,
                 hi: whole.1,
-                writer: slot.writer,
-                readers: slot.readers,
+                st: slot.st,
                 next: ptr::null_mut(),
             });
             slot.entries = e.as_ptr();
-            slot.writer = ptr::null();
-            slot.readers = ptr::null_mut();
+            slot.st = State::EMPTY;
         }
     }
-    exact_entries(slot, lo, hi, write, task, region, edge);
+    exact_entries(slot, lo, hi, mode, task, region, sink);
 }
 
 /// [`exact_access`] on a block whose state is kept as entries (none yet at its first
 /// partial access).
+///
+/// Against each entry whose range overlaps `[lo, hi)`: a write waits for the entry's group
+/// (or its before set when it has none); an access of a shared kind waits for the entry's
+/// before set if it could join the entry's group (same kind; for commutative accesses also
+/// the same range, see the module docs) or there is none, else for the group's members.
 fn exact_entries<D>(
     slot: &mut Slot<D>,
     lo: usize,
     hi: usize,
-    write: bool,
+    mode: Mode,
     task: *const D,
     region: &mut Region,
-    edge: &mut impl FnMut(*const D),
+    sink: &mut impl Sink<D>,
 ) {
+    let write = mode == Mode::Write;
     let mut link: *mut *mut Entry<D> = &mut slot.entries;
-    // The entry of exactly this range, which a read joins and a write takes over.
+    // The entry of exactly this range, which an access joins (or restarts) and a write
+    // takes over.
     let mut same: *mut Entry<D> = ptr::null_mut();
     // SAFETY: entries and reader nodes live in the owner's region; `link` points at the slot's
     // head or at an entry's `next`, all valid while the table is.
     unsafe {
         while !(*link).is_null() {
             let e = *link;
+            let exactly = (*e).lo == lo && (*e).hi == hi;
             if (*e).lo < hi && lo < (*e).hi {
-                let writer = (*e).writer;
-                if !write || (*e).readers.is_null() {
-                    if !writer.is_null() && writer != task {
-                        edge(writer);
-                    }
+                let st = &(*e).st;
+                let joins = match st.kind() {
+                    None => true,
+                    Some(k) => !write && k == mode && (mode != Mode::Commutative || exactly),
+                };
+                if joins {
+                    st.before(task, sink);
                 } else {
-                    let mut r = (*e).readers;
-                    while !r.is_null() {
-                        if (*r).task != task {
-                            edge((*r).task);
-                        }
-                        r = (*r).next;
-                    }
+                    members(st.readers, task, sink);
                 }
             }
-            let exactly = (*e).lo == lo && (*e).hi == hi;
             if write && lo <= (*e).lo && (*e).hi <= hi && !(exactly && same.is_null()) {
                 // Covered by this write: later accesses wait for the write instead.
                 *link = (*e).next;
@@ -262,36 +412,48 @@ fn exact_entries<D>(
             link = ptr::addr_of_mut!((*e).next);
         }
         if !same.is_null() {
+            let st = &mut (*same).st;
             if write {
-                // The write becomes the range's writer, with no readers since (what it
-                // covers is dropped above): the entry is reused, not allocated again.
-                (*same).writer = task;
-                (*same).readers = ptr::null_mut();
+                // The write becomes the range's writer, with no group since (what it covers
+                // is dropped above): the entry is reused, not allocated again.
+                *st = State {
+                    writer: task,
+                    ..State::EMPTY
+                };
                 return;
             }
-            // A task that declares the same range twice is one reader.
-            let head = (*same).readers;
-            if head.is_null() || (*head).task != task {
-                (*same).readers = region.alloc(Reader { task, next: head }).as_ptr();
+            match st.kind() {
+                None => st.readers = member(task, mode, ptr::null_mut(), region, sink),
+                Some(k) if k == mode => {
+                    // A task that declares the same range twice is one member.
+                    if (*st.readers).task != task {
+                        st.readers = member(task, mode, st.readers, region, sink);
+                    }
+                }
+                Some(_) => {
+                    st.writer = ptr::null();
+                    st.prev = st.readers;
+                    st.readers = member(task, mode, ptr::null_mut(), region, sink);
+                }
             }
             return;
         }
     }
-    let readers = if write {
-        ptr::null_mut()
+    let st = if write {
+        State {
+            writer: task,
+            ..State::EMPTY
+        }
     } else {
-        region
-            .alloc(Reader {
-                task,
-                next: ptr::null_mut(),
-            })
-            .as_ptr()
+        State {
+            readers: member(task, mode, ptr::null_mut(), region, sink),
+            ..State::EMPTY
+        }
     };
     let e: NonNull<Entry<D>> = region.alloc(Entry {
         lo,
         hi,
-        writer: if write { task } else { ptr::null() },
-        readers,
+        st,
         next: slot.entries,
     });
     slot.entries = e.as_ptr();

@@ -4,7 +4,7 @@
 
 use std::ptr;
 
-use super::{block_access, Entry, Slot, Trie};
+use super::{block_access, Entry, Mode, Sink, State, Trie};
 use crate::mem::region::Region;
 
 /// A rectangle of bytes: `rows` rows of `len` bytes (`len > 0`, `rows > 0`), `stride` bytes
@@ -24,11 +24,11 @@ impl Rect {
     }
 }
 
-/// A rectangle's state in rectangle mode: its last writer and the readers since (block
+/// A rectangle's state in rectangle mode: its last writer and the group since (block
 /// mode's rule, on the whole rectangle), and the next rectangle of the table.
 struct RectState<D> {
     rect: Rect,
-    state: Slot<D>,
+    state: State<D>,
     next: *mut RectState<D>,
 }
 
@@ -76,11 +76,11 @@ impl<D> RectMode<D> {
     pub(crate) fn access(
         &mut self,
         rect: Rect,
-        write: bool,
+        mode: Mode,
         block: usize,
         task: *const D,
         region: &mut Region,
-        edge: &mut dyn FnMut(*const D),
+        sink: &mut dyn Sink<D>,
     ) -> bool {
         if rect.rows < 2 {
             return false;
@@ -94,10 +94,10 @@ impl<D> RectMode<D> {
                 // is; `&mut self` makes this the only reference.
                 block_access(
                     unsafe { &mut (*state).state },
-                    write,
+                    mode,
                     task,
                     region,
-                    &mut &mut *edge,
+                    &mut &mut *sink,
                 );
                 true
             }
@@ -129,8 +129,7 @@ impl<D> RectMode<D> {
                     let e = region.alloc(Entry {
                         lo: l,
                         hi: h,
-                        writer: st.state.writer,
-                        readers: st.state.readers,
+                        st: st.state,
                         next: slot.entries,
                     });
                     slot.entries = e.as_ptr();
@@ -158,7 +157,7 @@ impl<D> RectMode<D> {
             // SAFETY: entries live in the owner's region (see `Trie::access`).
             let en = unsafe { &*e };
             if en.lo < h && lo < en.hi {
-                let owner = en.writer.cast_mut();
+                let owner = en.st.writer.cast_mut();
                 // SAFETY: a cover entry's writer is its rectangle's state, in the region.
                 if en.lo == lo && en.hi == h && unsafe { (*owner).rect } == rect {
                     return Some(owner);
@@ -190,11 +189,7 @@ impl<D> RectMode<D> {
         let state = region
             .alloc(RectState {
                 rect,
-                state: Slot {
-                    writer: ptr::null(),
-                    readers: ptr::null_mut(),
-                    entries: ptr::null_mut(),
-                },
+                state: State::EMPTY,
                 next: self.all,
             })
             .as_ptr();
@@ -207,8 +202,10 @@ impl<D> RectMode<D> {
                 let e = region.alloc(Entry {
                     lo: l,
                     hi: h,
-                    writer: state.cast_const(),
-                    readers: ptr::null_mut(),
+                    st: State {
+                        writer: state.cast_const(),
+                        ..State::EMPTY
+                    },
                     next: slot.entries,
                 });
                 slot.entries = e.as_ptr();

@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// `Write` for a write, else `Read`.
+fn rw(w: bool) -> Mode {
+    if w {
+        Mode::Write
+    } else {
+        Mode::Read
+    }
+}
+
 /// A rectangle access in the tests: `(lo, len, rows, stride, write)`.
 type RectAccess = (usize, usize, usize, usize, bool);
 
@@ -20,11 +29,11 @@ fn edges(accesses: &[(usize, usize, bool)], exact: bool, block: usize) -> Vec<Ve
             // SAFETY (test): pointers into `ids`, used as identities only.
             t.access(
                 lo..hi,
-                w,
+                rw(w),
                 (exact, block),
                 unsafe { base.add(i) },
                 &mut region,
-                &mut |p| found.push(unsafe { p.offset_from(base) } as usize),
+                &mut Edges(|p: *const u8| found.push(unsafe { p.offset_from(base) } as usize)),
             );
             found.sort_unstable();
             found.dedup();
@@ -132,10 +141,17 @@ fn exact_mode_a_write_takes_over_its_range() {
         for &(lo, hi, w) in *fps {
             // SAFETY (test): pointers into `ids`, used as identities only.
             let me = unsafe { base.add(i) };
-            t.access(lo..hi, w, (true, 64), me, &mut region, &mut |p| {
-                // SAFETY (test): as above.
-                found[i].push(unsafe { p.offset_from(base) } as usize)
-            });
+            t.access(
+                lo..hi,
+                rw(w),
+                (true, 64),
+                me,
+                &mut region,
+                &mut Edges(|p: *const u8| {
+                    // SAFETY (test): as above.
+                    found[i].push(unsafe { p.offset_from(base) } as usize)
+                }),
+            );
         }
         found[i].sort_unstable();
         found[i].dedup();
@@ -186,12 +202,12 @@ fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<
                 };
                 // SAFETY (test): pointers into `ids`, used as identities only.
                 let me = unsafe { base.add(i) };
-                let mut edge = |p: *const u8| {
+                let mut edge = Edges(|p: *const u8| {
                     // SAFETY (test): as above.
                     found.push(unsafe { p.offset_from(base) } as usize)
-                };
+                });
                 if let Some(rm) = &mut rects {
-                    if rm.access(rect, w, block, me, &mut region, &mut edge) {
+                    if rm.access(rect, rw(w), block, me, &mut region, &mut edge) {
                         continue;
                     }
                 }
@@ -200,7 +216,7 @@ fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<
                 }
                 for r in 0..rows {
                     let (lo, hi) = rect.row(r);
-                    trie.access(lo..hi, w, (exact, block), me, &mut region, &mut edge);
+                    trie.access(lo..hi, rw(w), (exact, block), me, &mut region, &mut edge);
                 }
             }
             found.sort_unstable();
@@ -401,21 +417,28 @@ fn random_accesses_leave_no_conflict_unordered() {
             for &(lo, hi, w) in fps {
                 // SAFETY (test): pointers into `ids`, used as identities only.
                 let me = unsafe { base.add(i) };
-                t.access(lo..hi, w, (exact, block), me, &mut region, &mut |p| {
-                    // SAFETY (test): as above.
-                    let j = unsafe { p.offset_from(base) } as usize;
-                    assert!(j < i, "an edge from task {i} to task {j}");
-                    // Exact mode: every edge is a true conflict of this access.
-                    assert!(
-                        !exact
-                            || tasks[j]
-                                .iter()
-                                .any(|&(c, d, w2)| lo < d && c < hi && (w || w2)),
-                        "block {block}: a false dependence of task {i} on task {j}: \
+                t.access(
+                    lo..hi,
+                    rw(w),
+                    (exact, block),
+                    me,
+                    &mut region,
+                    &mut Edges(|p: *const u8| {
+                        // SAFETY (test): as above.
+                        let j = unsafe { p.offset_from(base) } as usize;
+                        assert!(j < i, "an edge from task {i} to task {j}");
+                        // Exact mode: every edge is a true conflict of this access.
+                        assert!(
+                            !exact
+                                || tasks[j]
+                                    .iter()
+                                    .any(|&(c, d, w2)| lo < d && c < hi && (w || w2)),
+                            "block {block}: a false dependence of task {i} on task {j}: \
                          {tasks:?}"
-                    );
-                    dep[i][j] = true;
-                });
+                        );
+                        dep[i][j] = true;
+                    }),
+                );
             }
         }
         close(&mut dep);
@@ -433,5 +456,176 @@ fn random_accesses_leave_no_conflict_unordered() {
                 );
             }
         }
+    }
+}
+
+/// A sink that records edges and the locks a task holds (fake locks: numbered addresses).
+struct Recorder<'a> {
+    base: *const u8,
+    edges: &'a mut Vec<usize>,
+    locks: &'a mut Vec<usize>,
+    next_lock: &'a mut usize,
+}
+
+impl Sink<u8> for Recorder<'_> {
+    fn edge(&mut self, pred: *const u8) {
+        // SAFETY (test): pointers into one vector of identities.
+        self.edges
+            .push(unsafe { pred.offset_from(self.base) } as usize);
+    }
+    fn new_lock(&mut self) -> *const () {
+        *self.next_lock += 1;
+        (*self.next_lock * 8) as *const ()
+    }
+    fn hold(&mut self, lock: *const ()) {
+        self.locks.push(lock as usize);
+    }
+}
+
+const MODES: [Mode; 4] = [Mode::Read, Mode::Concurrent, Mode::Commutative, Mode::Write];
+
+/// Whether two accesses of these modes must be ordered (if their bytes overlap).
+fn must_order(a: Mode, b: Mode) -> bool {
+    !(a == b && a != Mode::Write)
+}
+
+/// Random tasks of random kinds, in block and exact mode: every overlapping pair of kinds
+/// that must be ordered is (transitively); two overlapping commutative accesses that are not
+/// ordered hold a common lock; in exact mode every edge is between overlapping accesses of
+/// kinds that must be ordered or are both commutative.
+#[test]
+fn random_kinds_order_what_conflicts_and_lock_what_commutes() {
+    let mut rnd = xorshift(0x5eed_c0de);
+    for round in 0..3000 {
+        let (exact, block) = (round % 2 == 0, [1, 4, 8, 64][round / 2 % 4]);
+        let n = 2 + rnd(9);
+        let size = 17 + rnd(8);
+        let tasks: Vec<Vec<(usize, usize, Mode)>> = (0..n)
+            .map(|_| {
+                let mut fps: Vec<(usize, usize, Mode)> = Vec::new();
+                for _ in 0..1 + rnd(2) {
+                    // Few distinct ranges, so that groups form and are joined.
+                    let lo = [0, 4, 8, rnd(size)][rnd(4)];
+                    let hi = (lo + [4, 8, 1 + rnd(size - lo)][rnd(3)]).min(size);
+                    let m = MODES[rnd(4)];
+                    // As a spawn checks: overlapping accesses of one task both shared.
+                    if fps
+                        .iter()
+                        .all(|&(c, d, m2)| !(lo < d && c < hi) || (m.shared() && m2.shared()))
+                    {
+                        fps.push((lo, hi, m));
+                    }
+                }
+                fps
+            })
+            .collect();
+        let mut region = Region::new();
+        let mut t: Trie<u8> = Trie::new(size, block);
+        let ids = vec![0u8; n];
+        let base = ids.as_ptr();
+        let mut dep = vec![vec![false; n]; n];
+        let mut held: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut next_lock = 0;
+        for (i, fps) in tasks.iter().enumerate() {
+            for &(lo, hi, m) in fps {
+                let mut edges = Vec::new();
+                // SAFETY (test): pointers into `ids`, used as identities only.
+                let me = unsafe { base.add(i) };
+                let mut sink = Recorder {
+                    base,
+                    edges: &mut edges,
+                    locks: &mut held[i],
+                    next_lock: &mut next_lock,
+                };
+                t.access(lo..hi, m, (exact, block), me, &mut region, &mut sink);
+                for j in edges {
+                    assert!(j < i, "an edge from task {i} to task {j}");
+                    assert!(
+                        !exact
+                            || tasks[j].iter().any(|&(c, d, m2)| lo < d
+                                && c < hi
+                                && (must_order(m, m2) || m == Mode::Commutative)),
+                        "a false dependence of task {i} on task {j}: {tasks:?}"
+                    );
+                    dep[i][j] = true;
+                }
+            }
+        }
+        close(&mut dep);
+        for i in 0..n {
+            for j in 0..i {
+                for &(a, b, m) in &tasks[i] {
+                    for &(c, d, m2) in &tasks[j] {
+                        if !(a < d && c < b) {
+                            continue;
+                        }
+                        assert!(
+                            !must_order(m, m2) || dep[i][j],
+                            "exact {exact}, block {block}: task {i} ({m:?}) is not ordered \
+                             after task {j} ({m2:?}): {tasks:?}"
+                        );
+                        if m == Mode::Commutative && !dep[i][j] {
+                            assert!(
+                                held[i].iter().any(|l| held[j].contains(l)),
+                                "exact {exact}, block {block}: commutative tasks {j} and {i} \
+                                 overlap, unordered, with no common lock: {tasks:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The liveness a stricter table would lose: accesses of one shared kind to one range get
+/// no edge between them, however many come, and a group of another kind waits for all of
+/// them.
+#[test]
+fn shared_kinds_form_groups() {
+    for exact in [false, true] {
+        let mut region = Region::new();
+        let mut t: Trie<u8> = Trie::new(64, 64);
+        let ids = [0u8; 7];
+        let base = ids.as_ptr();
+        let modes = [
+            Mode::Write,
+            Mode::Concurrent,
+            Mode::Concurrent,
+            Mode::Read,
+            Mode::Read,
+            Mode::Commutative,
+            Mode::Commutative,
+        ];
+        let mut found = Vec::new();
+        let mut locks: Vec<Vec<usize>> = vec![Vec::new(); 7];
+        let mut next_lock = 0;
+        for (i, &m) in modes.iter().enumerate() {
+            let mut edges = Vec::new();
+            // A part of the block in exact mode, so that entries are used.
+            let range = if exact { 8..24 } else { 0..64 };
+            // SAFETY (test): pointers into `ids`, used as identities only.
+            t.access(
+                range,
+                m,
+                (exact, 64),
+                unsafe { base.add(i) },
+                &mut region,
+                &mut Recorder {
+                    base,
+                    edges: &mut edges,
+                    locks: &mut locks[i],
+                    next_lock: &mut next_lock,
+                },
+            );
+            edges.sort_unstable();
+            edges.dedup();
+            found.push(edges);
+        }
+        let want: [&[usize]; 7] = [&[], &[0], &[0], &[1, 2], &[1, 2], &[3, 4], &[3, 4]];
+        assert_eq!(found, want, "exact {exact}");
+        assert!(locks[..5].iter().all(Vec::is_empty));
+        assert_eq!(locks[5].len(), 1);
+        assert_eq!(locks[5], locks[6], "one lock per commutative group");
     }
 }
