@@ -80,7 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Exact mode: no false dependences between neighbouring cells.
     // `install` runs the scope on the traced runtime (alone, it would use the global one).
     let mut cells = vec![0u64; CHAIN + 1];
-    let config = Config::exact(Config::DEFAULT_BLOCK)?;
+    let config = Config::exact();
     rt.install(|| {
         dataflow::scope_with(config, |df| {
             let r = df.region(&mut cells);

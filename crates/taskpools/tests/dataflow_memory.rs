@@ -61,7 +61,10 @@ fn repeated_scopes_with_a_million_tasks_do_not_grow_the_heap() {
         200_000
     };
     for pool in Pool::ALL {
-        for config in [Config::default(), Config::exact(512).unwrap()] {
+        for config in [
+            Config::thesis(),
+            Config::exact().with_index_block(512).unwrap(),
+        ] {
             let rt = Runtime::builder().threads(2).pool(pool).build().unwrap();
             let mut data = vec![0u64; 64 * 64];
             // Two warm-up scopes fill the region chunk pool and the runtime's caches.

@@ -306,8 +306,7 @@ fn nested_dataflow_critical_path_follows_spawns_and_syncs() {
         .unwrap();
     let mut v = [0u8; 4];
     // Exact look-up tables: with 2 KiB blocks the four one-byte parts would be chained.
-    let exact =
-        taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK).unwrap();
+    let exact = taskpools::dataflow::Config::exact();
     rt.install(|| {
         taskpools::dataflow::scope_with(exact, |df| {
             let r = df.region(&mut v[..]);
@@ -388,8 +387,7 @@ fn dataflow_task_graph_and_critical_path() {
     let mut chain = [0u64; 1];
     let mut free = [0u64; 10];
     // Exact look-up tables: with 2 KiB blocks the ten small writes would be chained too.
-    let exact =
-        taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK).unwrap();
+    let exact = taskpools::dataflow::Config::exact();
     rt.install(|| {
         taskpools::dataflow::scope_with(exact, |df| {
             let c = df.region(&mut chain[..]);

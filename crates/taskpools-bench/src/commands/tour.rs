@@ -253,7 +253,7 @@ fn tour(out: &Path) -> Result<()> {
         reps: 2,
         benches: suite::Bench::ALL.to_vec(),
         sizes: suite::Sizes::TOUR,
-        dataflow: taskpools::dataflow::Config::exact(taskpools::dataflow::Config::DEFAULT_BLOCK)?,
+        dataflow: taskpools::dataflow::Config::exact(),
         pin: true,
         trace: Some(files.trace.clone()),
         peers: suite::PEERS.to_vec(),

@@ -9,8 +9,10 @@
 //! of them writing) has completed — read after write, write after read, write after write —
 //! and lets readers of the same data run together. A task receives its data only through its
 //! declarations (`&[T]` for a read, `&mut [T]` for a write, [`TileRef`] / [`TileMut`] for a
-//! sub-matrix), so what it touches is what the analysis saw: the compiler rejects a task that
-//! reaches for undeclared data.
+//! sub-matrix, `&T` / `&mut T` for one element declared with [`at`](Region::at)), so what it
+//! touches is what the analysis saw: the compiler rejects a task that reaches for undeclared
+//! data. Data nobody writes is handed over read-only ([`Scope::region_ref`], from a `&[T]`):
+//! its parts can only be declared `read`, and its readers never wait.
 //!
 //! ```
 //! use taskpools::dataflow;
@@ -32,6 +34,39 @@
 //!     }
 //! });
 //! assert_eq!(v[999], 1000);
+//! ```
+//!
+//! # Granularity
+//!
+//! By default ([`scope`], [`Config::default()`]) dependences are exact: tasks are ordered
+//! only if their declarations share an element, however small and close the elements lie (a
+//! graph over an array of pointers is not serialised). PARTEE's block mode
+//! ([`Config::blocks`]) orders any two accesses to one block, element-disjoint or not;
+//! [`Config::thesis()`] is that mode with the thesis' 2 KiB blocks, for reproducing its
+//! figures ([`scope_with`] takes a configuration).
+//!
+//! ```
+//! use taskpools::dataflow::{self, Config};
+//!
+//! let mut ptrs: Vec<Box<u32>> = (0..64).map(Box::new).collect(); // 8-byte elements
+//! let shared = [10u32];
+//! dataflow::scope(|df| {
+//!     let (p, s) = (df.region(&mut ptrs), df.region_ref(&shared));
+//!     for i in 0..64 {
+//!         // One task per element, none ordered after another (exact dependences).
+//!         df.spawn((p.at(i).inout(), s.at(0).read()), |_, (b, k)| **b += k);
+//!     }
+//! });
+//! assert_eq!(*ptrs[63], 73);
+//! // The thesis' configuration: a 2 KiB block holds 256 such elements, so these 64 tasks
+//! // run one after another.
+//! dataflow::scope_with(Config::thesis(), |df| {
+//!     let p = df.region(&mut ptrs);
+//!     for i in 0..64 {
+//!         df.spawn(p.at(i).inout(), |_, b| **b -= 10);
+//!     }
+//! });
+//! assert_eq!(*ptrs[63], 63);
 //! ```
 //!
 //! # Nesting
@@ -116,9 +151,11 @@
 //!   turns it into per-row entries with the same state. Whoever brings the counter to
 //!   zero — the arm itself, or the last predecessor to complete — queues the task on its own
 //!   worker. The docs of the source's `notify` module say why no notification is lost or
-//!   doubled (also `docs/dataflow.md` in the repository); the loom models there cover a spawn racing a completion and two predecessors completing at once.
+//!   doubled (also `docs/dataflow.md` in the repository); the loom models there cover a
+//!   spawn racing a completion and two predecessors completing at once.
 //! - **Safety.** The data handed to a task is exclusive for writes and shared for reads
-//!   because (a) regions are made from `&mut` borrows for the scope's lifetime, (b) every
+//!   because (a) regions are made from `&mut` borrows for the scope's lifetime (read-only
+//!   regions from `&` borrows, and offer only reads, which need `T: Sync`), (b) every
 //!   access the task gets is one it declared, checked for self-overlap at the spawn, (c) the
 //!   analysis orders every conflicting pair of siblings (in block mode conservatively), and
 //!   (d) a task's lifetime `'t` ends before it completes, so nothing it received outlives the
@@ -141,7 +178,10 @@ mod spawn;
 mod task;
 mod tile;
 
-pub use access::{Accesses, Matrix, Part, Read, Region, Sub, TileRead, TileWrite, Write};
+pub use access::{
+    Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Region,
+    RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
+};
 pub use config::Config;
 pub use footprint::Footprint;
 pub use scope::{scope, scope_with, try_scope, Scope, TaskPanic};

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use super::access::span::{Grid, Span};
 use super::frame::{Frame, LazyFrame, RegionInfo, Shared};
 use super::lut::{RectMode, Trie};
-use super::{Config, Matrix, Region, TileMut};
+use super::{Config, Matrix, MatrixRef, Region, RegionRef, TileMut, TileRef};
 use crate::panics::first_of;
 use crate::runtime::global;
 use crate::runtime::trace::EventKind;
@@ -159,6 +159,35 @@ impl<'s, 'e> Scope<'s, 'e> {
         Region::new(self.span(data.as_mut_ptr(), data.len()))
     }
 
+    /// Hands `data` to the scope read-only, for the scope's lifetime: tasks declare reads of
+    /// its parts (OpenMP's `depend(in: …)` on data nobody writes) and get `&[T]`. Readers
+    /// never wait for each other; the region is registered and analysed like a writable one,
+    /// and its handles ([`RegionRef`]) offer no write. `data` stays readable outside the
+    /// scope meanwhile.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let weights = vec![0.5f64; 4]; // shared by every task, written by none
+    /// let mut xs = vec![2.0f64; 8];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let (w, x) = (df.region_ref(&weights), df.region(&mut xs));
+    ///     for c in x.chunks(4) {
+    ///         df.spawn((w.read(), c.inout()), |_, (w, c)| {
+    ///             c.iter_mut().zip(w).for_each(|(c, w)| *c *= w);
+    ///         });
+    ///     }
+    ///     assert_eq!(weights.len(), 4); // still readable here
+    /// });
+    /// assert_eq!(xs, [1.0; 8]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn region_ref<T>(&self, data: &'s [T]) -> RegionRef<'s, T> {
+        // The span's pointer is mutable by type only: a `RegionRef` never writes through it.
+        RegionRef::new(self.span(data.as_ptr().cast_mut(), data.len()))
+    }
+
     /// Hands a tile (a task's [`TileMut`], say) to the scope as a matrix of its rows and
     /// columns, for the task's children to split further.
     ///
@@ -187,6 +216,39 @@ impl<'s, 'e> Scope<'s, 'e> {
         let elems = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
         let span = self.span(tile.as_mut_ptr(), elems);
         Matrix::new(Grid::of_tile(span, rows, cols, ld))
+    }
+
+    /// Hands a read-only tile (a task's [`TileRef`], say) to the scope as a matrix of its rows
+    /// and columns, for the task's children to read in parts.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut m: Vec<u32> = (0..16).collect();
+    /// let mut sums = [0u32; 4];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let (a, s) = (df.region(&mut m).matrix(4, 4), df.region(&mut sums));
+    ///     df.spawn((a.sub(0, 0, 4, 4).read(), s.out()), |df, (t, s)| {
+    ///         // The task's tile becomes a read-only matrix of its own scope.
+    ///         let (t, s) = (df.matrix_ref(t), df.region(s));
+    ///         for q in 0..4 {
+    ///             df.spawn((t.tile(q / 2, q % 2, 2).read(), s.part(q..q + 1).out()), |_, (t, s)| {
+    ///                 s[0] = (0..2).map(|r| t.row(r).iter().sum::<u32>()).sum();
+    ///             });
+    ///         }
+    ///     });
+    /// });
+    /// assert_eq!(sums, [0 + 1 + 4 + 5, 2 + 3 + 6 + 7, 8 + 9 + 12 + 13, 10 + 11 + 14 + 15]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn matrix_ref<T>(&self, tile: TileRef<'s, T>) -> MatrixRef<'s, T> {
+        let (rows, cols, ld) = (tile.rows(), tile.cols(), tile.ld());
+        // The tile lies in memory, so its span fits in `usize` (checked by its constructors).
+        let elems = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+        // Mutable by type only, as in `region_ref`.
+        let span = self.span(tile.as_ptr().cast_mut(), elems);
+        MatrixRef::new(Grid::of_tile(span, rows, cols, ld))
     }
 
     /// Waits until every task spawned in this scope so far has completed (running other
@@ -251,7 +313,9 @@ impl<'s, 'e> Scope<'s, 'e> {
 
 /// Runs `f` with a data-flow scope on the current runtime (the global one outside any), waits
 /// for every task spawned in it, and returns `f`'s result; resumes the first panic of a task
-/// (see [`try_scope`]). Blocks of [`Config::DEFAULT_BLOCK`] bytes.
+/// (see [`try_scope`]). Dependences are exact ([`Config::default()`]): tasks on distinct
+/// elements never wait for each other, however close the elements lie; [`scope_with`] takes
+/// another configuration ([`Config::thesis()`] for PARTEE's 2 KiB blocks).
 ///
 /// ```
 /// # let rt = taskpools::Runtime::new(2)?;
@@ -277,16 +341,19 @@ where
     scope_with(Config::default(), f)
 }
 
-/// [`scope`] with a look-up-table configuration.
+/// [`scope`] with a look-up-table configuration ([`Config`]).
 ///
 /// ```
 /// use taskpools::dataflow::{self, Config};
+///
+/// // PARTEE's block mode with 8-byte blocks: each part below is one block, and tasks on
+/// // different blocks run side by side.
+/// let config = Config::blocks(8)?;
 /// # let rt = taskpools::Runtime::new(2)?;
 /// # rt.install(|| {
 /// let mut v = vec![0u8; 64];
-/// dataflow::scope_with(Config::exact(64).unwrap(), |df| {
+/// dataflow::scope_with(config, |df| {
 ///     let r = df.region(&mut v);
-///     // Byte-sized parts of one 64-byte block: exact ranges let them run side by side.
 ///     for i in 0..8 {
 ///         df.spawn(r.part(8 * i..8 * i + 8).out(), move |_, p| p.fill(i as u8));
 ///     }

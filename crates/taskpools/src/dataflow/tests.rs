@@ -18,7 +18,7 @@ fn rect_modes(df: &Scope<'_, '_>) -> Vec<bool> {
 fn exact_spawns_use_rectangle_mode_until_a_row_access() {
     let mut data = vec![0u32; 16 * 16];
     let mut other = vec![0u32; 64];
-    scope_with(Config::exact(64).unwrap(), |df| {
+    scope_with(Config::exact().with_index_block(64).unwrap(), |df| {
         let r = df.region(&mut data[..]);
         let m = r.matrix(16, 16);
         let s = df.region(&mut other[..]);

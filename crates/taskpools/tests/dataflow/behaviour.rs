@@ -82,7 +82,7 @@ fn a_panicking_task_cancels_its_dependents_and_its_siblings_finish() {
         let rt = Runtime::builder().threads(2).pool(pool).build().unwrap();
         let mut v = vec![0u64; 64];
         let r = rt.install(|| {
-            dataflow::try_scope(Config::exact(64).unwrap(), |df| {
+            dataflow::try_scope(Config::exact().with_index_block(64).unwrap(), |df| {
                 let r = df.region(&mut v);
                 let (a, b) = (r.part(0..32), r.part(32..64));
                 df.spawn(a.out(), |_, a| {
@@ -173,7 +173,10 @@ fn tiles_split_for_fork_join_are_disjoint_views() {
 #[test]
 fn bad_block_sizes_are_refused() {
     assert!(Config::blocks(0).is_err());
-    assert!(Config::exact(Config::MAX_BLOCK + 1).is_err());
+    assert!(Config::exact().with_index_block(0).is_err());
+    assert!(Config::exact()
+        .with_index_block(Config::MAX_BLOCK + 1)
+        .is_err());
     let e = Config::blocks(0).unwrap_err().to_string();
     assert!(e.contains("block size"), "{e}");
 }

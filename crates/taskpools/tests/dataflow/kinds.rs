@@ -179,7 +179,7 @@ fn parallel(prog: &[Vec<Acc>], config: Config) -> (Vec<u64>, Vec<u64>, Vec<(u64,
 
 fn configs() -> Vec<Config> {
     vec![
-        Config::exact(64).unwrap(),
+        Config::exact().with_index_block(64).unwrap(),
         Config::blocks(8).unwrap(),
         Config::blocks(64).unwrap(),
         Config::blocks(2048).unwrap(),

@@ -360,9 +360,9 @@ fn configs() -> Vec<Config> {
     vec![
         Config::blocks(8).unwrap(),
         Config::blocks(24).unwrap(),
-        Config::default(),
-        Config::exact(16).unwrap(),
-        Config::exact(2048).unwrap(),
+        Config::thesis(),
+        Config::exact().with_index_block(16).unwrap(),
+        Config::exact(),
     ]
 }
 

@@ -421,8 +421,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             let mut variants: Vec<(String, Run)> = Vec::new();
             for (name, config) in [
                 ("dataflow b64", Config::blocks(64)?),
-                ("dataflow b2048", Config::default()),
-                ("dataflow exact", Config::exact(64)?),
+                ("dataflow b2048", Config::thesis()),
+                ("dataflow exact", Config::exact().with_index_block(64)?),
             ] {
                 variants.push((
                     name.into(),
@@ -539,8 +539,8 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     .map(|w| ("dataflow rows", Config::blocks(64), Some(w)));
                 for (name, config, w) in [
                     ("dataflow b64", Config::blocks(64), None),
-                    ("dataflow b2048", Ok(Config::default()), None),
-                    ("dataflow exact", Config::exact(64), None),
+                    ("dataflow b2048", Ok(Config::thesis()), None),
+                    ("dataflow exact", Config::exact().with_index_block(64), None),
                 ]
                 .into_iter()
                 .chain(rows)

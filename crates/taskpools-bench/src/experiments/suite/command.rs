@@ -89,11 +89,14 @@ pub struct SuiteArgs {
     /// Keys per mergesort leaf, 1 to the keys (default 4096).
     #[arg(long)]
     pub sort_leaf: Option<usize>,
-    /// Look-up tables of the `dataflow` variants: `exact` (no false dependences) or `blocks`
-    /// (PARTEE's block mode). Heat runs both its variants whatever this says.
+    /// Look-up tables of the `dataflow` variants: `exact` (no false dependences; the
+    /// library's default) or `blocks` (PARTEE's block mode). Heat runs both its variants
+    /// whatever this says.
     #[arg(long, default_value = "exact")]
     pub lut: String,
-    /// Block size of the look-up tables in bytes, 1 to 2^30 (PARTEE: 2048).
+    /// Block size of the look-up tables in bytes, 1 to 2^30: with `--lut blocks` the
+    /// dependence unit (accesses to one block are ordered; PARTEE: 2048), with `--lut exact`
+    /// only the size of the tables' index blocks (dependences stay exact).
     #[arg(long, default_value_t = 2048)]
     pub lut_block: usize,
     #[command(flatten)]
@@ -128,7 +131,7 @@ fn params(a: &SuiteArgs) -> Result<Params> {
         );
     }
     let config = match a.lut.as_str() {
-        "exact" => Config::exact(a.lut_block),
+        "exact" => Config::exact().with_index_block(a.lut_block),
         "blocks" => Config::blocks(a.lut_block),
         other => bail!("--lut {other}: `exact` or `blocks`"),
     }?;

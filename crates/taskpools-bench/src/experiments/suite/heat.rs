@@ -60,7 +60,9 @@ impl Heat {
     /// Exact mode indexed by one block per band.
     fn coarse(&self) -> Config {
         let bytes = (self.band * self.n * std::mem::size_of::<f64>()).min(Config::MAX_BLOCK);
-        Config::exact(bytes).expect("band size checked")
+        Config::exact()
+            .with_index_block(bytes)
+            .expect("band size checked")
     }
 }
 
@@ -162,7 +164,7 @@ impl Program for Heat {
             }),
             "dataflow b2048" => timed(|| {
                 ctx.rt
-                    .install(|| dataflow_run(a, b, n, steps, band, Config::default()))
+                    .install(|| dataflow_run(a, b, n, steps, band, Config::thesis()))
             }),
             "nd" => timed(|| ctx.rt.install(|| nd(a, b, n, steps, band))),
             "rayon" => timed(|| ctx.pool.install(|| rayon_run(a, b, n, steps, band))),

@@ -28,7 +28,7 @@ fn every_variant_of_every_benchmark_matches_the_sequential_run() {
         reps: 2,
         benches: Bench::ALL.to_vec(),
         sizes: SMALL,
-        dataflow: Config::default(),
+        dataflow: Config::thesis(),
         pin: false,
         trace: None,
         peers: PEERS.to_vec(),
@@ -54,7 +54,7 @@ fn the_sequential_programs_compute_what_they_claim() {
             .num_threads(1)
             .build()
             .unwrap(),
-        dataflow: Config::default(),
+        dataflow: Config::thesis(),
     };
     let mut m = mergesort::Mergesort::new(3000, 50);
     m.reset();

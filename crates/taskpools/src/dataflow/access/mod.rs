@@ -9,19 +9,28 @@
 //! Declarations are neither `Send` nor `Sync`, so they cannot be captured by a task's
 //! closure: a task reaches data only through the accesses it declared.
 //!
+//! A [`RegionRef`] is data handed to a scope read-only (`&[T]`): its parts ([`PartRef`],
+//! [`SubRef`]) can only be declared `read`. One element ([`Region::at`], [`Elem`], [`ElemRef`])
+//! is declared like a part, and the task gets `&T` / `&mut T` instead of a one-element slice.
+//!
 //! One concept per file: `span` (where a declaration lies, shared by every handle), `region`
-//! (regions and their parts), `matrix` (matrices and their sub-matrices), `declare` (the
-//! declared accesses and [`Accesses`]).
+//! (regions and their parts), `matrix` (matrices and their sub-matrices), `shared` (the
+//! read-only twins of both), `element` (one-element accesses), `declare` (the declared
+//! accesses and [`Accesses`]).
 
 #[cfg(doc)]
 use crate::dataflow::{TileMut, TileRef};
 
 mod declare;
+mod element;
 mod kinds;
 mod matrix;
 mod region;
+mod shared;
 pub(super) mod span;
 
 pub use declare::{Accesses, Read, TileRead, TileWrite, Write};
+pub use element::{Elem, ElemRead, ElemRef, ElemWrite};
 pub use matrix::{Matrix, Sub};
 pub use region::{Part, Region};
+pub use shared::{MatrixRef, PartRef, RegionRef, SubRef};

@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use super::span::Span;
-use super::{Matrix, Read, Write};
+use super::{Elem, Matrix, Read, Write};
 
 /// Data handed to a data-flow scope: made by
 /// [`Scope::region`](crate::dataflow::Scope::region). Declare accesses to it, whole or in
@@ -108,6 +108,25 @@ impl<'s, T> Region<'s, T> {
     /// ```
     pub fn part(&self, range: Range<usize>) -> Part<'s, T> {
         Part::new(self.span.part(range, "region"))
+    }
+
+    /// Element `i` of the region, for a task that uses one element: it gets `&T` or `&mut T`
+    /// instead of a one-element slice. Panics if `i` is out of bounds.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut v = vec![0u32; 3];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let r = df.region(&mut v);
+    ///     df.spawn(r.at(2).out(), |_, x: &mut u32| *x = 5);
+    /// });
+    /// assert_eq!(v, [0, 0, 5]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn at(&self, i: usize) -> Elem<'s, T> {
+        Elem::new(self.span.at(i, "region"))
     }
 
     /// The region cut into consecutive parts of `size` elements (the last may be shorter).
@@ -330,6 +349,25 @@ impl<'s, T> Part<'s, T> {
     /// ```
     pub fn part(&self, range: Range<usize>) -> Part<'s, T> {
         Part::new(self.span.part(range, "part"))
+    }
+
+    /// Element `i` of this part (counted from the part's start): the task gets `&T` or
+    /// `&mut T`. Panics if `i` is out of bounds.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut v = vec![1u32; 6];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let hi = df.region(&mut v).part(3..6);
+    ///     df.spawn(hi.at(0).inout(), |_, x| *x += 1); // element 3 of the region
+    /// });
+    /// assert_eq!(v, [1, 1, 1, 2, 1, 1]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn at(&self, i: usize) -> Elem<'s, T> {
+        Elem::new(self.span.at(i, "part"))
     }
 
     /// Declares a read (PARTEE's `in`): the task gets `&[T]`.

@@ -47,6 +47,16 @@ impl<T> Span<T> {
         }
     }
 
+    /// Element `i` of the span, as a span of one element.
+    pub(super) fn at(&self, i: usize, what: &str) -> Span<T> {
+        assert!(
+            i < self.len,
+            "data-flow element {i} is out of bounds: the {what} has {} elements",
+            self.len
+        );
+        self.part(i..i + 1, what)
+    }
+
     /// Consecutive spans of `size` elements (the last may be shorter).
     pub(super) fn chunks(self, size: usize) -> impl Iterator<Item = Span<T>> {
         assert!(size > 0, "data-flow region chunks of 0 elements");
@@ -55,7 +65,7 @@ impl<T> Span<T> {
             .map(move |s| self.part(s..(s + size).min(self.len), "region"))
     }
 
-    fn footprint(&self, mode: Mode) -> Footprint {
+    pub(super) fn footprint(&self, mode: Mode) -> Footprint {
         Footprint {
             frame: self.frame,
             region: self.id,
