@@ -438,7 +438,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 ));
             }
             if g == Graph::Accumulate {
-                let exact = Config::exact(64)?;
+                let exact = Config::exact().with_index_block(64)?;
                 variants.push((
                     "dataflow commutative".into(),
                     Run::Own(Box::new(move |d| {

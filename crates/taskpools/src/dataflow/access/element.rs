@@ -43,7 +43,7 @@ use crate::dataflow::Footprint;
 /// });
 /// ```
 pub struct Elem<'s, T> {
-    span: Span<T>,
+    pub(super) span: Span<T>,
     marker: PhantomData<&'s mut [T]>,
 }
 
@@ -209,9 +209,9 @@ impl<'s, T> ElemRef<'s, T> {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct ElemRead<'s, T> {
-    fp: Footprint,
-    ptr: *const T,
-    marker: PhantomData<&'s T>,
+    pub(super) fp: Footprint,
+    pub(super) ptr: *const T,
+    pub(super) marker: PhantomData<&'s T>,
 }
 
 /// A declared write of one element (the task gets `&mut T`).
@@ -231,9 +231,9 @@ pub struct ElemRead<'s, T> {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct ElemWrite<'s, T> {
-    fp: Footprint,
-    ptr: *mut T,
-    marker: PhantomData<&'s mut T>,
+    pub(super) fp: Footprint,
+    pub(super) ptr: *mut T,
+    pub(super) marker: PhantomData<&'s mut T>,
 }
 
 impl<T: Sync + 'static> sealed::Sealed for ElemRead<'_, T> {}

@@ -21,7 +21,10 @@
 //! task that panics gives its locks back, and its commutative siblings still run (they do
 //! not depend on it), while what comes after the group is cancelled.
 
-use super::{Part, Read, Region, Sub, TileRead, TileWrite, Write};
+use std::marker::PhantomData;
+
+use super::{Elem, ElemRead, ElemWrite, Part, Read, Region, Sub, TileRead, TileWrite, Write};
+use crate::dataflow::footprint::Mode;
 
 impl<'s, T> Region<'s, T> {
     /// Declares a `concurrent` access to the whole region (see [`Part::concurrent`]).
@@ -174,5 +177,60 @@ impl<'s, T> Sub<'s, T> {
     /// ```
     pub fn commutative(self) -> TileWrite<'s, T> {
         self.block.commutative()
+    }
+}
+
+impl<'s, T> Elem<'s, T> {
+    /// Declares a `concurrent` access to the element (see [`Part::concurrent`]): the task
+    /// gets `&T`.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut counters: Vec<AtomicU64> = (0..2).map(|_| AtomicU64::new(0)).collect();
+    /// taskpools::dataflow::scope(|df| {
+    ///     let c = df.region(&mut counters);
+    ///     for _ in 0..5 {
+    ///         df.spawn(c.at(1).concurrent(), |_, x: &AtomicU64| {
+    ///             x.fetch_add(1, Ordering::Relaxed);
+    ///         });
+    ///     }
+    /// });
+    /// assert_eq!(counters[1].load(Ordering::Relaxed), 5);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn concurrent(self) -> ElemRead<'s, T> {
+        ElemRead {
+            fp: self.span.footprint(Mode::Concurrent),
+            ptr: self.span.ptr,
+            marker: PhantomData,
+        }
+    }
+
+    /// Declares a `commutative` access to the element (see [`Part::commutative`]): the task
+    /// gets `&mut T`.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut sums = vec![0u64; 2];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let s = df.region(&mut sums);
+    ///     for k in 1..=4 {
+    ///         df.spawn(s.at(0).commutative(), move |_, x: &mut u64| *x += k);
+    ///     }
+    /// });
+    /// assert_eq!(sums, [10, 0]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn commutative(self) -> ElemWrite<'s, T> {
+        ElemWrite {
+            fp: self.span.footprint(Mode::Commutative),
+            ptr: self.span.ptr,
+            marker: PhantomData,
+        }
     }
 }
