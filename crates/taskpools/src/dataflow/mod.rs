@@ -69,6 +69,34 @@
 //! assert_eq!(*ptrs[63], 63);
 //! ```
 //!
+//! # Access kinds beyond in, out and inout
+//!
+//! Two kinds of OmpSs-2 (and OpenMP 5) let tasks on the same data go without an order among
+//! themselves, while staying ordered against every other kind (see [`Part::concurrent`],
+//! [`Part::commutative`], also on regions, sub-matrices and elements):
+//!
+//! - `concurrent` (OpenMP 5.1's `inoutset`): the tasks may run at the same time; each gets a
+//!   shared view (`&[T]`) and updates through atomics of its own.
+//! - `commutative` (OpenMP's `mutexinoutset`): one at a time, in whatever order they become
+//!   ready; each gets `&mut [T]`. The runtime takes a lock per group before the task starts;
+//!   a task whose lock is held is set aside, never blocking its worker.
+//!
+//! ```
+//! use taskpools::dataflow;
+//!
+//! let words = ["a", "bb", "a", "ccc", "bb", "a"];
+//! let mut counts = [0u32; 4]; // by length
+//! dataflow::scope(|df| {
+//!     let c = df.region(&mut counts);
+//!     for w in words {
+//!         // Adds commute: any order, one at a time.
+//!         df.spawn(c.commutative(), move |_, c| c[w.len()] += 1);
+//!     }
+//!     // After all of them.
+//!     df.spawn(c.read(), |_, c| assert_eq!(c, [0, 3, 2, 1]));
+//! });
+//! ```
+//!
 //! # Nesting
 //!
 //! A task may spawn children of its own, over the data it received: its `&mut [T]` (or
