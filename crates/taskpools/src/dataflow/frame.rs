@@ -50,6 +50,8 @@ pub(super) struct FrameLocal {
     /// A value of `Frame::completed` read earlier: `spawned - seen` bounds the outstanding
     /// children from above without reading the line the children write.
     pub(super) seen: usize,
+    /// Syncs so far: a task handle of an earlier epoch names a completed task.
+    pub(super) epoch: usize,
 }
 
 /// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
@@ -102,6 +104,7 @@ impl Frame {
                 locks: Vec::new(),
                 spawned: 0,
                 seen: 0,
+                epoch: 0,
             }),
         }
     }

@@ -197,6 +197,7 @@
 mod access;
 mod commute;
 mod config;
+mod edges;
 mod footprint;
 mod frame;
 mod lut;
@@ -211,6 +212,7 @@ pub use access::{
     RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
 };
 pub use config::Config;
+pub use edges::TaskHandle;
 pub use footprint::Footprint;
 pub use scope::{scope, scope_with, try_scope, Scope, TaskPanic};
 pub use tile::{TileMut, TileRef};

@@ -302,6 +302,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
         l.arena.reset();
         l.table_arena.reset();
+        l.epoch += 1;
         if let Some(p) = f.take_panic() {
             // A child failed (its dependents were cancelled): the panic goes on now, to the
             // task or scope that called `sync`. If that code catches it, the scope goes on

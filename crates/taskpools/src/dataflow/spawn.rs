@@ -10,7 +10,7 @@ use super::frame::RegionInfo;
 use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode, Push};
 use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
-use super::{Accesses, Footprint, Scope};
+use super::{Accesses, Footprint, Scope, TaskHandle};
 use crate::mem::region::Region as Arena;
 use crate::runtime::job::JobHeader;
 use crate::runtime::trace::{EventKind, Source, TraceBuf};
@@ -61,7 +61,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         A: Accesses,
         F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
     {
-        self.spawn_to(NO_PLACE, accesses, f);
+        self.spawn_to(NO_PLACE, &[], accesses, f);
     }
 
     /// [`spawn`](Self::spawn) with a locality hint: once ready, the task goes to `place`'s
@@ -110,11 +110,19 @@ impl<'s, 'e> Scope<'s, 'e> {
             });
         }
         // Places are at most MAX_THREADS, far below u32::MAX.
-        self.spawn_to(place.0 as u32, accesses, f);
+        self.spawn_to(place.0 as u32, &[], accesses, f);
         Ok(())
     }
 
-    fn spawn_to<A, F>(&self, place: u32, accesses: A, f: F)
+    /// Spawns `f` with `accesses`, after the tasks of `after` too (explicit edges); returns
+    /// its descriptor (alive until the frame's next sync or end).
+    pub(super) fn spawn_to<A, F>(
+        &self,
+        place: u32,
+        after: &[TaskHandle<'s>],
+        accesses: A,
+        f: F,
+    ) -> *const TaskDesc
     where
         A: Accesses,
         F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
@@ -142,6 +150,13 @@ impl<'s, 'e> Scope<'s, 'e> {
         fps.clear();
         accesses.footprints(&mut fps);
         check(&fps, self.frame.cast());
+        for h in after {
+            assert!(
+                h.frame == self.frame.cast(),
+                "taskpools::dataflow: a task handle from another scope was passed to \
+                 spawn_after; handles order siblings of one scope"
+            );
+        }
 
         let body = local
             .arena
@@ -180,6 +195,13 @@ impl<'s, 'e> Scope<'s, 'e> {
             found: &mut found,
             locks: &mut local.locks,
         };
+        for h in after {
+            // A handle from before the last sync names a task that has completed (and whose
+            // descriptor is gone): no edge, as for data declared before a sync.
+            if h.epoch == local.epoch {
+                sink.edge(h.desc);
+            }
+        }
         for fp in &fps {
             let info = &mut local.regions[fp.region as usize];
             if info.rects.is_some()
@@ -269,7 +291,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 if let Some(t) = tr {
                     t.end();
                 }
-                return;
+                return desc;
             }
             schedule(desc, frame.registry());
         }
@@ -278,6 +300,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 w.run_one();
             }
         }
+        desc
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod accesses;
 mod behaviour;
+mod edges;
 mod granularity;
 mod kinds;
 mod meet;
