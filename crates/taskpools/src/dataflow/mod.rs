@@ -97,6 +97,12 @@
 //! });
 //! ```
 //!
+//! # Waiting on data, explicit edges
+//!
+//! [`Scope::wait_for`] (OpenMP's `taskwait depend`) waits for the earlier tasks that touch
+//! some data, then hands that data to the spawner; [`Scope::spawn_after`] orders a task after
+//! given siblings ([`TaskHandle`]s), beside or instead of data.
+//!
 //! # Nesting
 //!
 //! A task may spawn children of its own, over the data it received: its `&mut [T]` (or
@@ -206,6 +212,7 @@ mod scope;
 mod spawn;
 mod task;
 mod tile;
+mod wait;
 
 pub use access::{
     Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Region,

@@ -122,6 +122,10 @@ where
 /// A data-flow task without a place hint.
 pub(super) const NO_PLACE: u32 = u32::MAX;
 
+/// The place of a task that its spawner runs itself once it is ready ([`Scope::wait_for`]):
+/// readying it queues nothing.
+pub(super) const WAIT_PLACE: u32 = u32::MAX - 1;
+
 /// Queues a ready task on the current worker (every data-flow task is readied on a worker of
 /// its scope's runtime: by its parent, or by a predecessor as it completes), or on its
 /// place's deque when it has a hint.
@@ -132,7 +136,9 @@ pub(super) fn schedule(d: *const TaskDesc, registry: &Registry) {
     // SAFETY: as above.
     let place = unsafe { &*d }.place;
     if place != NO_PLACE {
-        registry.push_place(place as usize, job, true);
+        if place != WAIT_PLACE {
+            registry.push_place(place as usize, job, true);
+        }
         return;
     }
     match WorkerThread::current() {

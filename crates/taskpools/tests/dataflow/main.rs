@@ -10,3 +10,4 @@ mod granularity;
 mod kinds;
 mod meet;
 mod oracle;
+mod wait;

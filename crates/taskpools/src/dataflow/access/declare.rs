@@ -99,7 +99,7 @@ pub struct TileWrite<'s, T> {
     pub(super) marker: PhantomData<&'s mut [T]>,
 }
 
-pub(super) mod sealed {
+pub(in crate::dataflow) mod sealed {
     pub trait Sealed {}
 }
 

@@ -29,6 +29,7 @@ mod region;
 mod shared;
 pub(super) mod span;
 
+pub(in crate::dataflow) use declare::sealed;
 pub use declare::{Accesses, Read, TileRead, TileWrite, Write};
 pub use element::{Elem, ElemRead, ElemRef, ElemWrite};
 pub use matrix::{Matrix, Sub};

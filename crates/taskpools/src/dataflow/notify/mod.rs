@@ -156,6 +156,11 @@ impl DepCounter {
         self.0.fetch_add(found, Ordering::AcqRel) + found == 0
     }
 
+    /// Whether the task is ready, once armed (Acquire: what its predecessors did is visible).
+    pub(crate) fn is_ready(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 0
+    }
+
     /// One predecessor completed. Returns whether that made the task ready (it is then the
     /// caller's to schedule).
     pub(crate) fn fire(&self) -> bool {
