@@ -38,7 +38,7 @@
 //!
 //! # Granularity
 //!
-//! By default ([`scope`], [`Config::default()`]) dependences are exact: tasks are ordered
+//! By default ([`scope()`], [`Config::default()`]) dependences are exact: tasks are ordered
 //! only if their declarations share an element, however small and close the elements lie (a
 //! graph over an array of pointers is not serialised). PARTEE's block mode
 //! ([`Config::blocks`]) orders any two accesses to one block, element-disjoint or not;
