@@ -550,7 +550,9 @@ fn worker_counters_count_shares_injections_steals_and_sleeps() {
 /// A worker that steals a spawn of a phase task's scope can take its own share of the phase
 /// while it runs that spawn (in a wait nested inside it). The phase then needs the spawn,
 /// which is suspended below the share: the share must leave the phase when it runs dry
-/// instead of sleeping in it until the phase ends (it hung that way).
+/// instead of sleeping in it until the phase ends (it hung that way), and on `private-deque`
+/// its steals must not wait for the task's own worker, which waits for the spawn inside the
+/// task and answers no request (it hung that way too: about 1 run in 100, CI 2026-11-28).
 #[test]
 fn a_phase_share_taken_on_top_of_a_stolen_spawn_does_not_hold_the_phase() {
     let reps: u32 = if cfg!(debug_assertions) { 300 } else { 3000 };

@@ -19,12 +19,16 @@
 //! A worker can take its share of a phase while it waits inside another job (a join or a
 //! scope nested in a job it stole): the share then runs on top of that suspended job. If the
 //! phase needs the suspended job (a task of the phase waits for a spawn that this worker stole
-//! and is still running underneath), sleeping in the phase until it ends would never end. So
-//! an idle worker whose thread is inside such a wait does not sleep: it *leaves* the phase
-//! (its share returns, its thread goes back to what lies underneath) and stays counted idle
-//! for good. The argument above still holds: the worker made a complete failed `get` before
-//! it was counted, and it never takes or puts a task again. The phase finishes on the others;
-//! [`WorkerStats::retired`](crate::WorkerStats::retired) records it.
+//! and is still running underneath), sleeping in the phase until it ends would never end, and
+//! so would waiting for more of the phase's work to show up: the tasks it sees may sit with
+//! that very waiting task's worker, which cannot hand them over (a `private-deque` victim
+//! answers requests only between its tasks). So such a share helps only until its first
+//! complete failed `get`, and its steals do not wait long for an answer (the deque is
+//! [impatient](crate::queue::private_deque::PrivateDeque::set_impatient)). It then *leaves*
+//! the phase (its share returns, its thread goes back to what lies underneath) and stays
+//! counted idle for good. The argument above still holds: the worker made a complete failed
+//! `get` before it was counted, and it never takes or puts a task again. The phase finishes
+//! on the others; [`WorkerStats::retired`](crate::WorkerStats::retired) records it.
 //!
 //! # Sleeping without lost wake-ups
 //!
@@ -388,6 +392,11 @@ impl Coordinator {
             }
             remote.all_idle();
         }
+        if nested_in_a_wait() {
+            // Leave the phase, staying counted idle (see "Leaving early" above).
+            stats.retired = true;
+            return false;
+        }
         let backoff = Backoff::new();
         loop {
             if self.is_done() {
@@ -396,11 +405,6 @@ impl Coordinator {
             if pool.has_shared_work() || remote.has_incoming() {
                 self.idle.fetch_sub(1, Ordering::SeqCst);
                 return true;
-            }
-            if backoff.is_completed() && nested_in_a_wait() {
-                // Leave the phase, staying counted idle (see "Leaving early" above).
-                stats.retired = true;
-                return false;
             }
             if self.policy == WakePolicy::Spin || !backoff.is_completed() {
                 backoff.snooze();
@@ -431,6 +435,6 @@ impl Coordinator {
 
 /// Whether this thread is a runtime worker inside a wait (running a job on top of a suspended
 /// one). Never under loom, whose models run on plain threads.
-fn nested_in_a_wait() -> bool {
+pub(super) fn nested_in_a_wait() -> bool {
     crate::runtime::worker::WorkerThread::current().is_some_and(|w| w.waits.get() > 0)
 }

@@ -269,6 +269,12 @@ pub(super) fn worker<L, T: Task<L>, P: TaskPool<T>, R: Remote<T>>(
         tr.phase_begin();
     }
     let policy = coord.policy();
+    // A share taken inside a wait of another job does not wait long for a victim's answer
+    // (the termination notes of `idle`, "Leaving early"); set on every share, since the deque
+    // serves the next phase's share too.
+    if let Some(d) = pool.owner_deque(&local) {
+        d.set_impatient(super::idle::nested_in_a_wait());
+    }
     pool.resume(&mut local);
     loop {
         let busy = Busy {

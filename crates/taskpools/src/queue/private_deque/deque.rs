@@ -166,9 +166,16 @@ impl<T> PrivateDeque<T> {
         self.req.unblock();
     }
 
+    /// Makes this deque's steals give up on a victim that leaves a request untaken for a
+    /// short while, although it advertises work ([`StealRequests::set_impatient`]).
+    pub fn set_impatient(&self, impatient: bool) {
+        self.req.set_impatient(impatient);
+    }
+
     /// Asks deque `victim` for its oldest element and waits for the answer, answering requests
     /// to this deque meanwhile. `Empty` if the victim advertises no work, declines, stops
-    /// advertising while the request waits (it is taken back) or has been dropped, `Retry`
+    /// advertising while the request waits (it is taken back), leaves it untaken for a short
+    /// while when this deque is impatient, or has been dropped, `Retry`
     /// if another thief's request is pending or being answered there (or it is blocked).
     pub fn steal_from(&self, victim: usize) -> Steal<T> {
         self.req.steal_from(victim, || self.poll())

@@ -250,6 +250,74 @@ fn loom_finds_the_lost_element_when_serving_without_a_claim() {
     take_back_races_an_answer(true);
 }
 
+/// The owner advertises an element but does not poll until the thief is done (it waits,
+/// inside a task, for something the thief holds): an impatient thief takes its request back
+/// and returns `Empty`, and the owner keeps the element. This is a working-phase share
+/// taken inside a wait of another job.
+fn impatient_thief_leaves_a_silent_victim(patient: bool) {
+    check_spinning(move || {
+        let (owner, thief) = owner_and_thief();
+        thief.set_impatient(!patient);
+        owner.push(1);
+        let h = thread::spawn(move || thief.steal_from(0));
+        // "Waits for the thief": no poll until it is done.
+        assert!(matches!(h.join().unwrap(), Steal::Empty));
+        owner.block();
+        assert_eq!(owner.pop(), Some(1));
+    });
+}
+
+#[test]
+fn loom_an_impatient_thief_leaves_a_victim_that_does_not_poll() {
+    impatient_thief_leaves_a_silent_victim(false);
+}
+
+/// Twin: a patient thief waits for a poll that comes only after it is done; loom finds the
+/// endless spin.
+#[test]
+#[should_panic(expected = "maximum number of branches")]
+fn loom_finds_the_endless_wait_of_a_patient_thief_on_a_silent_victim() {
+    impatient_thief_leaves_a_silent_victim(true);
+}
+
+/// An impatient thief gives up while the owner, which advertises two elements, polls once:
+/// either the owner claims the request first and the thief gets its answer, or the thief
+/// takes the request back first and the owner keeps both; no element is lost or taken twice.
+fn impatient_give_up_races_an_answer(broken: bool) {
+    loom::model(move || {
+        let (owner, thief) = owner_and_thief();
+        thief.set_impatient(true);
+        thief.req.broken_give_up_keeps_request.set(broken);
+        owner.push(1);
+        owner.push(2);
+        let h = thread::spawn(move || {
+            let mut v = Vec::new();
+            taken(&mut v, thief.steal_from(0));
+            v
+        });
+        owner.poll();
+        let mut all = h.join().unwrap();
+        owner.block();
+        all.extend(owner.pop());
+        all.extend(owner.pop());
+        all.sort_unstable();
+        assert_eq!(all, vec![1, 2], "an element was lost or taken twice");
+    });
+}
+
+#[test]
+fn loom_an_impatient_give_up_and_an_answer_never_both_happen() {
+    impatient_give_up_races_an_answer(false);
+}
+
+/// Twin: a thief that gives up without taking its request back; the owner's later poll
+/// claims it and answers into a cell the thief no longer reads: loom finds the lost element.
+#[test]
+#[should_panic(expected = "an element was lost or taken twice")]
+fn loom_finds_the_lost_element_when_giving_up_keeps_the_request() {
+    impatient_give_up_races_an_answer(true);
+}
+
 /// The ABA case of the claim: the owner V loads a thief's request, the thief takes it
 /// back (it saw V's hint down), steals an element from W, and asks V again; V's claim CAS
 /// then succeeds on the new request. V's write of its answer must follow the thief's read

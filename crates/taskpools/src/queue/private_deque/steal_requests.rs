@@ -55,6 +55,10 @@ pub struct StealRequests<T> {
     /// Inside `steal_from` (a request of ours may be out). A second request while one is out
     /// would let two victims write our one answer cell, so nesting panics instead.
     stealing: Cell<bool>,
+    /// Gives up on an unanswered request once its wait's backoff has completed, taking the
+    /// request back while the victim still advertises work (see
+    /// [`set_impatient`](Self::set_impatient)).
+    impatient: Cell<bool>,
     /// Loom-only switch for a test of the tests: a thief that does not answer requests while
     /// it waits for its own answer (two such thieves that ask each other wait forever).
     #[cfg(loom)]
@@ -83,6 +87,10 @@ pub struct StealRequests<T> {
     /// Loom-only planted bug: the victim's claim CAS is Relaxed.
     #[cfg(loom)]
     pub(super) weak_claim: Cell<bool>,
+    /// Loom-only planted bug: an impatient thief gives up without taking its request back
+    /// (the victim may still claim it and answer into a cell nobody reads).
+    #[cfg(loom)]
+    pub(super) broken_give_up_keeps_request: Cell<bool>,
 }
 
 // SAFETY: the table is shared through `Arc` and is `Send + Sync` for `T: Send`; `me` points
@@ -125,6 +133,7 @@ impl<T> StealRequests<T> {
                 advertised: Cell::new(false),
                 serving: Cell::new(false),
                 stealing: Cell::new(false),
+                impatient: Cell::new(false),
                 #[cfg(loom)]
                 broken_no_poll_while_waiting: Cell::new(false),
                 #[cfg(loom)]
@@ -141,6 +150,8 @@ impl<T> StealRequests<T> {
                 broken_serve_without_claim: Cell::new(false),
                 #[cfg(loom)]
                 weak_claim: Cell::new(false),
+                #[cfg(loom)]
+                broken_give_up_keeps_request: Cell::new(false),
             })
             .collect()
     }
@@ -160,6 +171,16 @@ impl<T> StealRequests<T> {
         // SAFETY: `me` points into the table's boxed slots, which our `Arc` keeps alive and
         // in place.
         unsafe { &*self.me }
+    }
+
+    /// Makes [`steal_from`](Self::steal_from) give up on a victim that leaves its request
+    /// unanswered for a short while (its backoff: microseconds), taking the request back
+    /// even though the victim still advertises work. A thief that must not wait for a victim's
+    /// next poll sets it: a victim that is itself waiting, inside a task, for something the
+    /// thief holds would never poll again. Off by default: a patient thief waits for the
+    /// victim's next poll (at most the rest of the victim's task) while the victim advertises.
+    pub fn set_impatient(&self, impatient: bool) {
+        self.impatient.set(impatient);
     }
 
     /// Whether the owner currently advertises work.
@@ -352,7 +373,9 @@ impl<T> StealRequests<T> {
     /// Asks `victim` for its oldest element and waits for the answer, calling `serve_own`
     /// meanwhile (which must answer requests to this handle, e.g. with [`poll`](Self::poll)).
     /// `Empty` if the victim advertises no work, declines, stops advertising before it
-    /// takes up the request (which is then taken back) or is gone (dropped); `Retry` if
+    /// takes up the request (which is then taken back), leaves it untaken for a short while
+    /// when this thief is [impatient](Self::set_impatient) (taken back too) or is gone
+    /// (dropped); `Retry` if
     /// another thief's request is pending or being answered there (or it is blocked).
     ///
     /// # Panics
@@ -407,7 +430,8 @@ impl<T> StealRequests<T> {
             if poll {
                 serve_own();
             }
-            if self.take_back(victim) {
+            let give_up = self.impatient.get() && backoff.is_completed();
+            if self.take_back(victim, give_up) {
                 g.outstanding = false;
                 return Steal::Empty;
             }
@@ -415,20 +439,25 @@ impl<T> StealRequests<T> {
         }
     }
 
-    /// Takes our outstanding request to `victim` back if the victim stopped advertising work:
-    /// it ran out, and would decline at its next poll, which may be a whole task away (it
-    /// took its last element and runs it). Fails if the victim has claimed the request (its
-    /// answer is then on the way). The hint store is eventually visible, so no fence is
-    /// needed; the load before the CAS keeps a waiting thief from taking the victim's line
-    /// exclusive at every turn while the victim serves a request.
+    /// Takes our outstanding request to `victim` back if the victim stopped advertising work
+    /// (it ran out, and would decline at its next poll, which may be a whole task away: it
+    /// took its last element and runs it), or whatever it advertises if `give_up` (an
+    /// impatient thief). Fails if the victim has claimed the request (its answer is then on
+    /// the way). The hint store is eventually visible, so no fence is needed; the load before
+    /// the CAS keeps a waiting thief from taking the victim's line exclusive at every turn
+    /// while the victim serves a request.
     #[inline]
-    fn take_back(&self, victim: usize) -> bool {
+    fn take_back(&self, victim: usize, give_up: bool) -> bool {
         #[cfg(loom)]
         if self.broken_never_takes_back.get() {
             return false;
         }
         let v = &self.table.slots[victim].request;
-        !v.1.load(Ordering::Relaxed)
+        #[cfg(loom)]
+        if give_up && self.broken_give_up_keeps_request.get() {
+            return true;
+        }
+        (give_up || !v.1.load(Ordering::Relaxed))
             && v.0.load(Ordering::Relaxed) == self.index
             && v.0
                 .compare_exchange(self.index, NO_REQUEST, Ordering::Relaxed, Ordering::Relaxed)
@@ -477,7 +506,7 @@ impl<T> Drop for Stealing<'_, T> {
             let backoff = Backoff::new();
             // The element, if any, is dropped with the answer.
             while self.req.answer_received(Ordering::Acquire).is_none() {
-                if self.req.take_back(self.victim) {
+                if self.req.take_back(self.victim, false) {
                     break;
                 }
                 // Not from inside a closure of `poll` (a nested poll panics, which would abort
