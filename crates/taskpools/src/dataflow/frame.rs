@@ -52,6 +52,9 @@ pub(super) struct FrameLocal {
     pub(super) seen: usize,
     /// Syncs so far: a task handle of an earlier epoch names a completed task.
     pub(super) epoch: usize,
+    /// Inside the closure of a `wait_for` on this frame, whose wait task completes only when
+    /// the closure returns: a `sync` or another `wait_for` there could wait for it.
+    pub(super) in_wait: bool,
 }
 
 /// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
@@ -105,6 +108,7 @@ impl Frame {
                 spawned: 0,
                 seen: 0,
                 epoch: 0,
+                in_wait: false,
             }),
         }
     }

@@ -81,6 +81,14 @@
 //!   ready; each gets `&mut [T]`. The runtime takes a lock per group before the task starts;
 //!   a task whose lock is held is set aside, never blocking its worker.
 //!
+//! The declarations are [`Read`] (or [`TileRead`], [`ElemRead`]) for `concurrent` and
+//! [`Write`] (or [`TileWrite`], [`ElemWrite`]) for `commutative`, as for `read` and `inout`.
+//! Commutative tasks go unordered only on the very same data (the same part, or, with block
+//! tables, the same block): two whose parts overlap only in part run in spawn order, as two
+//! `inout`s would. A commutative task that panics releases its lock; the other members of
+//! its group still run and may see its half-done update (as with a poisoned mutex), while
+//! what comes after the group is cancelled.
+//!
 //! ```
 //! use taskpools::dataflow;
 //!

@@ -279,6 +279,12 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// ```
     pub fn sync(&self) {
         let f = self.frame();
+        // SAFETY: the frame's thread; the reference ends here.
+        assert!(
+            !unsafe { f.local() }.in_wait,
+            "taskpools::dataflow: sync inside the closure of wait_for would wait for that wait \
+             itself, which ends only when the closure returns"
+        );
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
         let tr = if f.trace_id != 0 {
             w.trace.as_deref()

@@ -244,8 +244,11 @@ impl<'s, 'e> Scope<'s, 'e> {
             locks.sort_unstable();
             locks.dedup();
             let d = desc.cast_mut();
-            // SAFETY: the descriptor was just written and is not shared yet (its counter is
-            // not armed); it never moves, so `locks` may point at its own `one`.
+            // SAFETY: the descriptor is already on its predecessors' notify lists, but their
+            // threads touch only its counter, cancel flag and notify fields; `one`, `locks`
+            // and `nlocks` are read only by whoever runs the task, which it reaches through
+            // the counter, not armed yet (the arm below publishes these writes). It never
+            // moves, so `locks` may point at its own `one`.
             unsafe {
                 if let [one] = locks[..] {
                     (*d).one = one;

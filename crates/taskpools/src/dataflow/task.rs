@@ -71,15 +71,20 @@ impl TaskDesc {
 /// Takes the task's commutative locks, or queues it on one that is held (false).
 ///
 /// # Safety
-/// The locks live in the parent's region; the descriptor runs now (queued nowhere) and is
-/// alive until it completes.
+/// The locks live in the parent's region; `d` is the descriptor's own pointer (the job's, so
+/// that [`wake`] may step back from its waiter to the whole descriptor), which runs now
+/// (queued nowhere) and is alive until it completes.
 #[inline(never)]
-unsafe fn take_locks(d: &TaskDesc, locks: &[*const CommuteLock], registry: &Registry) -> bool {
-    // SAFETY: per the contract.
+unsafe fn take_locks(
+    d: *const TaskDesc,
+    locks: &[*const CommuteLock],
+    registry: &Registry,
+) -> bool {
+    // SAFETY: per the contract; the waiter's pointer is derived from the descriptor's raw
+    // pointer, not from a reference to it.
     unsafe {
-        lock_all(locks, ptr::addr_of!(d.waiter).cast_mut(), &mut |w| {
-            wake(w, registry)
-        })
+        let waiter = ptr::addr_of!((*d).waiter).cast_mut();
+        lock_all(locks, waiter, &mut |w| wake(w, registry))
     }
 }
 
@@ -158,7 +163,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     let locks = if cancelled { &[][..] } else { d.locks() };
     // SAFETY: the locks live in the parent's region; the waiter is this descriptor's, which
     // is queued nowhere now (it runs) and alive until it completes.
-    if !locks.is_empty() && !unsafe { take_locks(d, locks, parent.registry()) } {
+    if !locks.is_empty() && !unsafe { take_locks(h.cast(), locks, parent.registry()) } {
         // Queued on a held lock: its holder hands it back.
         return;
     }

@@ -12,10 +12,32 @@
 use std::panic::resume_unwind;
 
 use super::footprint::Mode;
-use super::task::{run_task, WAIT_PLACE};
+use super::task::{run_task, TaskDesc, WAIT_PLACE};
 use super::{Accesses, Footprint, Scope};
 use crate::runtime::worker::WorkerThread;
 use crate::sync::Ordering;
+
+/// Completes a wait whose closure unwinds, as a failed task (its successors are cancelled),
+/// so that the scope's final sync does not wait for it forever.
+struct InWait<'a, 's, 'e> {
+    scope: &'a Scope<'s, 'e>,
+    desc: *const TaskDesc,
+}
+
+impl Drop for InWait<'_, '_, '_> {
+    fn drop(&mut self) {
+        // SAFETY: the frame's thread; the reference ends here.
+        unsafe { self.scope.frame().local() }.in_wait = false;
+        // SAFETY: the wait's descriptor lives until the frame's next sync or end (neither can
+        // have come: the closure ran inside `wait_for`); it is ready and queued nowhere, so
+        // this is its one execution, and only this thread reads its cancel flag now (its
+        // predecessors have completed).
+        unsafe {
+            (*self.desc).cancelled.store(true, Ordering::Relaxed);
+            run_task(self.desc.cast());
+        }
+    }
+}
 
 /// The footprints of a wait's accesses, as the declarations of its task (which gets no
 /// data: the spawner takes it from the accesses themselves).
@@ -38,7 +60,14 @@ impl<'s, 'e> Scope<'s, 'e> {
     ///
     /// `accesses` are reads, writes or `concurrent` accesses (a `commutative` one panics: its
     /// lock is taken by tasks, not by a wait). If a task it waits for panicked, the panic is
-    /// resumed here, as [`sync`](Self::sync) does, and `f` does not run.
+    /// resumed here, as [`sync`](Self::sync) does, and `f` does not run. If `f` panics, the
+    /// panic goes on from here and the later tasks that wait for this one are cancelled, as
+    /// a panicking task's successors are.
+    ///
+    /// Inside `f`, [`spawn`](Self::spawn) works as anywhere (a conflicting task runs after
+    /// `f` returns), but `sync` and another `wait_for` on this scope panic: they could wait
+    /// for this wait, which ends only when `f` returns. Name all the data in one `wait_for`
+    /// instead.
     ///
     /// ```
     /// # let rt = taskpools::Runtime::new(2)?;
@@ -64,6 +93,13 @@ impl<'s, 'e> Scope<'s, 'e> {
         A: Accesses,
         F: for<'t> FnOnce(A::Data<'t>) -> R,
     {
+        // SAFETY: the frame's thread; the reference ends here.
+        assert!(
+            !unsafe { self.frame().local() }.in_wait,
+            "taskpools::dataflow: wait_for inside the closure of another wait_for could wait for \
+             that wait, which ends only when its closure returns; name all the data in one \
+             wait_for"
+        );
         let mut fps = Vec::new();
         accesses.footprints(&mut fps);
         assert!(
@@ -80,11 +116,18 @@ impl<'s, 'e> Scope<'s, 'e> {
         let out = if d.cancelled.load(Ordering::Relaxed) {
             None
         } else {
+            let guard = InWait { scope: self, desc };
+            // SAFETY: the frame's thread; the reference ends here.
+            unsafe { self.frame().local() }.in_wait = true;
             // SAFETY: the task is ready: every earlier sibling that conflicts with these
             // accesses has completed, and every later one waits for the task, which completes
-            // only after `f` returns (below); the accesses were checked against each other
-            // at the spawn.
-            Some(f(unsafe { accesses.into_data() }))
+            // only after `f` returns (below, or in the guard if it unwinds); the accesses
+            // were checked against each other at the spawn.
+            let r = f(unsafe { accesses.into_data() });
+            std::mem::forget(guard);
+            // SAFETY: as above.
+            unsafe { self.frame().local() }.in_wait = false;
+            Some(r)
         };
         // SAFETY: ready and queued nowhere (its place queues nothing), so this is its one
         // execution; its parent (this frame) outlives it. It completes the task (or, if a

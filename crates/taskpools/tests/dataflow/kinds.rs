@@ -320,22 +320,90 @@ fn a_commutative_task_that_cannot_run_holds_back_no_ready_sibling() {
 #[test]
 fn a_panicking_commutative_task_releases_its_lock() {
     // The group's other members still run (they do not depend on it), and what comes after
-    // the group is cancelled.
-    let rt = Runtime::new(2).unwrap();
-    let mut x = vec![0u64; 1];
-    let after = AtomicBool::new(false);
-    let r = rt.install(|| {
-        dataflow::try_scope(Config::default(), |df| {
-            let rx = df.region(&mut x);
-            df.spawn(rx.commutative(), |_, _| panic!("planted"));
-            for _ in 0..3 {
-                df.spawn(rx.commutative(), |_, x| x[0] += 1);
-            }
-            df.spawn(rx.read(), |_, _| after.store(true, Ordering::SeqCst));
-        })
+    // the group is cancelled. A lock kept by the panicking task would hang the scope: the
+    // test fails after a minute instead.
+    crate::within("a panicking commutative task", || {
+        let rt = Runtime::new(2).unwrap();
+        let mut x = vec![0u64; 1];
+        let after = AtomicBool::new(false);
+        let r = rt.install(|| {
+            dataflow::try_scope(Config::default(), |df| {
+                let rx = df.region(&mut x);
+                df.spawn(rx.commutative(), |_, _| panic!("planted"));
+                for _ in 0..3 {
+                    df.spawn(rx.commutative(), |_, x| x[0] += 1);
+                }
+                df.spawn(rx.read(), |_, _| after.store(true, Ordering::SeqCst));
+            })
+        });
+        let err = r.expect_err("the panic is reported");
+        assert_eq!(err.cancelled, 1, "the reader after the group is cancelled");
+        assert!(!after.into_inner());
+        assert_eq!(x[0], 3);
     });
-    let err = r.expect_err("the panic is reported");
-    assert_eq!(err.cancelled, 1, "the reader after the group is cancelled");
-    assert!(!after.into_inner());
-    assert_eq!(x[0], 3);
+}
+
+#[test]
+fn a_spawn_whose_commutative_access_overlaps_another_of_its_accesses_is_refused() {
+    // Before anything runs: the refused task's body never runs, nor does a task spawned
+    // after it; the part and element forms are checked as the whole-region ones.
+    let rt = Runtime::new(2).unwrap();
+    // This test's own flag (a `'static`, which the task closures may borrow).
+    static RAN: AtomicBool = AtomicBool::new(false);
+    type Spawn = fn(&dataflow::Scope<'_, '_>, &dataflow::Region<'_, u64>);
+    let cases: [(&str, Spawn); 5] = [
+        ("commutative + read", |df, r| {
+            df.spawn((r.commutative(), r.read()), |_, _| {
+                RAN.store(true, Ordering::SeqCst)
+            });
+        }),
+        ("commutative + concurrent", |df, r| {
+            df.spawn(
+                (r.part(0..4).commutative(), r.part(2..6).concurrent()),
+                |_, _| RAN.store(true, Ordering::SeqCst),
+            );
+        }),
+        ("commutative twice", |df, r| {
+            df.spawn((r.commutative(), r.part(1..2).commutative()), |_, _| {
+                RAN.store(true, Ordering::SeqCst)
+            });
+        }),
+        ("element commutative + element read", |df, r| {
+            df.spawn((r.at(3).commutative(), r.at(3).read()), |_, _| {
+                RAN.store(true, Ordering::SeqCst)
+            });
+        }),
+        ("element commutative + part concurrent", |df, r| {
+            df.spawn(
+                (r.at(3).commutative(), r.part(2..5).concurrent()),
+                |_, _| RAN.store(true, Ordering::SeqCst),
+            );
+        }),
+    ];
+    for config in configs() {
+        for (name, spawn) in cases {
+            let mut v = vec![0u64; 8];
+            RAN.store(false, Ordering::SeqCst);
+            let r = rt.install(|| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    dataflow::scope_with(config, |df| {
+                        let r = df.region(&mut v);
+                        spawn(df, &r);
+                        df.spawn(r.out(), |_, v| v.fill(9));
+                    })
+                }))
+            });
+            let p = r.expect_err(name);
+            let msg = crate::message(&*p);
+            assert!(
+                msg.contains("overlap and one of them writes"),
+                "{name}, {config:?}: {msg}"
+            );
+            assert!(
+                !RAN.load(Ordering::SeqCst),
+                "{name}, {config:?}: the refused task ran"
+            );
+            assert_eq!(v, [0; 8], "{name}, {config:?}: a later task ran");
+        }
+    }
 }

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use taskpools::dataflow::{self, Config};
 use taskpools::Runtime;
 
+use crate::{message, within};
+
 #[test]
 fn a_wait_does_not_wait_for_unrelated_tasks() {
     // One worker: the wait helps by running its own newest job first, which is the writer it
@@ -121,4 +123,81 @@ fn a_commutative_wait_is_refused() {
     let p = r.expect_err("refused");
     let msg = p.downcast_ref::<&str>().copied().unwrap_or_default();
     assert!(msg.contains("not commutative"), "{msg}");
+}
+
+#[test]
+fn a_panic_in_the_wait_closure_reaches_the_caller_and_cancels_its_successors() {
+    within("a panicking wait_for closure", || {
+        let rt = Runtime::new(2).unwrap();
+        let mut v = vec![0u32; 2];
+        let after = AtomicBool::new(false);
+        let unrelated = AtomicBool::new(false);
+        let r = rt.install(|| {
+            dataflow::try_scope(Config::default(), |df| {
+                let r = df.region(&mut v);
+                df.spawn(r.at(0).out(), |_, x| *x = 1);
+                df.wait_for(r.at(0).inout(), |x| {
+                    *x += 1;
+                    // Spawned inside the closure: it conflicts, so it waits for the wait.
+                    df.spawn(r.at(0).read(), |_, _| after.store(true, Ordering::SeqCst));
+                    df.spawn(r.at(1).out(), |_, _| {
+                        unrelated.store(true, Ordering::SeqCst)
+                    });
+                    panic!("in the wait");
+                })
+            })
+        });
+        let err = r.expect_err("the panic reaches the caller");
+        assert_eq!(message(&*err.payload), "in the wait");
+        assert_eq!(err.cancelled, 2, "the wait and its successor are cancelled");
+        assert!(!after.into_inner(), "the successor of the failed wait ran");
+        assert!(unrelated.into_inner(), "an unrelated task was cancelled");
+        assert_eq!(v, [2, 0]);
+    });
+}
+
+#[test]
+fn sync_or_another_wait_inside_the_wait_closure_is_refused_not_a_hang() {
+    within("sync or wait_for inside a wait_for closure", || {
+        let rt = Runtime::new(2).unwrap();
+        let mut v = vec![0u32; 2];
+        for nested_wait in [false, true] {
+            let r = rt.install(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    dataflow::scope(|df| {
+                        let r = df.region(&mut v);
+                        df.spawn(r.at(0).out(), |_, x| *x = 1);
+                        df.wait_for(r.at(0).read(), |_| {
+                            if nested_wait {
+                                df.wait_for(r.at(0).inout(), |x| *x = 2);
+                            } else {
+                                df.sync();
+                            }
+                        })
+                    })
+                }))
+            });
+            let msg = message(&*r.expect_err("refused"));
+            let want = if nested_wait {
+                "wait_for inside the closure of another wait_for"
+            } else {
+                "sync inside the closure of wait_for"
+            };
+            assert!(msg.contains(want), "{msg}");
+        }
+        // After the refusals, the scope still works: waits one after another are fine.
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                df.spawn(r.at(1).out(), |_, x| *x = 7);
+                let a = df.wait_for(r.at(1).read(), |x| *x);
+                df.sync();
+                let b = df.wait_for(r.at(1).inout(), |x| {
+                    *x += a;
+                    *x
+                });
+                assert_eq!(b, 14);
+            })
+        });
+    });
 }

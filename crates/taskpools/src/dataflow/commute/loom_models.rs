@@ -144,6 +144,21 @@ fn loom_commute_two_locks_taken_together() {
 }
 
 #[test]
+fn loom_commute_two_tasks_both_needing_both_locks() {
+    // Each holds one lock while it asks for the other, in the same (address) order: one of
+    // them queues on the first lock it cannot take and is handed both later.
+    contend(&[&[0, 1], &[0, 1]], Bug::None);
+}
+
+/// Twin: with unlock storing "free" over the waiter stack, the task queued on a lock that
+/// both need is lost.
+#[test]
+#[should_panic]
+fn loom_commute_unlock_that_stores_loses_a_task_queued_for_both_locks() {
+    contend(&[&[0, 1], &[0, 1]], Bug::UnlockStores);
+}
+
+#[test]
 #[should_panic]
 fn loom_commute_unlock_that_stores_loses_a_queued_task() {
     contend(&[&[0], &[0]], Bug::UnlockStores);

@@ -53,8 +53,8 @@
 //!   lock (made by the caller, [`Sink::new_lock`]) that each member takes at run time, so
 //!   they run one at a time in any order; in exact mode an access joins a commutative group
 //!   only on the very same range (on an overlap in part it waits for the members), so that
-//!   every two commutative tasks whose bytes overlap hold one lock. In block mode the group
-//!   is the block's, and two commutative accesses to one block share its lock.
+//!   two commutative tasks whose bytes overlap either share a lock or are ordered. In block
+//!   mode the group is the block's, and two commutative accesses to one block share its lock.
 //!
 //! Either way, every access that conflicts with an earlier sibling's (same bytes, one of them
 //! a write) is ordered after it, directly or through a chain of edges: what makes the data
@@ -146,12 +146,20 @@ impl<D> Copy for Before<D> {}
 impl<D> Before<D> {
     const NONE: Before<D> = Before(0, std::marker::PhantomData);
 
+    /// The low bit tags a group: both pointees are aligned to at least 2.
+    const TAG_FITS: () = assert!(
+        std::mem::align_of::<D>() >= 2 && std::mem::align_of::<Reader<D>>() >= 2,
+        "a Before word keeps its tag in the pointers' low bit"
+    );
+
     fn writer(task: *const D) -> Before<D> {
+        let () = Self::TAG_FITS;
         debug_assert!(task as usize & 1 == 0);
         Before(task as usize, std::marker::PhantomData)
     }
 
     fn group(list: *mut Reader<D>) -> Before<D> {
+        let () = Self::TAG_FITS;
         debug_assert!(list as usize & 1 == 0);
         Before(list as usize | 1, std::marker::PhantomData)
     }
