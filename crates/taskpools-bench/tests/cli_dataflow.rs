@@ -26,16 +26,17 @@ fn dataflow_runs_every_graph_and_variant_and_checks_results() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let recs = v.as_array().unwrap();
-    // Per graph: sequential + 3 data-flow variants and one `depend` per peer runtime built
-    // (libgomp, libomp, StarPU), x 2 thread counts (+ 3 row variants and one per peer
-    // runtime, x 2, on the four graphs with rows; random and accumulate have none; + ours
-    // commutative and one commutative row per peer runtime, x 2, on accumulate). Every result
-    // was checked against the sequential one.
+    // Per graph: sequential + 4 data-flow variants (three tables, and priorities) and one
+    // `depend` per peer runtime built (libgomp, libomp, StarPU), x 2 thread counts (+ 3 row
+    // variants and one per peer runtime, x 2, on the four graphs with rows; random and
+    // accumulate have none; + ours commutative and one commutative row per peer runtime, x 2,
+    // on accumulate). Every result was checked against the sequential one.
     let p = openmp_built() + starpu_built();
     assert_eq!(
         recs.len(),
-        6 + 6 * (3 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2
+        6 + 6 * (4 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2
     );
+    assert!(recs.iter().any(|r| r["variant"] == "dataflow priorities"));
     let commutes = |v: &str| {
         v == "dataflow commutative" || v.ends_with(" mutexinoutset") || v == "starpu commute"
     };
@@ -130,11 +131,12 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     assert!(parallelism >= 0.99, "{heat}");
     // Per benchmark: sequential + its variants at 1 and 2 threads; every result was checked
     // against the sequential one (a mismatch fails the run).
-    // OpenMP runs all six, StarPU those with dependences.
+    // OpenMP runs all six, StarPU those with dependences; Cholesky has a variant with
+    // priorities, ours and OpenMP's.
     let (p, s) = (openmp_built(), starpu_built());
     let variants = [
         ("black-scholes", 3 + p),
-        ("cholesky", 2 + p + s),
+        ("cholesky", 3 + 2 * p + s),
         ("heat", 4 + p + s),
         ("lu", 2 + p + s),
         ("matmul", 3 + p),

@@ -94,6 +94,7 @@
 #![deny(missing_docs)]
 
 mod builder;
+mod cancel;
 pub mod dataflow;
 #[cfg(feature = "mpi")]
 pub mod distributed;
@@ -113,6 +114,7 @@ mod task;
 mod typed_builder;
 
 pub use builder::Builder;
+pub use cancel::{BoxError, Cause, ScopeError};
 pub use error::Error;
 pub use typed_builder::TypedBuilder;
 

@@ -141,10 +141,10 @@ fn phase_tasks() {
 }
 
 /// The data-flow scope ended with a panic (`try_scope`'s error), not by panicking itself.
-fn scope_failed<R>(what: &str, r: Result<R, dataflow::TaskPanic>) {
+fn scope_failed<R>(what: &str, r: Result<R, dataflow::ScopeError>) {
     match r {
         Ok(_) => panic!("{what}: the scope succeeded"),
-        Err(p) => std::mem::forget(p.payload),
+        Err(p) => std::mem::forget(p),
     }
 }
 

@@ -83,7 +83,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         A: Accesses,
         F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
     {
-        let desc = self.spawn_to(NO_PLACE, after, accesses, f);
+        let desc = self.spawn_to(NO_PLACE, 0, after, accesses, f);
         let frame = self.frame();
         // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`).
         let epoch = unsafe { frame.local() }.epoch;

@@ -7,8 +7,10 @@ use std::cell::{OnceCell, UnsafeCell};
 
 use super::commute::CommuteLock;
 use super::lut::{RectMode, Trie};
+use super::priority::Priorities;
 use super::task::TaskDesc;
 use super::{Config, Footprint};
+use crate::cancel::Stop;
 use crate::mem::region::Region as Arena;
 use crate::panics::keep_first;
 use crate::runtime::trace::{EventKind, TraceBuf};
@@ -19,7 +21,11 @@ use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 /// State shared by all frames of one root scope.
 pub(super) struct Shared {
     pub(super) config: Config,
-    pub(super) cancelled: AtomicUsize,
+    /// Cancelled, or failed with a task's error (`crate::cancel`): also counts the tasks
+    /// that did not run, for either reason or because a predecessor failed.
+    pub(super) stop: Stop,
+    /// The ready heap of a scope that uses priorities (`priority.rs`).
+    pub(super) prio: Priorities,
 }
 
 /// A data region registered with a frame.
@@ -203,6 +209,12 @@ impl LazyFrame {
             trace_id,
             frame: OnceCell::new(),
         }
+    }
+
+    /// The root scope's shared state, without making the frame.
+    pub(super) fn shared(&self) -> &Shared {
+        // SAFETY: as for `Frame::shared`.
+        unsafe { &*self.shared }
     }
 
     #[inline]

@@ -111,6 +111,12 @@
 //! some data, then hands that data to the spawner; [`Scope::spawn_after`] orders a task after
 //! given siblings ([`TaskHandle`]s), beside or instead of data.
 //!
+//! # Priorities
+//!
+//! [`Scope::spawn_with_priority`] (OpenMP's `priority`): once a scope uses one, its ready
+//! tasks run most urgent first, on every worker and for thieves, through a ready heap per
+//! worker (worth it for coarse tasks on a critical path, such as a factorization's panels).
+//!
 //! # Nesting
 //!
 //! A task may spawn children of its own, over the data it received: its `&mut [T]` (or
@@ -161,11 +167,17 @@
 //!
 //! A cycle cannot be expressed: a task can only wait for siblings spawned before it.
 //!
-//! # Panics
+//! # Panics, errors and cancelling
 //!
 //! A panicking task's dependents (and theirs) do not run: they are cancelled. Its other
 //! siblings finish, and the scope then resumes the first panic in its caller ([`try_scope`]
 //! returns it with the number of cancelled tasks instead). The runtime stays usable.
+//!
+//! A task spawned with [`Scope::try_spawn`] may return an error, and any task (or the scope's
+//! closure) may call [`Scope::cancel`]: then no task of the scope that has not started yet
+//! runs, whatever it depends on (OpenMP's `cancel taskgroup`). [`try_scope`] returns the error
+//! (or that the scope was cancelled) and the number of tasks that never ran
+//! ([`ScopeError`]).
 //!
 //! # Design note
 //!
@@ -209,6 +221,7 @@
 //!   compiler checks; [`Scope::sync`] is PARTEE's `sync` inside a data-flow scope.
 
 mod access;
+mod cancel;
 mod commute;
 mod config;
 mod edges;
@@ -216,12 +229,14 @@ mod footprint;
 mod frame;
 mod lut;
 pub(crate) mod notify;
+mod priority;
 mod scope;
 mod spawn;
 mod task;
 mod tile;
 mod wait;
 
+pub use crate::cancel::{BoxError, Cause, ScopeError};
 pub use access::{
     Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Region,
     RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
@@ -229,7 +244,7 @@ pub use access::{
 pub use config::Config;
 pub use edges::TaskHandle;
 pub use footprint::Footprint;
-pub use scope::{scope, scope_with, try_scope, Scope, TaskPanic};
+pub use scope::{scope, scope_with, try_scope, Scope};
 pub use tile::{TileMut, TileRef};
 
 #[cfg(test)]

@@ -1,61 +1,18 @@
 //! The data-flow scope: [`scope`], [`scope_with`] and [`try_scope`], the [`Scope`] handle
-//! with its regions and its `sync`, and the panic a scope reports ([`TaskPanic`]).
+//! with its regions and its `sync`.
 
-use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use super::access::span::{Grid, Span};
 use super::frame::{Frame, LazyFrame, RegionInfo, Shared};
 use super::lut::{RectMode, Trie};
+use super::priority::Priorities;
 use super::{Config, Matrix, MatrixRef, Region, RegionRef, TileMut, TileRef};
-use crate::panics::first_of;
+use crate::cancel::{Ended, ScopeError, Stop};
 use crate::runtime::global;
 use crate::runtime::trace::EventKind;
 use crate::runtime::worker::WorkerThread;
-use crate::sync::{AtomicUsize, Ordering};
-
-/// A panic from a data-flow scope's tasks (or its own closure), with how many tasks were
-/// cancelled because they depended on the panicking one.
-///
-/// ```
-/// # let rt = taskpools::Runtime::new(2)?;
-/// # rt.install(|| {
-/// use taskpools::dataflow::{self, Config};
-///
-/// let mut v = vec![0u32; 4];
-/// let result = dataflow::try_scope(Config::default(), |df| {
-///     let r = df.region(&mut v);
-///     df.spawn(r.inout(), |_, _| panic!("bad block"));
-///     df.spawn(r.read(), |_, _| unreachable!("depends on the panicking task"));
-/// });
-/// let e = result.unwrap_err();
-/// assert_eq!(e.cancelled, 1);
-/// assert_eq!(e.payload.downcast_ref::<&str>(), Some(&"bad block"));
-/// # });
-/// # Ok::<(), taskpools::Error>(())
-/// ```
-pub struct TaskPanic {
-    /// The first panic's payload.
-    pub payload: Box<dyn Any + Send>,
-    /// Tasks that did not run because a task they (transitively) depended on panicked.
-    pub cancelled: usize,
-}
-
-impl std::fmt::Debug for TaskPanic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let msg = self
-            .payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("(non-string payload)");
-        f.debug_struct("TaskPanic")
-            .field("message", &msg)
-            .field("cancelled", &self.cancelled)
-            .finish()
-    }
-}
 
 /// A data-flow scope: hand it data with [`region`](Scope::region), spawn tasks on parts of
 /// it with [`spawn`](Scope::spawn). `'s` is how long the scope's data is borrowed; `'e` is
@@ -374,14 +331,13 @@ where
     F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
     R: Send,
 {
-    match try_scope(config, f) {
-        Ok(r) => r,
-        Err(p) => resume_unwind(p.payload),
-    }
+    run(config, f).0.into_value("dataflow")
 }
 
-/// [`scope_with`], returning a panic (with the number of tasks it cancelled) instead of
-/// resuming it.
+/// [`scope_with`] that returns how it stopped instead of panicking: `Ok` with the closure's
+/// value when every task ran, or a [`ScopeError`] saying what stopped it (a panic, a task's
+/// error from [`try_spawn`](Scope::try_spawn), a [`cancel`](Scope::cancel)) and how many
+/// tasks never ran. It waits for every running task either way, and never unwinds.
 ///
 /// ```
 /// # let rt = taskpools::Runtime::new(2)?;
@@ -395,12 +351,31 @@ where
 /// });
 /// assert_eq!(ok.ok(), Some("done"));
 /// assert_eq!(v, [3; 4]);
+/// // A panicking task: the task that depends on it is cancelled.
+/// let e = dataflow::try_scope(Config::default(), |df| {
+///     let r = df.region(&mut v);
+///     df.spawn(r.inout(), |_, _| panic!("bad block"));
+///     df.spawn(r.read(), |_, _| unreachable!("depends on the panicking task"));
+/// })
+/// .unwrap_err();
+/// assert_eq!(e.to_string(), "a task panicked: bad block (1 task did not run)");
 /// let failed = dataflow::try_scope(Config::default(), |_| -> () { panic!("in the scope") });
 /// assert_eq!(failed.unwrap_err().cancelled, 0);
 /// # });
 /// # Ok::<(), taskpools::Error>(())
 /// ```
-pub fn try_scope<'e, F, R>(config: Config, f: F) -> Result<R, TaskPanic>
+pub fn try_scope<'e, F, R>(config: Config, f: F) -> Result<R, ScopeError>
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
+    R: Send,
+{
+    let (ended, cancelled) = run(config, f);
+    ended.into_result(cancelled)
+}
+
+/// A root scope on the current runtime (the global one outside any): how it ended, and how
+/// many tasks did not run.
+fn run<'e, F, R>(config: Config, f: F) -> (Ended<R>, usize)
 where
     F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R + Send,
     R: Send,
@@ -414,13 +389,14 @@ where
     }
 }
 
-fn root<'e, F, R>(w: &WorkerThread, config: Config, f: F) -> Result<R, TaskPanic>
+fn root<'e, F, R>(w: &WorkerThread, config: Config, f: F) -> (Ended<R>, usize)
 where
     F: for<'s> FnOnce(&'s Scope<'s, 'e>) -> R,
 {
     let shared = Shared {
         config,
-        cancelled: AtomicUsize::new(0),
+        stop: Stop::new(),
+        prio: Priorities::new(),
     };
     // A traced root scope has an id of its own: its tasks' parent.
     let tr = if w.registry.tracing {
@@ -443,14 +419,6 @@ where
     };
     let child_panic = frame.finish(w, tr);
     drop(frame);
-    let cancelled = shared.cancelled.load(Ordering::Relaxed);
-    match (r, child_panic) {
-        (Ok(r), None) => Ok(r),
-        (Ok(_), Some(payload)) => Err(TaskPanic { payload, cancelled }),
-        // The closure's panic; a child's is dropped here (its drop may panic in turn).
-        (Err(payload), child) => Err(TaskPanic {
-            payload: first_of(Some(payload), child).expect("the closure's panic"),
-            cancelled,
-        }),
-    }
+    // The closure's panic first; a child's, then, is dropped (its drop may panic in turn).
+    (shared.stop.end(r, child_panic), shared.stop.skipped())
 }

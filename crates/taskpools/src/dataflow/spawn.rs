@@ -61,7 +61,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         A: Accesses,
         F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
     {
-        self.spawn_to(NO_PLACE, &[], accesses, f);
+        self.spawn_to(NO_PLACE, 0, &[], accesses, f);
     }
 
     /// [`spawn`](Self::spawn) with a locality hint: once ready, the task goes to `place`'s
@@ -110,7 +110,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             });
         }
         // Places are at most MAX_THREADS, far below u32::MAX.
-        self.spawn_to(place.0 as u32, &[], accesses, f);
+        self.spawn_to(place.0 as u32, 0, &[], accesses, f);
         Ok(())
     }
 
@@ -119,6 +119,7 @@ impl<'s, 'e> Scope<'s, 'e> {
     pub(super) fn spawn_to<A, F>(
         &self,
         place: u32,
+        priority: i16,
         after: &[TaskHandle<'s>],
         accesses: A,
         f: F,
@@ -173,6 +174,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 last_succ: Cell::new(ptr::null()),
                 parent: frame,
                 place,
+                priority,
                 trace_id,
                 body,
                 call: call_body::<F, A>,
@@ -296,7 +298,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 }
                 return desc;
             }
-            schedule(desc, frame.registry());
+            schedule(desc, frame);
         }
         if throttled {
             if let Some(w) = WorkerThread::current() {

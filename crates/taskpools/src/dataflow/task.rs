@@ -13,7 +13,6 @@ use crate::panics::first_of;
 use crate::runtime::job::{JobHeader, JobRef};
 use crate::runtime::trace::EventKind;
 use crate::runtime::worker::WorkerThread;
-use crate::runtime::Registry;
 use crate::sync::{AtomicBool, Ordering};
 
 /// A task descriptor (Papakonstantinou, PARTEE (2015), §2): the job the runtime runs, the
@@ -29,7 +28,10 @@ pub(super) struct TaskDesc {
     pub(super) notify: NotifyList,
     /// A predecessor panicked or was cancelled: do not run, cancel the successors.
     pub(super) cancelled: AtomicBool,
-    /// The place hint (`NO_PLACE`: none); in the padding after `cancelled`.
+    /// The priority ([`Scope::spawn_with_priority`]; 0 by default); in the padding after
+    /// `cancelled`.
+    pub(super) priority: i16,
+    /// The place hint (`NO_PLACE`: none).
     pub(super) place: u32,
     /// The last sibling whose node was pushed on this task's notify list, or that registered
     /// any edge to it while tracing (parent's thread only): skips duplicate pushes from a
@@ -75,26 +77,23 @@ impl TaskDesc {
 /// that [`wake`] may step back from its waiter to the whole descriptor), which runs now
 /// (queued nowhere) and is alive until it completes.
 #[inline(never)]
-unsafe fn take_locks(
-    d: *const TaskDesc,
-    locks: &[*const CommuteLock],
-    registry: &Registry,
-) -> bool {
+unsafe fn take_locks(d: *const TaskDesc, locks: &[*const CommuteLock]) -> bool {
     // SAFETY: per the contract; the waiter's pointer is derived from the descriptor's raw
     // pointer, not from a reference to it.
     unsafe {
         let waiter = ptr::addr_of!((*d).waiter).cast_mut();
-        lock_all(locks, waiter, &mut |w| wake(w, registry))
+        lock_all(locks, waiter, &mut wake)
     }
 }
 
 /// Hands a task that waited on a commutative lock back to the scheduler, to try again.
-fn wake(w: *mut Waiter, registry: &Registry) {
+fn wake(w: *mut Waiter) {
     let off = std::mem::offset_of!(TaskDesc, waiter);
     // SAFETY: every queued waiter is the `waiter` field of a live descriptor (its parent waits
     // for it), so stepping back to the descriptor's start stays in the same allocation.
     let d = unsafe { w.cast::<u8>().sub(off).cast::<TaskDesc>() };
-    schedule(d, registry);
+    // SAFETY: as above; its parent frame outlives it.
+    schedule(d, unsafe { &*(*d).parent });
 }
 
 // SAFETY: shared between the parent's thread (analysis: `last_succ`, pushes) and the threads
@@ -131,10 +130,12 @@ pub(super) const NO_PLACE: u32 = u32::MAX;
 /// readying it queues nothing.
 pub(super) const WAIT_PLACE: u32 = u32::MAX - 1;
 
-/// Queues a ready task on the current worker (every data-flow task is readied on a worker of
-/// its scope's runtime: by its parent, or by a predecessor as it completes), or on its
-/// place's deque when it has a hint.
-pub(super) fn schedule(d: *const TaskDesc, registry: &Registry) {
+/// Queues a ready task of `parent` on the current worker (every data-flow task is readied on
+/// a worker of its scope's runtime: by its parent, or by a predecessor as it completes), or on
+/// its place's deque when it has a hint, or, in a scope that uses priorities, in the scope's
+/// ready heap (`priority.rs`).
+pub(super) fn schedule(d: *const TaskDesc, parent: &Frame) {
+    let registry = parent.registry();
     // SAFETY: the header is the descriptor's first field; the descriptor lives until its
     // parent completes, which waits for it to have run.
     let job = unsafe { JobRef::from_header(d.cast()) };
@@ -144,6 +145,11 @@ pub(super) fn schedule(d: *const TaskDesc, registry: &Registry) {
         if place != WAIT_PLACE {
             registry.push_place(place as usize, job, true);
         }
+        return;
+    }
+    let prio = &parent.shared().prio;
+    if prio.in_use() {
+        prio.push(d, registry);
         return;
     }
     match WorkerThread::current() {
@@ -160,10 +166,14 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     // SAFETY: the parent frame waits for this task before it goes.
     let parent = unsafe { &*d.parent };
     let cancelled = d.cancelled.load(Ordering::Relaxed);
-    let locks = if cancelled { &[][..] } else { d.locks() };
+    // A stopped scope skips its tasks that have not started (`crate::cancel`). A skipped
+    // task completes normally, so its successors are readied and skip in turn; a wait's
+    // task is the spawner's own code, which goes on (`Scope::wait_for`).
+    let skip = cancelled || (d.place != WAIT_PLACE && parent.shared().stop.is_stopped());
+    let locks = if skip { &[][..] } else { d.locks() };
     // SAFETY: the locks live in the parent's region; the waiter is this descriptor's, which
     // is queued nowhere now (it runs) and alive until it completes.
-    if !locks.is_empty() && !unsafe { take_locks(h.cast(), locks, parent.registry()) } {
+    if !locks.is_empty() && !unsafe { take_locks(h.cast(), locks) } {
         // Queued on a held lock: its holder hands it back.
         return;
     }
@@ -176,13 +186,13 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     if let (Some(t), true) = (tr, d.trace_id != 0) {
         t.note(EventKind::Task { id: d.trace_id });
     }
-    if cancelled {
+    if skip {
         // SAFETY: the body is dropped once, unrun. Dropping runs user destructors, which may
         // panic: keep that panic like a task's.
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe { (d.call)(d.body, None) })) {
             parent.keep_panic(p);
         }
-        parent.shared().cancelled.fetch_add(1, Ordering::Relaxed);
+        parent.shared().stop.skip();
     } else {
         // The frame (if the task made one) is dropped where it lives, at the end of this
         // block (a `drop(frame)` moved its bytes first: a `memcpy` per task).
@@ -208,7 +218,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     }
     if !locks.is_empty() {
         // SAFETY: taken above.
-        unsafe { unlock_all(locks, &mut |w| wake(w, parent.registry())) };
+        unsafe { unlock_all(locks, &mut wake) };
     }
     // SAFETY: closed once, at completion; the nodes live in the parent's region.
     unsafe {
@@ -225,7 +235,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
                         by: d.trace_id,
                     });
                 }
-                schedule(s, parent.registry());
+                schedule(s, parent);
             }
         })
     };

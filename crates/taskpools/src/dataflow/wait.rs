@@ -107,7 +107,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             "taskpools::dataflow: wait_for takes read, out, inout and concurrent accesses, not \
              commutative ones"
         );
-        let desc = self.spawn_to(WAIT_PLACE, &[], Declared(fps), |_, ()| {});
+        let desc = self.spawn_to(WAIT_PLACE, 0, &[], Declared(fps), |_, ()| {});
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
         // SAFETY: the wait's descriptor lives in this frame's region until the next sync or
         // the frame's end, neither of which can come before this function returns.

@@ -341,3 +341,65 @@ fn loom_scope_split_counts_find_a_relaxed_wait() {
 fn loom_scope_split_counts_find_an_early_decrement() {
     scope_waits_for_every_spawn(ScopeModel::OwnerRuns, true, false);
 }
+
+/// Stopping a scope (`crate::cancel`): a job cancels, spawns another job, and fails. The
+/// second job is spawned after the cancel, so it must be skipped wherever it runs; and the
+/// scope's end, after the owner's wait, must see the error and the skip (both recorded before
+/// the jobs count themselves done).
+fn a_failed_job_stops_the_scope(early_decrement: bool) {
+    model(move || {
+        let table = Arc::clone(StealRequests::<JobRef>::set(1)[0].table());
+        let reg = Arc::new(Registry::new(1, Stealers::Private(table)));
+        // SAFETY: `reg` lives for the whole model, past the scope's last use.
+        let mut s = unsafe { Scope::with(&reg, scope::Owner::current()) };
+        s.broken_early_decrement = early_decrement;
+        let s: Arc<Scope<'static>> = Arc::new(s);
+        let ran = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+
+        let (r2, stop2) = (Arc::clone(&reg), Arc::clone(&stop));
+        let worker = thread::spawn(move || {
+            while !stop2.load(Ordering::Acquire) {
+                match r2.take_injected() {
+                    // SAFETY: taken from the injector, so executed once; the scope outlives it.
+                    Some(j) => unsafe { j.execute() },
+                    None => thread::yield_now(),
+                }
+            }
+        });
+
+        let ran2 = Arc::clone(&ran);
+        s.try_spawn(move |s| {
+            s.cancel();
+            s.spawn(move |_| ran2.store(true, Ordering::Relaxed));
+            Err("stop")
+        });
+        while !s.all_done() {
+            match reg.take_injected() {
+                // SAFETY: taken from the injector, so executed once; the scope outlives it.
+                Some(j) => unsafe { j.execute() },
+                None => thread::yield_now(),
+            }
+        }
+        let ran = ran.load(Ordering::Relaxed);
+        let seen = s.stop.has_error() && s.stop.skipped() == 1;
+        // The worker goes first: a model may not panic while another of its threads runs.
+        stop.store(true, Ordering::Release);
+        worker.join().unwrap();
+        assert!(!ran, "a job spawned after the cancel ran");
+        assert!(seen, "the scope's end missed the error or the skip");
+    });
+}
+
+#[test]
+fn loom_a_failed_job_stops_the_scope_and_its_end_sees_why() {
+    a_failed_job_stops_the_scope(false);
+}
+
+/// Planted bug: a job counts itself done before it runs, so the end may come before the
+/// error and the skip are recorded.
+#[test]
+#[should_panic(expected = "the scope's end missed the error or the skip")]
+fn loom_a_stop_recorded_after_the_count_is_missed() {
+    a_failed_job_stops_the_scope(true);
+}

@@ -107,17 +107,20 @@
 //! live in per-thread recycled slots, so a scope that spawns in a loop stops allocating once
 //! warm; larger ones get a box each (`tests/forkjoin_alloc.rs` counts both).
 
+mod cancel;
 mod context;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod on_runtime;
 mod scope;
 
+pub use crate::cancel::{BoxError, Cause, ScopeError};
 pub use crate::runtime::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
     max_num_threads, spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext,
     Pool, Runtime, RuntimeBuilder, ThreadBuilder, Yield, NUM_THREADS_ENV, STALL_REPORT,
 };
+pub use cancel::try_scope;
 pub use context::{join_context, join_context_strict, FnContext};
 pub use scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope};
 

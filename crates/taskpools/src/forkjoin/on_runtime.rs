@@ -47,6 +47,24 @@ impl Runtime {
         self.install(|| crate::forkjoin::scope(op))
     }
 
+    /// [`try_scope`](crate::forkjoin::try_scope) on this runtime.
+    ///
+    /// ```
+    /// let rt = taskpools::Runtime::new(2)?;
+    /// let r = rt.try_scope(|s| {
+    ///     s.spawn(|s| s.cancel());
+    /// });
+    /// assert!(r.unwrap_err().is_cancelled());
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn try_scope<'scope, OP, R>(&self, op: OP) -> Result<R, crate::ScopeError>
+    where
+        OP: FnOnce(&crate::forkjoin::Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| crate::forkjoin::try_scope(op))
+    }
+
     /// [`scope_fifo`](crate::forkjoin::scope_fifo) on this runtime.
     ///
     /// ```

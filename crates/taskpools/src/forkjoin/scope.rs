@@ -24,9 +24,10 @@
 use std::any::Any;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::panics::{first_of, keep_first};
+use crate::cancel::{Ended, Stop};
+use crate::panics::keep_first;
 use crate::runtime::job::{JobRef, SpawnJob};
 use crate::runtime::worker::WorkerThread;
 use crate::runtime::BroadcastContext;
@@ -67,6 +68,8 @@ pub struct Scope<'scope> {
     /// Whether `panic` holds a payload: the owner locks it only then.
     panicked: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Cancelled, or failed with an error: spawns not yet started are skipped (`cancel.rs`).
+    pub(super) stop: Stop,
     /// `scope_fifo`: the spawned jobs, oldest first. Each spawn queues its job here and a
     /// *ticket* on the deque; whoever runs a ticket (this worker newest-first, or a thief)
     /// runs the oldest job here, so the scope's own jobs start in spawn order (rayon's design
@@ -309,13 +312,22 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
+    run_on(w, op, fifo).0.into_value("forkjoin")
+}
+
+/// A scope on the worker `w`: how it ended, and how many spawns it skipped.
+pub(super) fn run_on<'scope, OP, R>(w: &WorkerThread, op: OP, fifo: bool) -> (Ended<R>, usize)
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
     let mut s = Scope::on_worker(w);
     if fifo {
         s.fifo = Some(Box::new(Mutex::new(VecDeque::new())));
     }
     let r = catch_unwind(AssertUnwindSafe(|| op(&s)));
     w.wait_until(|| s.all_done());
-    s.finish(r)
+    (s.end(r), s.stop.skipped())
 }
 
 impl<'scope> Scope<'scope> {
@@ -340,6 +352,7 @@ impl<'scope> Scope<'scope> {
             remote: AtomicIsize::new(0),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
+            stop: Stop::new(),
             fifo: None,
             marker: PhantomData,
             #[cfg(loom)]
@@ -358,19 +371,23 @@ impl<'scope> Scope<'scope> {
     }
 
     /// After every job has finished: `op`'s result, or the first panic resumed (the
-    /// closure's before a spawn's, the other one dropped first).
+    /// closure's before a spawn's, the other one dropped first), or a job's error as a panic;
+    /// a cancelled scope returns `op`'s result.
     #[inline(always)]
     fn finish<R>(&self, r: std::thread::Result<R>) -> R {
+        self.end(r).into_value("forkjoin")
+    }
+
+    /// After every job has finished: how the scope ended (`cancel.rs`).
+    #[inline(always)]
+    pub(super) fn end<R>(&self, r: std::thread::Result<R>) -> Ended<R> {
         // Ordered by the wait's Acquire read of the counts (module docs).
         let spawned_panic = if self.panicked.load(Ordering::Relaxed) {
             lock(&self.panic).take()
         } else {
             None
         };
-        match (r, spawned_panic) {
-            (Ok(r), None) => r,
-            (r, spawned) => resume_unwind(first_of(r.err(), spawned).expect("a panic")),
-        }
+        self.stop.end(r, spawned_panic)
     }
 
     /// Spawns `f` into the scope; the scope waits for it before it returns.
@@ -547,10 +564,22 @@ impl<'scope> Scope<'scope> {
         if self.broken_early_decrement {
             // Planted bug for the loom model: the owner may see zero before `f`'s effects.
             self.job_done();
-            let _ = catch_unwind(AssertUnwindSafe(|| f(self)));
+            if self.stop.is_stopped() {
+                self.stop.skip();
+            } else {
+                let _ = catch_unwind(AssertUnwindSafe(|| f(self)));
+            }
             return;
         }
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
+        if self.stop.is_stopped() {
+            // Cancelled before it started: dropped unrun. Its captures' destructors are user
+            // code, kept like a panic of the job.
+            if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(f))) {
+                keep_first(&self.panic, p);
+                self.panicked.store(true, Ordering::Relaxed);
+            }
+            self.stop.skip();
+        } else if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
             // Never unwinds: `job_done` must run.
             keep_first(&self.panic, p);
             self.panicked.store(true, Ordering::Relaxed);

@@ -11,6 +11,7 @@ mod granularity;
 mod kinds;
 mod meet;
 mod oracle;
+mod priority;
 mod wait;
 
 /// Runs `f` on a thread of its own and fails the test if it takes more than a minute (a

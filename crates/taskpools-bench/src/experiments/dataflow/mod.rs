@@ -125,8 +125,16 @@ fn sequential(t: &Tasks, d: &mut [u64]) {
 
 /// All tasks spawned in one data-flow scope with their declared accesses (or, with `rows`,
 /// a `sync` after every row). With `commute`, each task's block is declared `commutative`
-/// instead of `inout` (for graphs whose additions may run in any order).
-fn dataflow_run(t: &Tasks, d: &mut [u64], config: Config, rows: Option<usize>, commute: bool) {
+/// instead of `inout` (for graphs whose additions may run in any order); with `prio`, task
+/// `i` is spawned with priority `i mod 4` (so every ready task passes the scope's ready heap).
+fn dataflow_run(
+    t: &Tasks,
+    d: &mut [u64],
+    config: Config,
+    rows: Option<usize>,
+    commute: bool,
+    prio: bool,
+) {
     dataflow::scope_with(config, |df| {
         let r = df.region(d);
         let blocks: Vec<_> = r.chunks(STRIDE).collect();
@@ -134,15 +142,26 @@ fn dataflow_run(t: &Tasks, d: &mut [u64], config: Config, rows: Option<usize>, c
             let b = blocks[t.out[i] as usize];
             let w = if commute { b.commutative() } else { b.inout() };
             let rd = |k: usize| blocks[t.reads[3 * i + k] as usize].read();
+            // The closure is written out at each call, so that it gets the spawn's
+            // higher-ranked signature.
+            macro_rules! spawn {
+                ($acc:expr, $f:expr) => {
+                    if prio {
+                        df.spawn_with_priority((i % 4) as i16, $acc, $f)
+                    } else {
+                        df.spawn($acc, $f)
+                    }
+                };
+            }
             match t.nreads[i] {
-                0 => df.spawn(w, |_, w| w[0] = w[0].wrapping_add(1)),
-                1 => df.spawn((w, rd(0)), |_, (w, a)| {
+                0 => spawn!(w, |_, w| w[0] = w[0].wrapping_add(1)),
+                1 => spawn!((w, rd(0)), |_, (w, a)| {
                     w[0] = w[0].wrapping_add(1u64.wrapping_add(a[0]))
                 }),
-                2 => df.spawn((w, rd(0), rd(1)), |_, (w, a, b)| {
+                2 => spawn!((w, rd(0), rd(1)), |_, (w, a, b)| {
                     w[0] = w[0].wrapping_add(1u64.wrapping_add(a[0]).wrapping_add(b[0]))
                 }),
-                _ => df.spawn((w, rd(0), rd(1), rd(2)), |_, (w, a, b, c)| {
+                _ => spawn!((w, rd(0), rd(1), rd(2)), |_, (w, a, b, c)| {
                     let s = 1u64
                         .wrapping_add(a[0])
                         .wrapping_add(b[0])
@@ -427,10 +446,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 variants.push((
                     name.into(),
                     Run::Own(Box::new(move |d| {
-                        timed(|| rt.install(|| dataflow_run(t, d, config, None, false)))
+                        timed(|| rt.install(|| dataflow_run(t, d, config, None, false, false)))
                     })),
                 ));
             }
+            let exact = Config::exact().with_index_block(64)?;
+            variants.push((
+                "dataflow priorities".into(),
+                Run::Own(Box::new(move |d| {
+                    timed(|| rt.install(|| dataflow_run(t, d, exact, None, false, true)))
+                })),
+            ));
             for &r in &peers {
                 variants.push((
                     format!("{} depend", r.name()),
@@ -442,7 +468,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 variants.push((
                     "dataflow commutative".into(),
                     Run::Own(Box::new(move |d| {
-                        timed(|| rt.install(|| dataflow_run(t, d, exact, None, true)))
+                        timed(|| rt.install(|| dataflow_run(t, d, exact, None, true, false)))
                     })),
                 ));
                 for &r in &peers {
@@ -462,7 +488,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 variants.push((
                     "dataflow rows".into(),
                     Run::Own(Box::new(move |d| {
-                        timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w), false)))
+                        timed(|| rt.install(|| dataflow_run(t, d, b64, Some(w), false, false)))
                     })),
                 ));
                 variants.push((
@@ -548,7 +574,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                     let config = config?;
                     d.fill(0);
                     let _ = trt.take_trace()?;
-                    trt.install(|| dataflow_run(t, &mut d, config, w, false));
+                    trt.install(|| dataflow_run(t, &mut d, config, w, false, false));
                     check(&d, name)?;
                     if let Some(tr) = trt.take_trace()? {
                         traces.push((format!("{} {name} x{threads}", g.name()), tr));

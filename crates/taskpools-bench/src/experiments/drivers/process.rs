@@ -30,6 +30,10 @@ pub struct Job {
     pub experiment: String,
     /// The experiment's own description of the work (its input and variant).
     pub work: serde_json::Value,
+    /// Runtime settings for the child's environment (e.g. `OMP_MAX_TASK_PRIORITY`, which
+    /// libgomp reads when it is loaded, before any code of the child runs).
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
 }
 
 impl Job {
@@ -47,7 +51,14 @@ impl Job {
             pin,
             experiment: experiment.into(),
             work: serde_json::to_value(work)?,
+            env: Vec::new(),
         })
+    }
+
+    /// The job with `key=value` in the child's environment.
+    pub fn with_env(mut self, key: &str, value: &str) -> Job {
+        self.env.push((key.into(), value.into()));
+        self
     }
 }
 
@@ -89,6 +100,9 @@ pub fn run(job: &Job) -> Result<Outcome> {
     let mut cmd = Command::new(host);
     cmd.arg("peer-run").arg(serde_json::to_string(job)?);
     child::configure(&mut cmd);
+    for (k, v) in &job.env {
+        cmd.env(k, v);
+    }
     parse(runtime, &what, &child::output(cmd, &what)?)
 }
 

@@ -185,6 +185,24 @@ pub trait Program {
     fn matches_expected(&self) -> bool;
     /// What its peer drivers create: `depend` (tasks with dependences) or `tasks`.
     fn peer_construct(&self) -> &'static str;
+    /// Every construct its peer rows use: [`peer_construct`](Program::peer_construct), and
+    /// for Cholesky also `depend+priority` (OpenMP's `priority` on the critical path).
+    fn peer_constructs(&self) -> Vec<&'static str> {
+        vec![self.peer_construct()]
+    }
+    /// [`run_driver`](Program::run_driver) for one of [`peer_constructs`](Program::peer_constructs).
+    fn run_driver_construct(
+        &mut self,
+        d: &Driver,
+        construct: &str,
+        threads: usize,
+        pin: bool,
+    ) -> Result<f64> {
+        if construct != self.peer_construct() {
+            bail!("no `{construct}` driver for this program");
+        }
+        self.run_driver(d, threads, pin)
+    }
     /// Runs the program on a peer runtime's driver (in a process of its own, see
     /// [`crate::experiments::drivers`]) on the current input: the seconds the driver measured.
     fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64>;
@@ -287,7 +305,8 @@ fn program(b: Bench, s: &Sizes) -> Box<dyn Program> {
 #[derive(Clone, Copy)]
 enum Variant {
     Own(&'static str),
-    Peer(PeerRuntime),
+    /// A peer runtime with one of the program's constructs.
+    Peer(PeerRuntime, &'static str),
 }
 
 /// The peer runtimes with drivers whose rows this process can run, of those in `peers`: those
@@ -308,6 +327,8 @@ pub fn peer_runtimes(peers: &[&str]) -> Vec<PeerRuntime> {
 struct Work {
     bench: String,
     sizes: Sizes,
+    /// The construct (`depend`, `depend+priority`, `tasks`).
+    construct: String,
 }
 
 /// The child's side of a suite job: builds the program's input, runs it on `d` once untimed
@@ -321,9 +342,9 @@ pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
     }
     let mut prog = program(b, &w.sizes);
     prog.reset();
-    prog.run_driver(d, job.threads, job.pin)?;
+    prog.run_driver_construct(d, &w.construct, job.threads, job.pin)?;
     prog.reset();
-    let secs = prog.run_driver(d, job.threads, job.pin)?;
+    let secs = prog.run_driver_construct(d, &w.construct, job.threads, job.pin)?;
     if secs < 0.0 {
         bail!("the runtime's team did not get {} threads", job.threads);
     }
@@ -384,16 +405,16 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
             .into_iter()
             .filter(|v| *v != "rayon" || p.peers.contains(&"rayon"))
             .map(Variant::Own)
-            .chain(
-                peers
-                    .iter()
-                    .filter(|r| r.covers(prog.peer_construct()))
-                    .map(|&r| Variant::Peer(r)),
-            )
+            .chain(peers.iter().flat_map(|&r| {
+                prog.peer_constructs()
+                    .into_iter()
+                    .filter(move |c| r.covers(c))
+                    .map(move |c| Variant::Peer(r, c))
+            }))
             .collect();
         let name = |v: Variant| match v {
             Variant::Own(n) => n.to_string(),
-            Variant::Peer(r) => format!("{} {}", r.name(), prog.peer_construct()),
+            Variant::Peer(r, c) => format!("{} {c}", r.name()),
         };
         let names: Vec<String> = variants.iter().map(|&v| name(v)).collect();
         // The sequential run first, as the reference every other result must equal.
@@ -456,14 +477,20 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                             }
                             secs
                         }
-                        Variant::Peer(_) if failed[k] => continue,
-                        Variant::Peer(r) => {
+                        Variant::Peer(..) if failed[k] => continue,
+                        Variant::Peer(r, construct) => {
                             warm_up = true;
                             let work = Work {
                                 bench: b.name().into(),
                                 sizes: p.sizes,
+                                construct: construct.into(),
                             };
-                            let job = Job::new(r, c.threads, p.pin, "suite", work)?;
+                            let mut job = Job::new(r, c.threads, p.pin, "suite", work)?;
+                            if construct.contains("priority") {
+                                // Priorities up to 2 (the default, 0, makes OpenMP runtimes
+                                // ignore `priority`; the driver checks).
+                                job = job.with_env("OMP_MAX_TASK_PRIORITY", "2");
+                            }
                             match process::run_checked(&job, expected, || pin_to(0)) {
                                 Ok(secs) => secs,
                                 // A runtime that fails to run (or gives a wrong result) is

@@ -34,7 +34,14 @@ pub fn suite_table(records: &[super::Record]) -> String {
     for b in benches {
         let rows: Vec<_> = records.iter().filter(|r| r.bench == b).collect();
         let _ = writeln!(s, "\n{b} ({})", rows[0].setup);
-        let _ = write!(s, "{:<15}", "variant");
+        let mut variants: Vec<&str> = Vec::new();
+        for r in &rows {
+            if !variants.contains(&r.variant.as_str()) {
+                variants.push(&r.variant);
+            }
+        }
+        let w = variants.iter().map(|v| v.len()).max().unwrap_or(0).max(15);
+        let _ = write!(s, "{:<w$}", "variant");
         for t in &threads {
             let _ = write!(
                 s,
@@ -45,14 +52,8 @@ pub fn suite_table(records: &[super::Record]) -> String {
             );
         }
         let _ = writeln!(s);
-        let mut variants: Vec<&str> = Vec::new();
-        for r in &rows {
-            if !variants.contains(&r.variant.as_str()) {
-                variants.push(&r.variant);
-            }
-        }
         for v in variants {
-            let _ = write!(s, "{v:<15}");
+            let _ = write!(s, "{v:<w$}");
             for &t in &threads {
                 let r = rows
                     .iter()

@@ -123,17 +123,28 @@ fn cholesky_seq(a: &mut [f64], n: usize, ld: usize, bs: usize) {
     }
 }
 
-fn cholesky_dataflow(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config) {
+/// The tiled Cholesky as data-flow tasks; with `prio`, the critical path's tasks (the
+/// diagonal `potrf` and the panel's `trsm`s) get priorities 2 and 1 (the others 0), as in the
+/// OpenMP `priority` examples.
+fn cholesky_dataflow(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config, prio: bool) {
     let nt = n / bs;
+    let (p_potrf, p_trsm) = if prio { (2, 1) } else { (0, 0) };
     dataflow::scope_with(config, |df| {
         let m = df.region(a).matrix_ld(n, n, ld);
         let t = |i: usize, j: usize| m.tile(i, j, bs);
         for k in 0..nt {
-            df.spawn(t(k, k).inout(), |_, a| kernels::potrf(a));
+            if prio {
+                df.spawn_with_priority(p_potrf, t(k, k).inout(), |_, a| kernels::potrf(a));
+            } else {
+                df.spawn(t(k, k).inout(), |_, a| kernels::potrf(a));
+            }
             for i in k + 1..nt {
-                df.spawn((t(k, k).read(), t(i, k).inout()), |_, (l, b)| {
-                    kernels::trsm_llt(l, b)
-                });
+                let acc = (t(k, k).read(), t(i, k).inout());
+                if prio {
+                    df.spawn_with_priority(p_trsm, acc, |_, (l, b)| kernels::trsm_llt(l, b));
+                } else {
+                    df.spawn(acc, |_, (l, b)| kernels::trsm_llt(l, b));
+                }
             }
             for i in k + 1..nt {
                 df.spawn((t(i, k).read(), t(i, i).inout()), |_, (a, c)| {
@@ -304,7 +315,10 @@ impl Program for Tiled {
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "nd"]
+        match self.kind {
+            Factor::Cholesky => vec!["dataflow", "dataflow-prio", "nd"],
+            Factor::Lu => vec!["dataflow", "nd"],
+        }
     }
 
     fn reset(&mut self) {
@@ -319,7 +333,11 @@ impl Program for Tiled {
             ("sequential", Factor::Lu) => timed(|| lu_seq(a, n, ld, bs)),
             ("dataflow", Factor::Cholesky) => timed(|| {
                 ctx.rt
-                    .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow))
+                    .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow, false))
+            }),
+            ("dataflow-prio", Factor::Cholesky) => timed(|| {
+                ctx.rt
+                    .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow, true))
             }),
             ("dataflow", Factor::Lu) => {
                 timed(|| ctx.rt.install(|| lu_dataflow(a, n, ld, bs, ctx.dataflow)))
@@ -342,14 +360,50 @@ impl Program for Tiled {
         "depend"
     }
 
+    fn peer_constructs(&self) -> Vec<&'static str> {
+        match self.kind {
+            Factor::Cholesky => vec!["depend", "depend+priority"],
+            Factor::Lu => vec!["depend"],
+        }
+    }
+
+    fn run_driver_construct(
+        &mut self,
+        d: &Driver,
+        construct: &str,
+        threads: usize,
+        pin: bool,
+    ) -> Result<f64> {
+        match (construct, self.kind) {
+            ("depend", _) => self.run_driver(d, threads, pin),
+            ("depend+priority", Factor::Cholesky) => self.run_tiled(d, true, threads, pin),
+            _ => anyhow::bail!("no `{construct}` driver for this program"),
+        }
+    }
+
     fn run_driver(&mut self, d: &Driver, threads: usize, pin: bool) -> Result<f64> {
+        self.run_tiled(d, false, threads, pin)
+    }
+
+    fn result_hash(&self) -> u64 {
+        hash_words(self.a.as_slice().iter().map(|x| x.to_bits()))
+    }
+}
+
+impl Tiled {
+    /// Runs the factorization on the driver `d`; `prio`: Cholesky with `priority` clauses.
+    fn run_tiled(&mut self, d: &Driver, prio: bool, threads: usize, pin: bool) -> Result<f64> {
         type T1 = unsafe extern "C" fn(*mut f64, i64, i64);
         type T2 = unsafe extern "C" fn(*const f64, *mut f64, i64, i64);
         type T3 = unsafe extern "C" fn(*const f64, *const f64, *mut f64, i64, i64);
         type F = unsafe extern "C" fn(*mut f64, i64, i64, i64, T1, T2, T2, T3, i32, i32) -> f64;
         let (name, k1, k2a, k2b, k3): (_, T1, T2, T2, T3) = match self.kind {
             Factor::Cholesky => (
-                "taskpools_suite_cholesky",
+                if prio {
+                    "taskpools_suite_cholesky_prio"
+                } else {
+                    "taskpools_suite_cholesky"
+                },
                 kernels::ffi::potrf,
                 kernels::ffi::trsm_llt,
                 kernels::ffi::syrk,
@@ -369,7 +423,7 @@ impl Program for Tiled {
         let a = self.a.as_mut_slice();
         // SAFETY: `a` holds the n×n matrix; the driver's `depend` clauses order every two
         // kernel calls on the same tile, and it returns after all.
-        Ok(unsafe {
+        let secs = unsafe {
             f(
                 a.as_mut_ptr(),
                 n,
@@ -382,10 +436,12 @@ impl Program for Tiled {
                 threads as i32,
                 i32::from(pin),
             )
-        })
-    }
-
-    fn result_hash(&self) -> u64 {
-        hash_words(self.a.as_slice().iter().map(|x| x.to_bits()))
+        };
+        if secs == -2.0 {
+            anyhow::bail!(
+                "the OpenMP runtime ignores `priority` (OMP_MAX_TASK_PRIORITY is below 2)"
+            );
+        }
+        Ok(secs)
     }
 }
