@@ -127,7 +127,7 @@ fi
 # Miri (nightly, with the miri and rust-src components) interprets the unit tests of the
 # queues and deques (queue::: Chase-Lev, FCDQ, the private deque, the two-lock queue and the
 # sequential queues) and of fork-join's frame stack and worker waits (runtime::frames,
-# runtime::worker), checking every memory access against Rust's aliasing and validity rules,
+# runtime::worker) and data-flow priorities' tickets (dataflow::tests::miri_), checking every memory access against Rust's aliasing and validity rules,
 # threads included. Tests that run threads take smaller sizes under cfg(miri). 43 to 87 s
 # here (2 cores beside other builds, 2026-11-28, the library's changes included: Miri
 # interprets it when the tests run); the first run also builds Miri's standard library
@@ -135,8 +135,9 @@ fi
 # (`miri setup` fails where rust-src is missing or its sysroot cannot be built: a skip, not a
 # failure of the test command.)
 if cargo +nightly miri --version >/dev/null 2>&1 && cargo +nightly miri setup >/dev/null 2>&1; then
-  echo "== Miri: queue, deque and fork-join unit tests"
-  cargo +nightly miri test -p taskpools --lib -- queue:: runtime::frames runtime::worker
+  echo "== Miri: queue, deque, fork-join and data-flow priority unit tests"
+  cargo +nightly miri test -p taskpools --lib -- queue:: runtime::frames runtime::worker \
+    dataflow::tests::miri_
 else
   echo "note: Miri run skipped: it needs the nightly toolchain with Miri" \
     "(rustup toolchain install nightly; rustup component add --toolchain nightly miri rust-src)"

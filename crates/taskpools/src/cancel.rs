@@ -24,6 +24,7 @@ use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
 /// What stopped a scope before all its tasks ran.
+#[non_exhaustive]
 pub enum Cause {
     /// A task, or the scope's own closure, panicked: the first panic's payload.
     Panic(Box<dyn Any + Send>),
@@ -52,7 +53,7 @@ pub enum Cause {
 /// .unwrap_err();
 /// // One worker runs the newest spawn first: it fails, and the other nine never start.
 /// assert_eq!(err.error().map(|e| e.to_string()), Some("no".to_string()));
-/// assert_eq!(err.cancelled, 9);
+/// assert_eq!(err.skipped, 9);
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct ScopeError {
@@ -60,7 +61,7 @@ pub struct ScopeError {
     pub cause: Cause,
     /// Tasks that never started: skipped after the scope was stopped, or (in a data-flow
     /// scope) after a task they depend on panicked.
-    pub cancelled: usize,
+    pub skipped: usize,
 }
 
 impl ScopeError {
@@ -101,7 +102,7 @@ impl std::fmt::Display for ScopeError {
             Cause::Error(e) => write!(f, "a task failed: {e}")?,
             Cause::Cancelled => write!(f, "the scope was cancelled")?,
         }
-        match self.cancelled {
+        match self.skipped {
             0 => Ok(()),
             1 => write!(f, " (1 task did not run)"),
             n => write!(f, " ({n} tasks did not run)"),
@@ -109,16 +110,21 @@ impl std::fmt::Display for ScopeError {
     }
 }
 
+impl std::fmt::Debug for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cause::Panic(p) => write!(f, "Panic({:?})", panic_text(&**p)),
+            Cause::Error(e) => write!(f, "Error({e:?})"),
+            Cause::Cancelled => write!(f, "Cancelled"),
+        }
+    }
+}
+
 impl std::fmt::Debug for ScopeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cause = match &self.cause {
-            Cause::Panic(p) => format!("Panic({:?})", panic_text(&**p)),
-            Cause::Error(e) => format!("Error({e:?})"),
-            Cause::Cancelled => "Cancelled".to_string(),
-        };
         f.debug_struct("ScopeError")
-            .field("cause", &format_args!("{cause}"))
-            .field("cancelled", &self.cancelled)
+            .field("cause", &self.cause)
+            .field("skipped", &self.skipped)
             .finish()
     }
 }
@@ -129,6 +135,13 @@ impl StdError for ScopeError {
             Cause::Error(e) => Some(&**e),
             _ => None,
         }
+    }
+}
+
+/// Drops `v`, catching a panic of its destructor (and of that panic's payload's).
+fn drop_quietly<T>(v: T) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(v))) {
+        drop_payload(p);
     }
 }
 
@@ -143,15 +156,19 @@ pub(crate) enum Ended<R> {
 }
 
 impl<R> Ended<R> {
-    /// For `try_scope`: anything but a clean end is an error.
-    pub(crate) fn into_result(self, cancelled: usize) -> Result<R, ScopeError> {
+    /// For `try_scope`: anything but a clean end is an error (the closure's value of a
+    /// cancelled scope is dropped, a panic of its destructor caught).
+    pub(crate) fn into_result(self, skipped: usize) -> Result<R, ScopeError> {
         match self {
             Ended::Done(r) => Ok(r),
-            Ended::Cancelled(_) => Err(ScopeError {
-                cause: Cause::Cancelled,
-                cancelled,
-            }),
-            Ended::Failed(cause) => Err(ScopeError { cause, cancelled }),
+            Ended::Cancelled(r) => {
+                drop_quietly(r);
+                Err(ScopeError {
+                    cause: Cause::Cancelled,
+                    skipped,
+                })
+            }
+            Ended::Failed(cause) => Err(ScopeError { cause, skipped }),
         }
     }
 
@@ -162,7 +179,13 @@ impl<R> Ended<R> {
             Ended::Done(r) | Ended::Cancelled(r) => r,
             Ended::Failed(Cause::Panic(p)) => std::panic::resume_unwind(p),
             Ended::Failed(Cause::Error(e)) => {
-                panic!("taskpools::{front_end}: a task of the scope failed: {e} (try_scope returns the error)")
+                let msg = format!(
+                    "taskpools::{front_end}: a task of the scope failed: {e} (try_scope returns \
+                     the error)"
+                );
+                // Dropped before the unwind: a destructor that panics would abort during it.
+                drop_payload(Box::new(e));
+                panic!("{msg}")
             }
             Ended::Failed(Cause::Cancelled) => unreachable!("a cancel keeps the value"),
         }
@@ -245,12 +268,19 @@ impl Stop {
             (Ok(r), None) => r,
             (r, p) => {
                 let p = crate::panics::first_of(r.err(), p).expect("a panic");
+                // A panic wins over an error, which is dropped here, not with the scope
+                // (its destructor is user code: it must not escape `try_scope`).
+                if self.failed.load(Ordering::Relaxed) {
+                    if let Some(e) = lock(&self.error).take() {
+                        drop_payload(Box::new(e));
+                    }
+                }
                 return Ended::Failed(Cause::Panic(p));
             }
         };
         if self.failed.load(Ordering::Relaxed) {
             if let Some(e) = lock(&self.error).take() {
-                drop(r);
+                drop_quietly(r);
                 return Ended::Failed(Cause::Error(e));
             }
         }

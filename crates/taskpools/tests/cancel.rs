@@ -54,7 +54,7 @@ fn forkjoin_a_cancel_before_the_wait_skips_every_spawn_on_one_thread() {
         })
         .unwrap_err();
     assert!(e.is_cancelled(), "{e}");
-    assert_eq!((ran.into_inner(), e.cancelled), (0, 50));
+    assert_eq!((ran.into_inner(), e.skipped), (0, 50));
     assert_eq!(
         drops.load(Ordering::Relaxed),
         50,
@@ -80,6 +80,10 @@ fn forkjoin_plain_scope_returns_its_value_when_cancelled() {
 
 #[test]
 fn forkjoin_spawns_made_after_a_cancel_never_run() {
+    within("spawns after a cancel", forkjoin_spawns_after_a_cancel);
+}
+
+fn forkjoin_spawns_after_a_cancel() {
     for threads in [1, 2] {
         let rt = rt(threads);
         for _ in 0..200 {
@@ -98,7 +102,7 @@ fn forkjoin_spawns_made_after_a_cancel_never_run() {
                     });
                 })
                 .unwrap_err();
-            assert_eq!((ran.into_inner(), e.cancelled), (0, 8), "{threads} threads");
+            assert_eq!((ran.into_inner(), e.skipped), (0, 8), "{threads} threads");
         }
     }
 }
@@ -120,7 +124,7 @@ fn forkjoin_the_first_error_stops_the_rest() {
             }
         })
         .unwrap_err();
-    assert_eq!((ran.into_inner(), e.cancelled), (1, 19));
+    assert_eq!((ran.into_inner(), e.skipped), (1, 19));
     assert!(e.error().unwrap().to_string().starts_with("job "), "{e}");
     assert!(matches!(e.cause, Cause::Error(_)));
     // Two workers: every spawn either ran or was skipped, and exactly one error is kept.
@@ -144,7 +148,7 @@ fn forkjoin_the_first_error_stops_the_rest() {
                 }
             })
             .unwrap_err();
-        assert_eq!(ran.into_inner() + e.cancelled, 64);
+        assert_eq!(ran.into_inner() + e.skipped, 64);
         assert_eq!(drops.load(Ordering::Relaxed), 64);
         assert_eq!(e.error().unwrap().to_string(), "bad");
     }
@@ -180,7 +184,7 @@ fn forkjoin_a_panic_wins_over_an_error_and_cancels_nothing() {
         })
         .unwrap_err();
     // rayon's rule: a panic does not stop the scope's other spawns.
-    assert_eq!((ran.into_inner(), e.cancelled), (10, 0));
+    assert_eq!((ran.into_inner(), e.skipped), (10, 0));
     assert_eq!(e.to_string(), "a task panicked: boom");
     let e = rt
         .try_scope(|s| {
@@ -205,7 +209,7 @@ fn forkjoin_try_scope_off_the_runtime_and_a_scope_inside_a_job_is_its_own() {
         s.spawn(|_| unreachable!("cancelled"));
     })
     .unwrap_err();
-    assert_eq!((inner_ran.into_inner(), e.cancelled), (1, 1));
+    assert_eq!((inner_ran.into_inner(), e.skipped), (1, 1));
 }
 
 #[test]
@@ -235,7 +239,7 @@ fn dataflow_a_chain_stops_where_a_task_cancels() {
                 .unwrap_err();
             assert!(e.is_cancelled());
             assert_eq!(x[0], stop_at + 1);
-            assert_eq!(e.cancelled as u64, 99 - stop_at);
+            assert_eq!(e.skipped as u64, 99 - stop_at);
             assert_eq!(drops.load(Ordering::Relaxed), 100);
         }
     });
@@ -262,7 +266,7 @@ fn dataflow_an_error_stops_independent_tasks_and_what_depends_on_them() {
         .unwrap_err();
     // One worker: the first task that runs fails; the other 19 and the sum never start.
     assert_eq!(v.iter().sum::<u32>(), 1);
-    assert_eq!((total[0], e.cancelled), (0, 20));
+    assert_eq!((total[0], e.skipped), (0, 20));
     // Two workers: every task ran or was counted.
     let rt2 = rt(2);
     for _ in 0..100 {
@@ -284,7 +288,7 @@ fn dataflow_an_error_stops_independent_tasks_and_what_depends_on_them() {
                 })
             })
             .unwrap_err();
-        assert_eq!(v.iter().sum::<u32>() as usize + e.cancelled, 64);
+        assert_eq!(v.iter().sum::<u32>() as usize + e.skipped, 64);
         assert_eq!(e.error().unwrap().to_string(), "bad");
     }
 }
@@ -313,7 +317,7 @@ fn dataflow_a_nested_task_cancels_the_whole_scope() {
                 })
             })
             .unwrap_err();
-        assert_eq!((v[0], later[0], e.cancelled), (1, 0, 2));
+        assert_eq!((v[0], later[0], e.skipped), (1, 0, 2));
     });
 }
 
@@ -340,7 +344,7 @@ fn dataflow_skipped_commutative_tasks_release_nothing_they_did_not_take() {
                     })
                 })
                 .unwrap_err();
-            assert!(c[0] >= 1 && c[0] as usize + e.cancelled == 17, "{c:?} {e}");
+            assert!(c[0] >= 1 && c[0] as usize + e.skipped == 17, "{c:?} {e}");
             assert_eq!(after[0], 0);
         }
     });
@@ -367,6 +371,22 @@ fn dataflow_wait_for_hands_over_the_data_after_a_cancel() {
             (seen, v)
         });
         assert_eq!((seen, v, x[0]), (5, "value", 5));
+        // The same with `try_scope`: one task skipped; the wait is the spawner's and counts
+        // as none.
+        let e = rt
+            .install(|| {
+                dataflow::try_scope(Config::default(), |df| {
+                    let r = df.region(&mut x);
+                    df.spawn(r.at(0).out(), |df, x| {
+                        *x = 7;
+                        df.cancel();
+                    });
+                    df.spawn(r.at(0).inout(), |_, x| *x = 8);
+                    df.wait_for(r.at(0).read(), |x| *x)
+                })
+            })
+            .unwrap_err();
+        assert_eq!((e.is_cancelled(), e.skipped, x[0]), (true, 1, 7));
     });
 }
 
@@ -398,7 +418,7 @@ fn dataflow_plain_scope_panics_with_the_error_and_a_panic_wins() {
     // The panicking task was spawned after the error stopped the scope: skipped. The error
     // is what stopped it.
     assert_eq!(
-        (e.to_string().as_str(), e.cancelled),
+        (e.to_string().as_str(), e.skipped),
         ("a task failed: an error (1 task did not run)", 1)
     );
 }

@@ -18,7 +18,8 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// skip in turn), including tasks spawned after this call. Running tasks go on; they may
     /// poll [`is_cancelled`](Self::is_cancelled) to end early. A [`wait_for`](Self::wait_for)
     /// still hands its data to the spawner, as it stands: some of the tasks it waited for may
-    /// have been skipped.
+    /// have been skipped. A `dataflow::scope` opened inside a task is a root scope of its own,
+    /// which this does not reach.
     ///
     /// [`scope`](super::scope()) then returns its closure's value; [`try_scope`](super::try_scope)
     /// returns [`Cause::Cancelled`](crate::Cause::Cancelled) with the number of skipped
@@ -45,7 +46,7 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// })
     /// .unwrap_err();
     /// assert!(e.is_cancelled());
-    /// assert_eq!(e.cancelled, 1000 - 7); // 100 / 2^7 < 1
+    /// assert_eq!(e.skipped, 1000 - 7); // 100 / 2^7 < 1
     /// assert_eq!(x[0], 100.0 / 128.0);
     /// # });
     /// # Ok::<(), taskpools::Error>(())

@@ -111,6 +111,12 @@
 //! some data, then hands that data to the spawner; [`Scope::spawn_after`] orders a task after
 //! given siblings ([`TaskHandle`]s), beside or instead of data.
 //!
+//! # Loops
+//!
+//! [`Scope::taskloop`] (OpenMP's `taskloop grainsize`, with OmpSs-2's dependences) cuts a
+//! range into tasks of about a grain of iterations each, every one declaring what its chunk
+//! touches.
+//!
 //! # Priorities
 //!
 //! [`Scope::spawn_with_priority`] (OpenMP's `priority`): once a scope uses one, its ready
@@ -233,6 +239,7 @@ mod priority;
 mod scope;
 mod spawn;
 mod task;
+mod taskloop;
 mod tile;
 mod wait;
 

@@ -7,13 +7,15 @@
 //! them), and a *ticket* of that heap goes where the task would have gone (the worker's
 //! deque, or the runtime's injector, whose tasks go to the first heap). Whoever runs a
 //! ticket, the worker itself or a thief, takes the most urgent task of the ticket's heap and
-//! runs it. One ticket is queued per heap entry, after the entry, and each ticket takes
+//! runs it. (A task with a place hint goes to its place as before; a spawner that throttles
+//! queues its new task in the heap and runs one job of its own deque, a ticket.) One ticket is queued per heap entry, after the entry, and each ticket takes
 //! exactly one entry of its heap, so a ticket never finds its heap empty and no task is left
 //! in one. A worker therefore runs its most urgent ready task first, and a thief that takes a
 //! ticket takes the victim's most urgent one. A ticket is one job header per heap, queued as
-//! many times as its heap has entries; it is queued only on the public deques and the
-//! injector, which store the pointer and never link or mark the header, and its function may
-//! run on several threads at once. The last ticket to run takes the last task, whose
+//! many times as its heap has entries; it is queued only on the public deques, the place
+//! deques and the injector, which store the pointer and never link or mark the header (nor
+//! compare it with another), and its function may run on several threads at once: the one
+//! exception to `JobRef::execute`'s "at most once". The last ticket to run takes the last task, whose
 //! completion is its last access to the scope, so the heaps outlive every ticket.
 //!
 //! A heap is locked by its worker and by the thieves that took its tickets, so the locks are
@@ -103,9 +105,13 @@ impl Priorities {
     pub(super) fn push(&self, d: *const TaskDesc, registry: &Registry) {
         let slots = self.slots.get().expect("priorities in use");
         let me = WorkerThread::current().filter(|w| std::ptr::eq(&*w.registry, registry));
-        let slot = &slots[me.map_or(0, |w| w.index) % slots.len()];
+        // A raw pointer to the whole slot: the ticket's function steps back from the header
+        // to the slot's heap, so the header's pointer must come from this one.
+        let slot: *const Slot = &slots[me.map_or(0, |w| w.index) % slots.len()];
+        // SAFETY: an element of the live slice.
+        let slot_ref = unsafe { &*slot };
         {
-            let mut h = lock(&slot.heap);
+            let mut h = lock(&slot_ref.heap);
             let seq = h.1;
             h.1 += 1;
             // SAFETY: a live descriptor (its parent waits for it).
@@ -117,8 +123,9 @@ impl Priorities {
             });
         }
         // SAFETY: the ticket header lives as long as the root scope, which outlives every
-        // ticket (design note); its function tolerates any number of executions.
-        let job = unsafe { JobRef::from_header(&slot.ticket) };
+        // ticket (design note); its function tolerates any number of executions. Derived
+        // from the slot's raw pointer, so `run_ticket` may reach the rest of the slot.
+        let job = unsafe { JobRef::from_header(std::ptr::addr_of!((*slot).ticket)) };
         match me {
             Some(w) => w.push_spawn(job),
             None => registry.inject(job),
@@ -143,12 +150,13 @@ unsafe fn run_ticket(h: *const JobHeader) {
 
 impl<'s, 'e> Scope<'s, 'e> {
     /// [`spawn`](Self::spawn) with a priority (OpenMP's `priority`, StarPU's): from the first
-    /// such spawn on, the scope's ready tasks run in priority order, highest first (the
-    /// others have priority 0; among equals, the newest first), on every worker and for
-    /// thieves alike (a thief takes its victim's most urgent task). Dependences come first: a
-    /// priority orders only tasks that are ready. For the critical path of a factorization
-    /// (its panel tasks): the ready tasks of a scope that uses priorities pass through a
-    /// locked heap per worker, which costs more per task than a deque.
+    /// such spawn on, each worker runs the ready tasks it readied most urgent first (the
+    /// others have priority 0; among equals, the newest first), and a thief takes its
+    /// victim's most urgent one; there is no order across workers beyond that. Dependences
+    /// come first: a priority orders only tasks that are ready; tasks with a place hint
+    /// ([`spawn_at`](Self::spawn_at)) go to their place instead. For the critical path of a
+    /// factorization (its panel tasks): the ready tasks of a scope that uses priorities pass
+    /// through a locked heap per worker, which costs more per task than a deque.
     ///
     /// ```
     /// use std::sync::Mutex;

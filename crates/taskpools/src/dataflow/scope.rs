@@ -360,7 +360,7 @@ where
 /// .unwrap_err();
 /// assert_eq!(e.to_string(), "a task panicked: bad block (1 task did not run)");
 /// let failed = dataflow::try_scope(Config::default(), |_| -> () { panic!("in the scope") });
-/// assert_eq!(failed.unwrap_err().cancelled, 0);
+/// assert_eq!(failed.unwrap_err().skipped, 0);
 /// # });
 /// # Ok::<(), taskpools::Error>(())
 /// ```

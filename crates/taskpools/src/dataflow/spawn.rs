@@ -285,7 +285,9 @@ impl<'s, 'e> Scope<'s, 'e> {
         // (which never touches `local`) or any other work.
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
-            if throttled && place == NO_PLACE {
+            // (A scope with priorities queues it in its heap, and runs its most urgent task
+            // below instead.)
+            if throttled && place == NO_PLACE && !frame.shared().prio.in_use() {
                 // Run here, as a job of its own in the trace.
                 if let Some(t) = tr {
                     t.start(Source::Own);

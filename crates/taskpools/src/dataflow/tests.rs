@@ -165,3 +165,32 @@ fn the_overlap_check_of_two_strided_accesses_is_linear_in_their_rows() {
     assert!(evens.overlaps_counted(&fp(ROWS * 2 - 4, 1, ROWS, 4), &mut steps));
     assert!(steps <= 2 * ROWS as u64, "{steps} row pairs compared");
 }
+
+/// Under Miri (`scripts/test.sh` runs `dataflow::tests::miri_`): prioritized tasks through
+/// the per-worker heaps and their tickets, stolen and not, with a dependence and a cancel
+/// (the ticket's pointer must reach its whole slot).
+#[test]
+fn miri_prioritized_tasks_run_once_through_their_tickets() {
+    let rt = crate::Runtime::new(2).unwrap();
+    let mut v = [0u32; 4];
+    rt.install(|| {
+        scope(|df| {
+            let r = df.region(&mut v[..]);
+            for i in 0..4 {
+                df.spawn_with_priority(i as i16, r.at(i).inout(), |_, x| *x += 1);
+            }
+            df.spawn_with_priority(1, r.at(0).inout(), |_, x| *x += 10);
+        })
+    });
+    assert_eq!(v, [11, 1, 1, 1]);
+    let e = rt
+        .install(|| {
+            try_scope(Config::default(), |df| {
+                let r = df.region(&mut v[..]);
+                df.spawn_with_priority(2, r.at(0).inout(), |df, _| df.cancel());
+                df.spawn_with_priority(1, r.at(0).inout(), |_, x| *x = 0);
+            })
+        })
+        .unwrap_err();
+    assert_eq!((e.is_cancelled(), e.skipped, v[0]), (true, 1, 11));
+}

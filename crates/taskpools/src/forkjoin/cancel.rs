@@ -19,23 +19,27 @@ impl<'scope> Scope<'scope> {
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
-    /// // Search for a needle; the first job that finds it stops the others.
+    /// // Search for a needle; the first job that finds it stops the others. One worker runs
+    /// // the newest spawn first: the last chunk, which holds the needle.
+    /// let rt = taskpools::Runtime::new(1)?;
     /// let hay: Vec<u32> = (0..100_000).collect();
     /// let (found, looked) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(0));
-    /// taskpools::forkjoin::scope(|s| {
+    /// let err = rt.try_scope(|s| {
     ///     for (i, chunk) in hay.chunks(1000).enumerate() {
     ///         let (found, looked) = (&found, &looked);
     ///         s.spawn(move |s| {
     ///             looked.fetch_add(1, Ordering::Relaxed);
-    ///             if let Some(j) = chunk.iter().position(|&x| x == 4242) {
+    ///             if let Some(j) = chunk.iter().position(|&x| x == 99_500) {
     ///                 found.store(i * 1000 + j, Ordering::Relaxed);
     ///                 s.cancel();
     ///             }
     ///         });
     ///     }
-    /// });
-    /// assert_eq!(found.into_inner(), 4242);
-    /// assert!(looked.into_inner() <= 100);
+    /// })
+    /// .unwrap_err();
+    /// assert_eq!(found.into_inner(), 99_500);
+    /// assert_eq!((looked.into_inner(), err.skipped), (1, 99));
+    /// # Ok::<(), taskpools::Error>(())
     /// ```
     pub fn cancel(&self) {
         self.stop.cancel();
@@ -70,7 +74,7 @@ impl<'scope> Scope<'scope> {
     /// .unwrap_err();
     /// assert_eq!(err.error().unwrap().to_string(), "invalid digit found in string");
     /// // Every spawn either ran or was skipped.
-    /// assert_eq!(ran.into_inner() + err.cancelled, 4);
+    /// assert_eq!(ran.into_inner() + err.skipped, 4);
     /// # Ok::<(), taskpools::Error>(())
     /// ```
     pub fn try_spawn<F, E>(&self, f: F)

@@ -148,8 +148,10 @@ impl Owner {
 }
 
 /// Runs `op` with a scope and waits for every job spawned in it (also if `op` or a job
-/// panics; the first panic is then resumed here). Spawns may borrow anything that outlives
-/// the scope, and may spawn more in turn:
+/// panics; the first panic is then resumed here; a [`try_spawn`](Scope::try_spawn) job's
+/// error becomes a panic with its message, and a [`cancel`](Scope::cancel)led scope returns
+/// `op`'s value: [`try_scope`](super::try_scope) returns either as a value). Spawns may
+/// borrow anything that outlives the scope, and may spawn more in turn:
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};

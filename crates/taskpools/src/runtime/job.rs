@@ -72,7 +72,10 @@ impl JobHeader {
 }
 
 /// A pointer to a job. Two `JobRef`s are equal when they point to the same job (live jobs have
-/// distinct addresses).
+/// distinct addresses). One kind of job is queued several times at once: a data-flow scope's
+/// priority *ticket* (`dataflow/priority.rs`), whose function may run any number of times and
+/// which goes only where jobs are stored by pointer and never compared (public deques, place
+/// deques, the injector).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct JobRef(*const JobHeader);
 
@@ -96,7 +99,8 @@ impl JobRef {
     /// Runs the job.
     ///
     /// # Safety
-    /// Each job may be executed at most once, while it is alive.
+    /// Each job may be executed at most once, while it is alive (a priority ticket, above,
+    /// as often as it was queued).
     pub(crate) unsafe fn execute(self) {
         // SAFETY: per the contract, the header is live; `run` matches the job's type.
         unsafe { ((*self.0).run)(self.0) }

@@ -101,6 +101,6 @@ fn a_handle_from_before_a_sync_is_no_edge_and_a_failed_one_cancels() {
         })
     });
     let err = r.expect_err("the planted panic is reported");
-    assert_eq!(err.cancelled, 2);
+    assert_eq!(err.skipped, 2);
     assert_eq!(ran.into_inner(), 2);
 }

@@ -337,7 +337,7 @@ fn a_panicking_commutative_task_releases_its_lock() {
             })
         });
         let err = r.expect_err("the panic is reported");
-        assert_eq!(err.cancelled, 1, "the reader after the group is cancelled");
+        assert_eq!(err.skipped, 1, "the reader after the group is cancelled");
         assert!(!after.into_inner());
         assert_eq!(x[0], 3);
     });

@@ -12,6 +12,7 @@ mod kinds;
 mod meet;
 mod oracle;
 mod priority;
+mod taskloop;
 mod wait;
 
 /// Runs `f` on a thread of its own and fails the test if it takes more than a minute (a

@@ -316,7 +316,7 @@ impl Program for Tiled {
 
     fn variants(&self) -> Vec<&'static str> {
         match self.kind {
-            Factor::Cholesky => vec!["dataflow", "dataflow-prio", "nd"],
+            Factor::Cholesky => vec!["dataflow", "dataflow prio", "nd"],
             Factor::Lu => vec!["dataflow", "nd"],
         }
     }
@@ -335,7 +335,7 @@ impl Program for Tiled {
                 ctx.rt
                     .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow, false))
             }),
-            ("dataflow-prio", Factor::Cholesky) => timed(|| {
+            ("dataflow prio", Factor::Cholesky) => timed(|| {
                 ctx.rt
                     .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow, true))
             }),
