@@ -112,7 +112,7 @@ if rustup toolchain list 2>/dev/null | grep '^nightly' >/dev/null && [ "$host" =
     --test deque_scenarios --test private_deque_scenarios --test pools --test panic_stress --test forkjoin --test forkjoin_liveness \
     --test phase_runtime --test dataflow --test places --test places_phase --test places_topology --test trace \
     --test local_state --test spawn --test broadcast --test runtime_builder --test forkjoin_context \
-    --test spawn_async --test scope_counts
+    --test spawn_async --test scope_counts --test cancel
   # The workbench's own unsafe code: loading a peer runtime's driver (dlopen, dlsym, the
   # function pointers handed to C) in the child processes of every built driver.
   RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
@@ -150,16 +150,16 @@ fi
 if command -v valgrind >/dev/null 2>&1; then
   echo "== valgrind memcheck"
   # The binaries of step 2 (asking with `-p taskpools` alone would resolve the dependencies'
-  # features differently and rebuild them), all eight or a clear failure.
+  # features differently and rebuild them), all twelve or a clear failure.
   bins=$(cargo test --workspace --profile release-tests ${features[@]+"${features[@]}"} --no-run --quiet \
     --message-format=json |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
-    grep -E '/(ownership|deques|deque_scenarios|private_deque_scenarios|pools|forkjoin|dataflow|places|places_phase|places_topology|trace)-[0-9a-f]+$' ||
+    grep -E '/(ownership|deques|deque_scenarios|private_deque_scenarios|pools|forkjoin|dataflow|places|places_phase|places_topology|trace|cancel)-[0-9a-f]+$' ||
     true)
-  if [ "$(wc -w <<<"$bins")" -ne 11 ]; then
-    echo "valgrind step: expected the 11 test binaries ownership, deques, deque_scenarios," \
+  if [ "$(wc -w <<<"$bins")" -ne 12 ]; then
+    echo "valgrind step: expected the 12 test binaries ownership, deques, deque_scenarios," \
       "private_deque_scenarios, pools, forkjoin, dataflow, places, places_phase," \
-      "places_topology, trace; found: ${bins:-none}" >&2
+      "places_topology, trace, cancel; found: ${bins:-none}" >&2
     exit 1
   fi
   for b in $bins; do
