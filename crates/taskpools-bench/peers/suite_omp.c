@@ -56,6 +56,9 @@ struct tiled_args {
     t1_kernel k1;
     t2_kernel k2a, k2b;
     t3_kernel k3;
+    /* Cholesky: OpenMP's `priority` on the critical path (potrf 2, trsm 1) when set; the
+     * child then runs with OMP_MAX_TASK_PRIORITY=2. */
+    int prio;
 };
 
 #define TILE(i, j) (a + (i) * bs * ld + (j) * bs)
@@ -67,39 +70,11 @@ static void cholesky_body(void *p) {
     int64_t n = x->n, ld = x->ld, bs = x->bs, nt = n / bs;
     for (int64_t k = 0; k < nt; k++) {
         double *akk = TILE(k, k);
-#pragma omp task firstprivate(akk) depend(inout : akk[0])
+#pragma omp task firstprivate(akk) depend(inout : akk[0]) priority(2 * x->prio)
         x->k1(akk, bs, ld);
         for (int64_t i = k + 1; i < nt; i++) {
             double *aik = TILE(i, k);
-#pragma omp task firstprivate(akk, aik) depend(in : akk[0]) depend(inout : aik[0])
-            x->k2a(akk, aik, bs, ld);
-        }
-        for (int64_t i = k + 1; i < nt; i++) {
-            double *aik = TILE(i, k), *aii = TILE(i, i);
-#pragma omp task firstprivate(aik, aii) depend(in : aik[0]) depend(inout : aii[0])
-            x->k2b(aik, aii, bs, ld);
-            for (int64_t j = k + 1; j < i; j++) {
-                double *ajk = TILE(j, k), *aij = TILE(i, j);
-#pragma omp task firstprivate(aik, ajk, aij) depend(in : aik[0], ajk[0]) depend(inout : aij[0])
-                x->k3(aik, ajk, aij, bs, ld);
-            }
-        }
-    }
-}
-
-/* The same with OpenMP's `priority` on the critical path: potrf 2, trsm 1, the rest 0 (the
- * child sets OMP_MAX_TASK_PRIORITY=2 before the runtime starts). */
-static void cholesky_prio_body(void *p) {
-    struct tiled_args *x = p;
-    double *a = x->a;
-    int64_t n = x->n, ld = x->ld, bs = x->bs, nt = n / bs;
-    for (int64_t k = 0; k < nt; k++) {
-        double *akk = TILE(k, k);
-#pragma omp task firstprivate(akk) depend(inout : akk[0]) priority(2)
-        x->k1(akk, bs, ld);
-        for (int64_t i = k + 1; i < nt; i++) {
-            double *aik = TILE(i, k);
-#pragma omp task firstprivate(akk, aik) depend(in : akk[0]) depend(inout : aik[0]) priority(1)
+#pragma omp task firstprivate(akk, aik) depend(in : akk[0]) depend(inout : aik[0]) priority(x->prio)
             x->k2a(akk, aik, bs, ld);
         }
         for (int64_t i = k + 1; i < nt; i++) {
@@ -118,16 +93,16 @@ static void cholesky_prio_body(void *p) {
 double taskpools_suite_cholesky_prio(double *a, int64_t n, int64_t ld, int64_t bs,
                                      t1_kernel potrf, t2_kernel trsm, t2_kernel syrk,
                                      t3_kernel gemm, int32_t threads, int32_t pin) {
-    struct tiled_args x = {a, n, ld, bs, potrf, trsm, syrk, gemm};
+    struct tiled_args x = {a, n, ld, bs, potrf, trsm, syrk, gemm, 1};
     if (omp_get_max_task_priority() < 2)
         return -2.0; /* the runtime would ignore the clauses */
-    return timed(cholesky_prio_body, &x, threads, pin);
+    return timed(cholesky_body, &x, threads, pin);
 }
 
 double taskpools_suite_cholesky(double *a, int64_t n, int64_t ld, int64_t bs, t1_kernel potrf,
                                 t2_kernel trsm, t2_kernel syrk, t3_kernel gemm, int32_t threads,
                                 int32_t pin) {
-    struct tiled_args x = {a, n, ld, bs, potrf, trsm, syrk, gemm};
+    struct tiled_args x = {a, n, ld, bs, potrf, trsm, syrk, gemm, 0};
     return timed(cholesky_body, &x, threads, pin);
 }
 

@@ -8,6 +8,9 @@ use std::sync::Arc;
 use taskpools::dataflow::{self, Config};
 use taskpools::{forkjoin, Cause, Runtime};
 
+#[path = "common/watchdog.rs"]
+mod watchdog;
+
 /// Counts the drops of the values it is cloned into: a skipped closure is dropped, not lost.
 #[derive(Clone)]
 struct Token(Arc<AtomicUsize>);
@@ -22,17 +25,9 @@ fn rt(threads: usize) -> Runtime {
     Runtime::new(threads).expect("a runtime")
 }
 
-/// Runs `f` on a thread of its own and fails the test if it takes more than a minute.
+/// Fails the test if `f` hangs (a lost task or wake-up) for a minute.
 fn within<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
-        Ok(Ok(r)) => r,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("hung: {what}"),
-    }
+    watchdog::within(60, what, f)
 }
 
 #[test]

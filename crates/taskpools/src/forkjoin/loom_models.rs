@@ -235,6 +235,20 @@ struct Effects([crate::sync::UnsafeCell<usize>; 2]);
 // the model checks: loom reports any access that the counter does not order.
 unsafe impl Sync for Effects {}
 
+/// A model thread that plays a worker of `reg`: runs what is injected until `stop`.
+fn injector_worker(reg: &Arc<Registry>, stop: &Arc<AtomicBool>) -> thread::JoinHandle<()> {
+    let (reg, stop) = (Arc::clone(reg), Arc::clone(stop));
+    thread::spawn(move || {
+        while !stop.load(Ordering::Acquire) {
+            match reg.take_injected() {
+                // SAFETY: taken from the injector, so executed once; the scope outlives it.
+                Some(j) => unsafe { j.execute() },
+                None => thread::yield_now(),
+            }
+        }
+    })
+}
+
 /// Which of a scope's counting paths a model takes.
 #[derive(Clone, Copy)]
 enum ScopeModel {
@@ -269,16 +283,7 @@ fn scope_waits_for_every_spawn(how: ScopeModel, early_decrement: bool, relaxed_w
         ]));
         let stop = Arc::new(AtomicBool::new(false));
 
-        let (r2, stop2) = (Arc::clone(&reg), Arc::clone(&stop));
-        let worker = thread::spawn(move || {
-            while !stop2.load(Ordering::Acquire) {
-                match r2.take_injected() {
-                    // SAFETY: taken from the injector, so executed once; the scope outlives it.
-                    Some(j) => unsafe { j.execute() },
-                    None => thread::yield_now(),
-                }
-            }
-        });
+        let worker = injector_worker(&reg, &stop);
 
         let fx2 = Arc::clone(&fx);
         s.spawn(move |s| {
@@ -357,16 +362,7 @@ fn a_failed_job_stops_the_scope(early_decrement: bool) {
         let ran = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
 
-        let (r2, stop2) = (Arc::clone(&reg), Arc::clone(&stop));
-        let worker = thread::spawn(move || {
-            while !stop2.load(Ordering::Acquire) {
-                match r2.take_injected() {
-                    // SAFETY: taken from the injector, so executed once; the scope outlives it.
-                    Some(j) => unsafe { j.execute() },
-                    None => thread::yield_now(),
-                }
-            }
-        });
+        let worker = injector_worker(&reg, &stop);
 
         let ran2 = Arc::clone(&ran);
         s.try_spawn(move |s| {

@@ -15,18 +15,12 @@ mod priority;
 mod taskloop;
 mod wait;
 
-/// Runs `f` on a thread of its own and fails the test if it takes more than a minute (a
-/// hang, which is what these tests guard against).
+#[path = "../common/watchdog.rs"]
+mod watchdog;
+
+/// Fails the test if `f` hangs for a minute (a hang is what these tests guard against).
 pub(crate) fn within<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
-        Ok(Ok(r)) => r,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("hung: {what}"),
-    }
+    watchdog::within(60, what, f)
 }
 
 pub(crate) fn message(p: &(dyn std::any::Any + Send)) -> String {
