@@ -84,6 +84,23 @@ static void commute_body(void *p) {
     }
 }
 
+/* The accumulate graph as an OpenMP 5 task reduction: the blocks are a `task_reduction` of
+ * the taskgroup, and each task adds into them `in_reduction` (the runtime's copy per thread,
+ * folded in at the taskgroup's end). The words of `d`: a file-scope variable, because clang 14
+ * crashes on an array section whose length is a local or a field (one run per process). */
+static int64_t reduce_words;
+
+static void reduce_body(void *p) {
+    struct graph_args *x = p;
+    uint64_t *d = x->d;
+#pragma omp taskgroup task_reduction(+ : d[0 : reduce_words])
+    for (int64_t t = 0; t < x->n; t++) {
+        int32_t o = x->out[t];
+#pragma omp task firstprivate(o) in_reduction(+ : d[0 : reduce_words])
+        d[(int64_t)o * STRIDE] += 1;
+    }
+}
+
 /* Runs the graph on `threads` threads; returns the elapsed seconds (-1 when the team did not
  * get `threads` threads). `blocks`, the blocks in `d`, is for drivers that register them, as
  * StarPU's does. */
@@ -111,4 +128,12 @@ double taskpools_dataflow_commute(uint64_t *d, int64_t blocks, int64_t n, const 
     (void)blocks;
     struct graph_args x = {d, n, 0, out, 0, 0};
     return timed(commute_body, &x, threads, pin);
+}
+
+/* The accumulate graph (no reads) as a task reduction into the blocks. */
+double taskpools_dataflow_reduce(uint64_t *d, int64_t blocks, int64_t n, const int32_t *out,
+                                 int32_t threads, int32_t pin) {
+    struct graph_args x = {d, n, 0, out, 0, 0};
+    reduce_words = blocks * STRIDE;
+    return timed(reduce_body, &x, threads, pin);
 }

@@ -30,11 +30,12 @@ fn dataflow_runs_every_graph_and_variant_and_checks_results() {
     // `depend` per peer runtime built (libgomp, libomp, StarPU), x 2 thread counts (+ 3 row
     // variants and one per peer runtime, x 2, on the four graphs with rows; random and
     // accumulate have none; + ours commutative and one commutative row per peer runtime, x 2,
-    // on accumulate). Every result was checked against the sequential one.
+    // on accumulate; + ours reduction, atomics and per-task copies and one reduction row per
+    // peer runtime, x 2, on accumulate). Every result was checked against the sequential one.
     let p = openmp_built() + starpu_built();
     assert_eq!(
         recs.len(),
-        6 + 6 * (4 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2
+        6 + 6 * (4 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2 + (3 + p) * 2
     );
     assert!(recs.iter().any(|r| r["variant"] == "dataflow priorities"));
     let commutes = |v: &str| {
@@ -43,6 +44,14 @@ fn dataflow_runs_every_graph_and_variant_and_checks_results() {
     assert_eq!(
         recs.iter()
             .filter(|r| r["graph"] == "accumulate" && commutes(r["variant"].as_str().unwrap()))
+            .count(),
+        (1 + p) * 2
+    );
+    let reduces =
+        |v: &str| v == "dataflow reduction" || v.ends_with(" in_reduction") || v == "starpu redux";
+    assert_eq!(
+        recs.iter()
+            .filter(|r| r["graph"] == "accumulate" && reduces(r["variant"].as_str().unwrap()))
             .count(),
         (1 + p) * 2
     );

@@ -44,6 +44,18 @@ impl Clone for TaskHandle<'_> {
 }
 impl Copy for TaskHandle<'_> {}
 
+impl TaskHandle<'_> {
+    /// The handle of task `desc` of frame `frame`, spawned in epoch `epoch`.
+    pub(super) fn new(desc: *const TaskDesc, frame: *const (), epoch: usize) -> Self {
+        TaskHandle {
+            desc,
+            frame,
+            epoch,
+            marker: PhantomData,
+        }
+    }
+}
+
 impl std::fmt::Debug for TaskHandle<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskHandle")

@@ -39,6 +39,10 @@ pub struct Footprint {
     pub(super) ld: usize,
     pub(super) rows: usize,
     pub(super) mode: Mode,
+    /// A reduction's key (its reducer's type: see `reduce`), `None` for every other access.
+    /// A reduction is not looked up in the tables (it touches only its copy); the key tells
+    /// which open group it joins.
+    pub(super) reduce: Option<fn() -> std::any::TypeId>,
 }
 
 impl Footprint {

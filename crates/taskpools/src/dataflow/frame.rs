@@ -8,6 +8,7 @@ use std::cell::{OnceCell, UnsafeCell};
 use super::commute::CommuteLock;
 use super::lut::{RectMode, Trie};
 use super::priority::Priorities;
+use super::reduce::Groups;
 use super::task::TaskDesc;
 use super::{Config, Footprint};
 use crate::cancel::Stop;
@@ -61,6 +62,8 @@ pub(super) struct FrameLocal {
     /// Inside the closure of a `wait_for` on this frame, whose wait task completes only when
     /// the closure returns: a `sync` or another `wait_for` there could wait for it.
     pub(super) in_wait: bool,
+    /// The open reduction groups (`reduce`).
+    pub(super) reductions: Groups,
 }
 
 /// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
@@ -115,6 +118,7 @@ impl Frame {
                 seen: 0,
                 epoch: 0,
                 in_wait: false,
+                reductions: Groups::default(),
             }),
         }
     }

@@ -105,6 +105,31 @@
 //! });
 //! ```
 //!
+//! # Reductions
+//!
+//! [`Part::reduce`] (also [`Region::reduce`], [`Elem::reduce`]; OmpSs-2's `reduction`,
+//! OpenMP 5's `in_reduction`, StarPU's `STARPU_REDUX`) declares that a task folds values into
+//! the data with an associative and commutative operator: the task gets a private copy
+//! ([`Partial`], [`PartialOne`]) that starts at the identity. Consecutive reductions into the
+//! same part with the same operator run at once, with one copy per worker, and the copies are
+//! folded into the data before the next task that touches it otherwise, a
+//! [`Scope::wait_for`], a [`Scope::sync`] or the scope's end.
+//!
+//! ```
+//! use taskpools::dataflow;
+//!
+//! let xs: Vec<u64> = (1..=1000).collect();
+//! let mut sum = [0u64];
+//! dataflow::scope(|df| {
+//!     let s = df.region(&mut sum);
+//!     for chunk in xs.chunks(100) {
+//!         df.spawn(s.at(0).reduce(0, |a, x| *a += x), move |_, mut p| *p += chunk.iter().sum::<u64>());
+//!     }
+//!     // After the copies are folded in.
+//!     df.spawn(s.read(), |_, s| assert_eq!(s[0], 500500));
+//! });
+//! ```
+//!
 //! # Waiting on data, explicit edges
 //!
 //! [`Scope::wait_for`] (OpenMP's `taskwait depend`) waits for the earlier tasks that touch
@@ -236,6 +261,7 @@ mod frame;
 mod lut;
 pub(crate) mod notify;
 mod priority;
+mod reduce;
 mod scope;
 mod spawn;
 mod task;
@@ -245,12 +271,15 @@ mod wait;
 
 pub use crate::cancel::{BoxError, Cause, ScopeError};
 pub use access::{
-    Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Region,
-    RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
+    Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Reduce,
+    ReduceOne, Region, RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
 };
 pub use config::Config;
 pub use edges::TaskHandle;
 pub use footprint::Footprint;
+#[doc(hidden)]
+pub use reduce::Groups;
+pub use reduce::{Partial, PartialOne};
 pub use scope::{scope, scope_with, try_scope, Scope};
 pub use tile::{TileMut, TileRef};
 

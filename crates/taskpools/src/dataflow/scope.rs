@@ -242,6 +242,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             "taskpools::dataflow: sync inside the closure of wait_for would wait for that wait \
              itself, which ends only when the closure returns"
         );
+        self.close_reductions();
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
         let tr = if f.trace_id != 0 {
             w.trace.as_deref()
@@ -415,7 +416,11 @@ where
     let frame = LazyFrame::new(&*w.registry, &shared, trace_id);
     let r = {
         let s = Scope::new(&frame);
-        catch_unwind(AssertUnwindSafe(|| f(&s)))
+        catch_unwind(AssertUnwindSafe(|| {
+            let r = f(&s);
+            s.close_reductions();
+            r
+        }))
     };
     let child_panic = frame.finish(w, tr);
     drop(frame);

@@ -158,12 +158,15 @@ impl<'s, 'e> Scope<'s, 'e> {
                  spawn_after; handles order siblings of one scope"
             );
         }
+        let reduces = fps.iter().any(|fp| fp.reduce.is_some());
+        if reduces || !local.reductions.is_empty() {
+            // Closing a group spawns its combine first: `local` is not used across it.
+            self.settle_reductions(&fps);
+        }
+        // SAFETY: as above (the settling's spawns have returned).
+        let local = unsafe { frame.local() };
 
-        let body = local
-            .arena
-            .alloc(Body { f, a: accesses })
-            .as_ptr()
-            .cast::<u8>();
+        let body = local.arena.alloc(Body { f, a: accesses }).as_ptr();
         let desc = local
             .arena
             .alloc(TaskDesc {
@@ -176,7 +179,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 place,
                 priority,
                 trace_id,
-                body,
+                body: body.cast(),
                 call: call_body::<F, A>,
                 locks: ptr::null(),
                 nlocks: 0,
@@ -186,6 +189,15 @@ impl<'s, 'e> Scope<'s, 'e> {
             .as_ptr()
             .cast_const();
 
+        if reduces {
+            // SAFETY: the body was just written, and no other thread can reach it before
+            // the task is armed below.
+            let a = unsafe { &mut (*body).a };
+            let registry = frame.registry();
+            let runtime = (ptr::from_ref(registry) as usize, registry.threads);
+            let me = TaskHandle::new(desc, self.frame.cast(), local.epoch);
+            a.bind_reductions(&mut local.reductions, runtime, me);
+        }
         let config = frame.shared().config;
         let mut found = 0usize;
         local.locks.clear();
@@ -205,6 +217,11 @@ impl<'s, 'e> Scope<'s, 'e> {
             }
         }
         for fp in &fps {
+            if fp.reduce.is_some() {
+                // A reduction touches only its copy: no edge. Its group's combine, spawned
+                // when the group closes, waits for it (see `reduce`).
+                continue;
+            }
             let info = &mut local.regions[fp.region as usize];
             if info.rects.is_some()
                 && rect_access(
@@ -436,10 +453,17 @@ fn check(fps: &[Footprint], frame: *const ()) {
              spawn; declare accesses on regions of the scope that spawns"
         );
         for (j, b) in fps[..i].iter().enumerate() {
-            if a.region == b.region && !(a.mode.shared() && b.mode.shared()) && a.overlaps(b) {
+            let shared = a.mode.shared() && b.mode.shared();
+            if a.region == b.region && !shared && a.overlaps(b) {
                 panic!(
                     "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
                      them writes; declare the data once (as inout)"
+                );
+            }
+            if a.region == b.region && (a.reduce.is_some() || b.reduce.is_some()) && a.overlaps(b) {
+                panic!(
+                    "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
+                     them is a reduction; declare the data once"
                 );
             }
         }

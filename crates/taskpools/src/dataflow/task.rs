@@ -120,6 +120,8 @@ where
         // its writes and unwritten by others for its reads until the task completes, which
         // is after `f` returns and the frame's children are done.
         f(&s, unsafe { a.into_data() });
+        // The task's open reductions are folded in by tasks of its own, before its end.
+        s.close_reductions();
     }
 }
 

@@ -64,6 +64,7 @@ fn fp(start: usize, len: usize, rows: usize, ld: usize) -> Footprint {
         ld,
         rows,
         mode: super::footprint::Mode::Read,
+        reduce: None,
     }
 }
 
@@ -193,4 +194,31 @@ fn miri_prioritized_tasks_run_once_through_their_tickets() {
         })
         .unwrap_err();
     assert_eq!((e.is_cancelled(), e.skipped, v[0]), (true, 1, 11));
+}
+
+/// Under Miri (`cargo +nightly miri test -p taskpools --lib dataflow::tests::miri_`):
+/// reductions, whose members reach their reducer through a raw pointer and whose combine
+/// writes the part through another; with non-`Copy` values (clones, moves, drops), a group
+/// closed by a later access, one closed by the scope's end, and a member on each worker.
+#[test]
+fn miri_reductions_fold_their_copies_once() {
+    let rt = crate::Runtime::new(2).unwrap();
+    let mut v = vec![Vec::<u32>::new(); 2];
+    let mut n = [0u64; 1];
+    rt.install(|| {
+        scope(|df| {
+            let (r, c) = (df.region(&mut v[..]), df.region(&mut n[..]));
+            for i in 0..6u32 {
+                let join = |a: &mut Vec<u32>, x: Vec<u32>| a.extend(x);
+                df.spawn(r.reduce(Vec::new(), join), move |_, mut p| {
+                    p[(i % 2) as usize].push(i)
+                });
+                df.spawn(c.at(0).reduce(0, |a, x| *a += x), |_, mut s| *s += 1);
+            }
+            df.spawn(r.inout(), |_, v| {
+                v.iter_mut().for_each(|p| p.sort_unstable())
+            });
+        })
+    });
+    assert_eq!((v, n), (vec![vec![0, 2, 4], vec![1, 3, 5]], [6]));
 }

@@ -41,7 +41,7 @@ impl Drop for InWait<'_, '_, '_> {
 
 /// The footprints of a wait's accesses, as the declarations of its task (which gets no
 /// data: the spawner takes it from the accesses themselves).
-struct Declared(Vec<Footprint>);
+pub(super) struct Declared(pub(super) Vec<Footprint>);
 
 impl super::access::sealed::Sealed for Declared {}
 impl Accesses for Declared {
@@ -58,8 +58,9 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// here, on this thread: OpenMP's `taskwait depend`. Tasks spawned later that conflict
     /// with `accesses` run after `f` returns; the rest is not waited for.
     ///
-    /// `accesses` are reads, writes or `concurrent` accesses (a `commutative` one panics: its
-    /// lock is taken by tasks, not by a wait). If a task it waits for panicked, the panic is
+    /// `accesses` are reads, writes or `concurrent` accesses (a `commutative` one or a
+    /// reduction panics: its lock or copy is taken by tasks, not by a wait). Open reductions
+    /// on the data are folded in before `f` runs. If a task it waits for panicked, the panic is
     /// resumed here, as [`sync`](Self::sync) does, and `f` does not run. If `f` panics, the
     /// panic goes on from here and the later tasks that wait for this one are cancelled, as
     /// a panicking task's successors are.
@@ -103,9 +104,10 @@ impl<'s, 'e> Scope<'s, 'e> {
         let mut fps = Vec::new();
         accesses.footprints(&mut fps);
         assert!(
-            fps.iter().all(|fp| fp.mode != Mode::Commutative),
+            fps.iter()
+                .all(|fp| fp.mode != Mode::Commutative && fp.reduce.is_none()),
             "taskpools::dataflow: wait_for takes read, out, inout and concurrent accesses, not \
-             commutative ones"
+             commutative ones or reductions"
         );
         let desc = self.spawn_to(WAIT_PLACE, 0, &[], Declared(fps), |_, ()| {});
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");

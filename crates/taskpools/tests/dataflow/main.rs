@@ -12,6 +12,7 @@ mod kinds;
 mod meet;
 mod oracle;
 mod priority;
+mod reduce;
 mod taskloop;
 mod wait;
 

@@ -40,7 +40,7 @@ pub struct DataflowArgs {
     /// 3 to 1,000,000.
     #[arg(long, default_value_t = 64)]
     pub width: usize,
-    /// Graphs, comma-separated, or `all`: independent, chains, fan-in-2, fan-in-4, random, accumulate (adds into random bins; its bins also declared commutative, and `mutexinoutset` / `STARPU_COMMUTE` in the peers).
+    /// Graphs, comma-separated, or `all`: independent, chains, fan-in-2, fan-in-4, random, accumulate (adds into random bins; its bins also declared commutative, and `mutexinoutset` / `STARPU_COMMUTE` in the peers, and its additions as a reduction, `in_reduction` / `STARPU_REDUX` in the peers, as atomic adds and as per-task copies).
     #[arg(long, default_value = "all", value_delimiter = ',')]
     pub graphs: Vec<String>,
     #[command(flatten)]

@@ -17,12 +17,19 @@
 //!   and writes block `c` of the other (the stencil's pattern, two accesses);
 //! - `fan-in-4`: the same reading blocks `c - 1`, `c`, `c + 1` (four accesses);
 //! - `random`: a random block written and two other random blocks read (a random DAG of fixed
-//!   width; no row structure).
+//!   width; no row structure);
+//! - `accumulate`: a random block added into, nothing read; also run with the blocks
+//!   commutative, as a reduction (ours, OpenMP 5's `in_reduction` in a `task_reduction`
+//!   taskgroup, StarPU's `STARPU_REDUX`), with atomic adds in `concurrent` accesses, and with
+//!   a copy per task that one last task adds in.
 
 mod command;
 mod graphs;
+mod peer;
+mod sums;
 mod table;
 
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -30,14 +37,17 @@ use serde::{Deserialize, Serialize};
 use taskpools::dataflow::{self, Config};
 
 use super::drivers::process::{self, hash_words, Job};
-use super::drivers::{Driver, PeerRuntime};
+use super::drivers::PeerRuntime;
 use super::pinning::{our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 use graphs::{build, preds_per_task, Tasks};
+use sums::{accumulate_run, Sums};
 
 pub use command::{exec, run_and_emit, DataflowArgs};
 pub use graphs::Graph;
+pub use peer::peer_run;
+use peer::{peer_runtimes, Work};
 
 /// Words per block.
 const STRIDE: usize = 8;
@@ -227,109 +237,6 @@ fn rayon_rows(t: &Tasks, d: &mut [u64], w: usize) {
     }
 }
 
-/// The input a child process of `dataflow` runs (the job's `work`).
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Work {
-    graph: String,
-    tasks: usize,
-    width: usize,
-    /// A taskwait after each row instead of dependences.
-    rows: bool,
-    /// The written block declared commutative (`mutexinoutset`, `STARPU_COMMUTE`).
-    #[serde(default)]
-    commute: bool,
-}
-
-/// The C drivers' `taskpools_dataflow_graph`.
-type GraphFn =
-    unsafe extern "C" fn(*mut u64, i64, i64, *const i32, *const i32, *const i32, i32, i32) -> f64;
-/// The C drivers' `taskpools_dataflow_commute`.
-type CommuteFn = unsafe extern "C" fn(*mut u64, i64, i64, *const i32, i32, i32) -> f64;
-/// The C drivers' `taskpools_dataflow_rows`.
-type RowsFn = unsafe extern "C" fn(
-    *mut u64,
-    i64,
-    i64,
-    i64,
-    *const i32,
-    *const i32,
-    *const i32,
-    i32,
-    i32,
-) -> f64;
-
-/// The child's side of a dataflow job: builds the graph, runs it on `d` once untimed and once
-/// timed; the timed run's seconds and its result's hash.
-pub fn peer_run(d: &Driver, job: &Job) -> Result<(f64, u64)> {
-    let w: Work = serde_json::from_value(job.work.clone())?;
-    let g = Graph::from_name(&w.graph)?;
-    if !(1..=4096).contains(&job.threads)
-        || !(1..=10_000_000).contains(&w.tasks)
-        || !(3..=1_000_000).contains(&w.width)
-    {
-        bail!("a job with 0 threads, or tasks or width out of range");
-    }
-    let t = build(g, w.tasks, w.width);
-    if w.commute && (w.rows || g != Graph::Accumulate) {
-        bail!("a commutative job is the accumulate graph with dependences");
-    }
-    let width = match (w.rows, t.rows) {
-        (false, _) => None,
-        (true, Some(width)) => Some(width as i64),
-        (true, None) => bail!("{}: not a graph of rows", g.name()),
-    };
-    // SAFETY: every driver (dataflow_omp.c, starpu.c) defines both with these signatures.
-    let (graph, rows): (GraphFn, RowsFn) = unsafe {
-        (
-            d.function("taskpools_dataflow_graph")?,
-            d.function("taskpools_dataflow_rows")?,
-        )
-    };
-    // SAFETY: every driver defines it with this signature (the graph's without reads).
-    let commute: Option<CommuteFn> = if w.commute {
-        Some(unsafe { d.function("taskpools_dataflow_commute")? })
-    } else {
-        None
-    };
-    let n = t.out.len() as i64;
-    let blocks = t.blocks as i64;
-    let (threads, pin) = (job.threads as i32, i32::from(job.pin));
-    let (o, r, k) = (t.out.as_ptr(), t.reads.as_ptr(), t.nreads.as_ptr());
-    let mut data = vec![0u64; t.blocks * STRIDE];
-    let mut once = || {
-        data.fill(0);
-        let p = data.as_mut_ptr();
-        // SAFETY: the arrays hold `n` (reads: 3n) entries naming blocks inside `data`, which
-        // the driver reads and writes only under the tasks' dependences (or its row
-        // taskwaits), and it returns after every task.
-        unsafe {
-            match (width, commute) {
-                (None, Some(c)) => c(p, blocks, n, o, threads, pin),
-                (None, None) => graph(p, blocks, n, o, r, k, threads, pin),
-                (Some(w), _) => rows(p, blocks, n, w, o, r, k, threads, pin),
-            }
-        }
-    };
-    once();
-    let secs = once();
-    if secs < 0.0 {
-        bail!("the runtime's team did not get {} threads", job.threads);
-    }
-    Ok((secs, hash_words(data.iter().copied())))
-}
-
-/// The peer runtimes with drivers that this process can run, of those in `peers`.
-fn peer_runtimes(peers: &[&str]) -> Vec<PeerRuntime> {
-    if !process::host_available() {
-        return Vec::new();
-    }
-    PeerRuntime::ALL
-        .into_iter()
-        .filter(|r| r.built() && peers.contains(&r.name()))
-        .collect()
-}
-
 /// How a variant runs: here (its seconds), or in a peer runtime's child process (with a
 /// taskwait per row instead of dependences, or not).
 enum Run<'a> {
@@ -344,6 +251,7 @@ enum PeerShape {
     Depend,
     Rows,
     Commute,
+    Reduce,
 }
 
 /// One of our variants: runs on the data, returns its seconds.
@@ -482,6 +390,36 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                         Run::Peer(r, PeerShape::Commute),
                     ));
                 }
+                for (name, how) in [
+                    ("dataflow reduction", Sums::Reduce),
+                    ("dataflow atomics", Sums::Atomic),
+                    ("dataflow per-task copies", Sums::Copies),
+                ] {
+                    let atomics = std::sync::Mutex::new(
+                        (0..t.blocks * STRIDE)
+                            .map(|_| AtomicU64::new(0))
+                            .collect::<Vec<_>>(),
+                    );
+                    variants.push((
+                        name.into(),
+                        Run::Own(Box::new(move |d| {
+                            let mut a = atomics.lock().unwrap();
+                            let a = &mut a[..];
+                            timed(|| rt.install(|| accumulate_run(t, d, how, a)))
+                        })),
+                    ));
+                }
+                for &r in &peers {
+                    let kind = if r == PeerRuntime::Starpu {
+                        "redux"
+                    } else {
+                        "in_reduction"
+                    };
+                    variants.push((
+                        format!("{} {kind}", r.name()),
+                        Run::Peer(r, PeerShape::Reduce),
+                    ));
+                }
             }
             if let Some(w) = t.rows {
                 let b64 = Config::blocks(64)?;
@@ -537,6 +475,7 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                                 width: p.width,
                                 rows: *shape == PeerShape::Rows,
                                 commute: *shape == PeerShape::Commute,
+                                reduce: *shape == PeerShape::Reduce,
                             };
                             let job = Job::new(*r, threads, p.pin, "dataflow", work)?;
                             match process::run_checked(&job, expected_hash, || pin_to(0)) {

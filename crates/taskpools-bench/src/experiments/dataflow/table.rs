@@ -15,7 +15,9 @@ pub fn dataflow_table(records: &[super::Record]) -> String {
          the fastest peer's depend row (libgomp, libomp, StarPU; same graph, threads); b64 / b2048 = block mode\n\
          with 64 / 2048-byte blocks, exact = exact mode; rows = a sync (taskwait) after each row of\n\
          independent tasks instead of dependences; commutative / mutexinoutset / commute = the\n\
-         accumulate graph's bins declared commutative (in exact mode, ours)\n",
+         accumulate graph's bins declared commutative (in exact mode, ours); reduction / in_reduction /\n\
+         redux = its additions as a reduction; atomics = `concurrent` with atomic adds; per-task copies =\n\
+         each task writes its own element, one last task adds them in\n",
         crate::report::plural(first.tasks, "task", "tasks"),
         first.reps,
     );

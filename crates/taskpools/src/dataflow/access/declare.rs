@@ -3,8 +3,9 @@
 
 use std::marker::PhantomData;
 
+use crate::dataflow::reduce::Groups;
 use crate::dataflow::tile::{TileMut, TileRef};
-use crate::dataflow::Footprint;
+use crate::dataflow::{Footprint, TaskHandle};
 
 /// A declared read of a [`Part`](super::Part) (the task gets `&[T]`).
 ///
@@ -106,7 +107,8 @@ pub(in crate::dataflow) mod sealed {
 /// What [`Scope::spawn`](crate::dataflow::Scope::spawn) accepts: one declared access, a tuple
 /// of up to eight, an array, a `Vec` or an `Option` of them, or `()` for none. `Data<'t>` is
 /// what the task receives: the same shape, with `&[T]`, `&mut [T]`, [`TileRef`] or
-/// [`TileMut`] in place of each declaration.
+/// [`TileMut`] in place of each declaration (and a [`Partial`](crate::dataflow::Partial)
+/// copy for a reduction).
 ///
 /// ```
 /// # let rt = taskpools::Runtime::new(2)?;
@@ -141,6 +143,17 @@ pub trait Accesses: sealed::Sealed {
     type Data<'t>;
     #[doc(hidden)]
     fn footprints(&self, out: &mut Vec<Footprint>);
+    /// Binds each reduction among the accesses to its group, as a member `task` (its
+    /// handle), at the spawn, after the groups it closes are closed; `runtime` is the
+    /// scope's runtime (its address and workers), whose workers a new group keeps copies for.
+    #[doc(hidden)]
+    fn bind_reductions(
+        &mut self,
+        _groups: &mut Groups,
+        _runtime: (usize, usize),
+        _task: TaskHandle<'static>,
+    ) {
+    }
     /// # Safety
     /// Called once, when the declared accesses are satisfied; the data is valid for `'t`.
     #[doc(hidden)]
@@ -224,6 +237,16 @@ impl<A: Accesses, const N: usize> Accesses for [A; N] {
             a.footprints(out);
         }
     }
+    fn bind_reductions(
+        &mut self,
+        groups: &mut Groups,
+        runtime: (usize, usize),
+        task: TaskHandle<'static>,
+    ) {
+        for a in self {
+            a.bind_reductions(groups, runtime, task);
+        }
+    }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
         // SAFETY: each element's contract is the array's.
         self.map(|a| unsafe { a.into_data() })
@@ -238,6 +261,16 @@ impl<A: Accesses> Accesses for Option<A> {
             a.footprints(out);
         }
     }
+    fn bind_reductions(
+        &mut self,
+        groups: &mut Groups,
+        runtime: (usize, usize),
+        task: TaskHandle<'static>,
+    ) {
+        if let Some(a) = self {
+            a.bind_reductions(groups, runtime, task);
+        }
+    }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
         // SAFETY: the contract is the option's.
         self.map(|a| unsafe { a.into_data() })
@@ -250,6 +283,16 @@ impl<A: Accesses> Accesses for Vec<A> {
     fn footprints(&self, out: &mut Vec<Footprint>) {
         for a in self {
             a.footprints(out);
+        }
+    }
+    fn bind_reductions(
+        &mut self,
+        groups: &mut Groups,
+        runtime: (usize, usize),
+        task: TaskHandle<'static>,
+    ) {
+        for a in self {
+            a.bind_reductions(groups, runtime, task);
         }
     }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
@@ -267,6 +310,11 @@ macro_rules! tuple_accesses {
             fn footprints(&self, out: &mut Vec<Footprint>) {
                 let ($($name,)+) = self;
                 $($name.footprints(out);)+
+            }
+            #[allow(non_snake_case)]
+            fn bind_reductions(&mut self, groups: &mut Groups, runtime: (usize, usize), task: TaskHandle<'static>) {
+                let ($($name,)+) = self;
+                $($name.bind_reductions(groups, runtime, task);)+
             }
             #[allow(non_snake_case)]
             unsafe fn into_data<'t>(self) -> Self::Data<'t> {

@@ -74,6 +74,7 @@ impl<T> Span<T> {
             ld: self.len,
             rows: 1,
             mode,
+            reduce: None,
         }
     }
 
@@ -244,6 +245,7 @@ impl<T> Block<T> {
             ld: self.ld,
             rows: self.rows,
             mode,
+            reduce: None,
         }
     }
 
