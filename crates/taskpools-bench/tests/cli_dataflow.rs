@@ -30,12 +30,13 @@ fn dataflow_runs_every_graph_and_variant_and_checks_results() {
     // `depend` per peer runtime built (libgomp, libomp, StarPU), x 2 thread counts (+ 3 row
     // variants and one per peer runtime, x 2, on the four graphs with rows; random and
     // accumulate have none; + ours commutative and one commutative row per peer runtime, x 2,
-    // on accumulate; + ours reduction, atomics and per-task copies and one reduction row per
-    // peer runtime, x 2, on accumulate). Every result was checked against the sequential one.
+    // on accumulate; + ours reduction (per bin and over all bins), atomics and per-task copies
+    // and one reduction row per peer runtime, x 2, on accumulate). Every result was checked
+    // against the sequential one.
     let p = openmp_built() + starpu_built();
     assert_eq!(
         recs.len(),
-        6 + 6 * (4 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2 + (3 + p) * 2
+        6 + 6 * (4 + p) * 2 + 4 * (3 + p) * 2 + (1 + p) * 2 + (4 + p) * 2
     );
     assert!(recs.iter().any(|r| r["variant"] == "dataflow priorities"));
     let commutes = |v: &str| {
@@ -146,7 +147,7 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     let variants = [
         ("black-scholes", 3 + p),
         ("cholesky", 3 + 2 * p + s),
-        ("heat", 4 + p + s),
+        ("heat", 6 + p + s),
         ("lu", 2 + p + s),
         ("matmul", 3 + p),
         ("mergesort", 3 + p),
@@ -170,6 +171,7 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
 #[test]
 fn suite_bad_input_is_refused_at_once() {
     refused(&["suite", "--bench", "fft"], "unknown benchmark `fft`");
+    refused(&["suite", "--heat-tile", "0"], "--heat-tile 0");
     refused(
         &["suite", "--cholesky-n", "1000", "--cholesky-tile", "128"],
         "--cholesky-tile 128 must divide --cholesky-n 1000",

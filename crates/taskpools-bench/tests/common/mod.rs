@@ -128,6 +128,8 @@ pub const SMALL_SUITE: &[&str] = &[
     "5",
     "--heat-band",
     "8",
+    "--heat-tile",
+    "24",
     "--lu-n",
     "64",
     "--lu-tile",

@@ -118,7 +118,7 @@ impl Frame {
                 seen: 0,
                 epoch: 0,
                 in_wait: false,
-                reductions: Groups::default(),
+                reductions: Groups::new(),
             }),
         }
     }

@@ -266,6 +266,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
         l.arena.reset();
         l.table_arena.reset();
+        l.reductions.forget_retired();
         l.epoch += 1;
         if let Some(p) = f.take_panic() {
             // A child failed (its dependents were cancelled): the panic goes on now, to the

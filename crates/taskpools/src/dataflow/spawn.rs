@@ -189,15 +189,6 @@ impl<'s, 'e> Scope<'s, 'e> {
             .as_ptr()
             .cast_const();
 
-        if reduces {
-            // SAFETY: the body was just written, and no other thread can reach it before
-            // the task is armed below.
-            let a = unsafe { &mut (*body).a };
-            let registry = frame.registry();
-            let runtime = (ptr::from_ref(registry) as usize, registry.threads);
-            let me = TaskHandle::new(desc, self.frame.cast(), local.epoch);
-            a.bind_reductions(&mut local.reductions, runtime, me);
-        }
         let config = frame.shared().config;
         let mut found = 0usize;
         local.locks.clear();
@@ -283,6 +274,17 @@ impl<'s, 'e> Scope<'s, 'e> {
                 }
                 (*d).nlocks = locks.len();
             }
+        }
+        if reduces {
+            // Bound last, past every check that can panic: a member recorded in its group is
+            // always armed (its group's combine waits for it).
+            // SAFETY: the body was just written, and no other thread can reach it before
+            // the task is armed below.
+            let a = unsafe { &mut (*body).a };
+            let registry = frame.registry();
+            let runtime = (ptr::from_ref(registry) as usize, registry.threads);
+            let me = TaskHandle::new(desc, self.frame.cast(), local.epoch);
+            a.bind_reductions(&mut local.reductions, runtime, me);
         }
         local.scratch = fps;
         // Throttle: with many children outstanding, the spawner works before it goes on (as
@@ -453,17 +455,17 @@ fn check(fps: &[Footprint], frame: *const ()) {
              spawn; declare accesses on regions of the scope that spawns"
         );
         for (j, b) in fps[..i].iter().enumerate() {
+            if a.region == b.region && (a.reduce.is_some() || b.reduce.is_some()) && a.overlaps(b) {
+                panic!(
+                    "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
+                     them is a reduction; declare the data once"
+                );
+            }
             let shared = a.mode.shared() && b.mode.shared();
             if a.region == b.region && !shared && a.overlaps(b) {
                 panic!(
                     "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
                      them writes; declare the data once (as inout)"
-                );
-            }
-            if a.region == b.region && (a.reduce.is_some() || b.reduce.is_some()) && a.overlaps(b) {
-                panic!(
-                    "taskpools::dataflow: accesses {j} and {i} of one spawn overlap and one of \
-                     them is a reduction; declare the data once"
                 );
             }
         }

@@ -383,3 +383,76 @@ fn misuses_are_refused_with_a_message() {
     }));
     assert!(message(&*e.unwrap_err()).contains("not commutative ones or reductions"));
 }
+
+#[test]
+fn empty_reductions_fold_nothing_and_disturb_no_group() {
+    // Ranges from CSR-like bounds (one empty), and an empty reduction inside an open group:
+    // neither may hide the group from a later read or merge with a neighbour.
+    let rt = Runtime::new(2).unwrap();
+    let mut v = vec![0u64; 10];
+    let seen = rt.install(|| {
+        dataflow::scope(|df| {
+            let r = df.region(&mut v);
+            df.spawn(r.part(0..10).reduce(0, add), |_, mut p| p[7] += 1);
+            df.spawn(r.part(5..5).reduce(0, add), |_, p| assert!(p.is_empty()));
+            let seen = df.wait_for(r.part(6..8).read(), |s| s[1]);
+            for w in [0usize, 2, 2, 5].windows(2) {
+                df.spawn(r.part(w[0]..w[1]).reduce(0, max), move |_, mut p| {
+                    p.iter_mut().for_each(|x| *x = 9);
+                });
+            }
+            seen
+        })
+    });
+    assert_eq!(seen, 1);
+    assert_eq!(v, [9, 9, 9, 9, 9, 0, 0, 1, 0, 0]);
+}
+
+#[test]
+fn a_forgotten_copy_fails_the_combine_instead_of_losing_contributions() {
+    let rt = Runtime::new(1).unwrap();
+    let mut v = vec![5u64];
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                for i in 0..4 {
+                    df.spawn(r.at(0).reduce(0, add), move |_, mut p| {
+                        *p += 1;
+                        if i == 2 {
+                            std::mem::forget(p);
+                        }
+                    });
+                }
+            })
+        })
+    }));
+    let m = message(&*r.unwrap_err());
+    assert!(m.contains("were never given back"), "{m}");
+    assert_eq!(v, [5]);
+}
+
+#[test]
+fn a_copy_dropped_in_a_caught_unwind_is_still_folded() {
+    // The member catches its own panic and completes: its copy (and what earlier members
+    // on its worker left in it) is kept unfolded during the unwind and folded by the combine.
+    let rt = Runtime::new(1).unwrap();
+    let mut v = vec![0u64];
+    rt.install(|| {
+        dataflow::scope(|df| {
+            let r = df.region(&mut v);
+            for i in 0..6 {
+                df.spawn(r.at(0).reduce(0, add), move |_, mut p| {
+                    *p += 1;
+                    if i == 3 {
+                        let _ = catch_unwind(AssertUnwindSafe(move || {
+                            let _keep = p;
+                            panic!("caught inside the member");
+                        }));
+                    }
+                });
+            }
+        })
+    });
+    assert_eq!(v, [6]);
+}

@@ -29,7 +29,6 @@ mod peer;
 mod sums;
 mod table;
 
-use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -42,7 +41,7 @@ use super::pinning::{our_runtimes, pinner, rayon_pools};
 use super::summarize;
 use crate::report::Progress;
 use graphs::{build, preds_per_task, Tasks};
-use sums::{accumulate_run, Sums};
+use sums::{accumulate_run, Scratch, Sums};
 
 pub use command::{exec, run_and_emit, DataflowArgs};
 pub use graphs::Graph;
@@ -392,20 +391,17 @@ pub fn run(p: &Params, progress: &Progress) -> Result<Vec<Record>> {
                 }
                 for (name, how) in [
                     ("dataflow reduction", Sums::Reduce),
+                    ("dataflow reduction (all bins)", Sums::ReduceWhole),
                     ("dataflow atomics", Sums::Atomic),
                     ("dataflow per-task copies", Sums::Copies),
                 ] {
-                    let atomics = std::sync::Mutex::new(
-                        (0..t.blocks * STRIDE)
-                            .map(|_| AtomicU64::new(0))
-                            .collect::<Vec<_>>(),
-                    );
+                    let scratch = std::sync::Mutex::new(Scratch::new(t));
                     variants.push((
                         name.into(),
                         Run::Own(Box::new(move |d| {
-                            let mut a = atomics.lock().unwrap();
-                            let a = &mut a[..];
-                            timed(|| rt.install(|| accumulate_run(t, d, how, a)))
+                            let mut x = scratch.lock().unwrap();
+                            let x = &mut *x;
+                            timed(|| rt.install(|| accumulate_run(t, d, how, x)))
                         })),
                     ));
                 }

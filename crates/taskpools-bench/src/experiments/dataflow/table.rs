@@ -16,8 +16,9 @@ pub fn dataflow_table(records: &[super::Record]) -> String {
          with 64 / 2048-byte blocks, exact = exact mode; rows = a sync (taskwait) after each row of\n\
          independent tasks instead of dependences; commutative / mutexinoutset / commute = the\n\
          accumulate graph's bins declared commutative (in exact mode, ours); reduction / in_reduction /\n\
-         redux = its additions as a reduction; atomics = `concurrent` with atomic adds; per-task copies =\n\
-         each task writes its own element, one last task adds them in\n",
+         redux = its additions as a reduction (ours: a group per bin, or one over all the bins, as the\n\
+         peers' is); atomics = atomic adds, nothing declared; per-task copies = each task writes its\n\
+         own element, one last task adds them in\n",
         crate::report::plural(first.tasks, "task", "tasks"),
         first.reps,
     );

@@ -71,6 +71,10 @@ pub struct SuiteArgs {
     /// Rows per heat task, 1 to the grid side (default 32).
     #[arg(long)]
     pub heat_band: Option<usize>,
+    /// Tile side of heat's 2-D blocked variants (a Jacobi sweep in square tiles), 1 to the
+    /// grid side (default 128).
+    #[arg(long)]
+    pub heat_tile: Option<usize>,
     /// LU matrix side, 1 to 8192 (default 1280).
     #[arg(long)]
     pub lu_n: Option<usize>,
@@ -154,6 +158,11 @@ fn params(a: &SuiteArgs) -> Result<Params> {
     set(&mut s.heat_n, a.heat_n);
     set(&mut s.heat_steps, a.heat_steps);
     set(&mut s.heat_band, a.heat_band);
+    set(&mut s.heat_tile, a.heat_tile);
+    if a.heat_tile.is_none() {
+        // A smaller grid than the default tile: one tile, not an error about a flag not given.
+        s.heat_tile = s.heat_tile.min(s.heat_n);
+    }
     set(&mut s.lu_n, a.lu_n);
     set(&mut s.lu_tile, a.lu_tile);
     set(&mut s.matmul_n, a.matmul_n);

@@ -5,14 +5,20 @@
 //! granularities: PARTEE's 2 KiB blocks (a band of rows is hundreds of blocks, each a table
 //! entry: PARTEE's §4 overhead) and exact ranges indexed by one block per band. ND syncs
 //! after each step; rayon runs each step as a parallel loop over the bands.
+//!
+//! The `tiles` variants are the same sweep blocked in two dimensions (a blocked Jacobi, as an
+//! OpenMP port writes it): square tiles of `tile` × `tile`, each task writing its tile and
+//! reading its tile and the four neighbours the grid has (whole tiles: the declarations are
+//! the tiles themselves), every step's tiles spawned at once; and the same tiles with a
+//! fork-join scope per step.
 
 use rayon::prelude::*;
-use taskpools::dataflow::{self, Config};
+use taskpools::dataflow::{self, Config, TileMut, TileRef};
 use taskpools::forkjoin::scope;
 
 use anyhow::Result;
 
-use super::kernels;
+use super::kernels::{self, Around};
 use super::{timed, Aligned, Ctx, Program};
 use crate::experiments::drivers::{process::hash_words, Driver};
 
@@ -21,6 +27,7 @@ pub struct Heat {
     n: usize,
     steps: usize,
     band: usize,
+    tile: usize,
     input: Vec<f64>,
     a: Aligned,
     b: Aligned,
@@ -29,8 +36,8 @@ pub struct Heat {
 
 impl Heat {
     /// An `n` × `n` grid, hot on its left and top edges, random inside; `steps` steps of
-    /// bands of `band` rows.
-    pub fn new(n: usize, steps: usize, band: usize) -> Self {
+    /// bands of `band` rows (or tiles of `tile` × `tile`).
+    pub fn new(n: usize, steps: usize, band: usize, tile: usize) -> Self {
         let mut rng = fastrand::Rng::with_seed(9);
         let mut input: Vec<f64> = (0..n * n).map(|_| rng.f64()).collect();
         for i in 0..n {
@@ -41,6 +48,7 @@ impl Heat {
             n,
             steps,
             band,
+            tile,
             input,
             a: Aligned::new(n * n),
             b: Aligned::new(n * n),
@@ -120,6 +128,114 @@ fn nd(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize) {
     }
 }
 
+/// The tiles' grid: tile `(i, j)` of side `t` (the last row and column of tiles shorter).
+#[derive(Clone, Copy)]
+struct Tiles {
+    n: usize,
+    t: usize,
+}
+
+impl Tiles {
+    fn count(self) -> usize {
+        self.n.div_ceil(self.t)
+    }
+
+    /// Tile `(i, j)`'s first row and column, rows and columns.
+    fn at(self, i: usize, j: usize) -> (usize, usize, usize, usize) {
+        let (r, c) = (i * self.t, j * self.t);
+        (r, c, self.t.min(self.n - r), self.t.min(self.n - c))
+    }
+
+    /// The neighbours of tile `(i, j)` that the grid has: up, down, left, right.
+    fn around(self, i: usize, j: usize) -> [Option<(usize, usize)>; 4] {
+        let k = self.count();
+        [
+            (i > 0).then(|| (i - 1, j)),
+            (i + 1 < k).then(|| (i + 1, j)),
+            (j > 0).then(|| (i, j - 1)),
+            (j + 1 < k).then(|| (i, j + 1)),
+        ]
+    }
+}
+
+/// The 2-D blocked sweep as data-flow tasks, as an OpenMP port declares it: a task reads its
+/// tile and its four neighbours and writes its tile of the other grid, so it waits for those
+/// five tiles of the previous step and for the readers of the tile it overwrites.
+fn dataflow_tiles(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, t: usize) {
+    let g = Tiles { n, t };
+    dataflow::scope(|df| {
+        let (ma, mb) = (df.region(a).matrix(n, n), df.region(b).matrix(n, n));
+        for s in 0..steps {
+            let (src, dst) = if s % 2 == 0 { (&ma, &mb) } else { (&mb, &ma) };
+            let read = |(i, j): (usize, usize)| {
+                let (r, c, h, w) = g.at(i, j);
+                src.sub(r, c, h, w).read()
+            };
+            for i in 0..g.count() {
+                for j in 0..g.count() {
+                    let (r, c, h, w) = g.at(i, j);
+                    let [up, down, left, right] = g.around(i, j).map(|x| x.map(read));
+                    df.spawn(
+                        (
+                            read((i, j)),
+                            up,
+                            down,
+                            left,
+                            right,
+                            dst.sub(r, c, h, w).out(),
+                        ),
+                        move |_, (own, up, down, left, right, out)| {
+                            let a = Around {
+                                own,
+                                up,
+                                down,
+                                left,
+                                right,
+                            };
+                            kernels::heat_tile(a, out, (r, c), n)
+                        },
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// A view of rows `r..r + h` and columns `c..c + w` of `v`.
+fn view(v: TileRef<'_, f64>, (r, c, h, w): (usize, usize, usize, usize)) -> TileRef<'_, f64> {
+    let v = v.split_at_row(r).1.split_at_row(h).0;
+    v.split_at_col(c).1.split_at_col(w).0
+}
+
+/// The same tiles with a fork-join scope per step.
+fn nd_tiles(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, t: usize) {
+    let g = Tiles { n, t };
+    let (mut src, mut dst) = (a, b);
+    for _ in 0..steps {
+        let sv = TileRef::from_slice(src, n, n);
+        let rows = TileMut::from_slice(dst, n, n).into_tiles(t);
+        scope(|sc| {
+            for (i, row) in rows.into_iter().enumerate() {
+                for (j, out) in row.into_iter().enumerate() {
+                    sc.spawn(move |_| {
+                        let at = |(i, j)| view(sv, g.at(i, j));
+                        let [up, down, left, right] = g.around(i, j).map(|x| x.map(at));
+                        let a = Around {
+                            own: at((i, j)),
+                            up,
+                            down,
+                            left,
+                            right,
+                        };
+                        kernels::heat_tile(a, out, (i * t, j * t), n)
+                    });
+                }
+            }
+        });
+        std::mem::swap(&mut src, &mut dst);
+    }
+}
+
 fn rayon_run(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize) {
     let (mut src, mut dst) = (a, b);
     for _ in 0..steps {
@@ -138,13 +254,20 @@ fn rayon_run(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, band: usize) 
 impl Program for Heat {
     fn setup(&self) -> String {
         format!(
-            "{0}x{0} grid, {1} steps, bands of {2} rows",
-            self.n, self.steps, self.band
+            "{0}x{0} grid, {1} steps, bands of {2} rows, tiles of {3}x{3}",
+            self.n, self.steps, self.band, self.tile
         )
     }
 
     fn variants(&self) -> Vec<&'static str> {
-        vec!["dataflow", "dataflow b2048", "nd", "rayon"]
+        vec![
+            "dataflow",
+            "dataflow b2048",
+            "nd",
+            "rayon",
+            "dataflow tiles",
+            "nd tiles",
+        ]
     }
 
     fn reset(&mut self) {
@@ -153,7 +276,7 @@ impl Program for Heat {
     }
 
     fn run(&mut self, variant: &str, ctx: &Ctx<'_>) -> Option<f64> {
-        let (n, steps, band) = (self.n, self.steps, self.band);
+        let (n, steps, band, tile) = (self.n, self.steps, self.band, self.tile);
         let coarse = self.coarse();
         let (a, b) = (self.a.as_mut_slice(), self.b.as_mut_slice());
         match variant {
@@ -168,6 +291,8 @@ impl Program for Heat {
             }),
             "nd" => timed(|| ctx.rt.install(|| nd(a, b, n, steps, band))),
             "rayon" => timed(|| ctx.pool.install(|| rayon_run(a, b, n, steps, band))),
+            "dataflow tiles" => timed(|| ctx.rt.install(|| dataflow_tiles(a, b, n, steps, tile))),
+            "nd tiles" => timed(|| ctx.rt.install(|| nd_tiles(a, b, n, steps, tile))),
             _ => unreachable!("unknown variant {variant}"),
         }
     }

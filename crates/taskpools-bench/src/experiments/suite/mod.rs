@@ -293,7 +293,12 @@ fn program(b: Bench, s: &Sizes) -> Box<dyn Program> {
             s.cholesky_n,
             s.cholesky_tile,
         )),
-        Bench::Heat => Box::new(heat::Heat::new(s.heat_n, s.heat_steps, s.heat_band)),
+        Bench::Heat => Box::new(heat::Heat::new(
+            s.heat_n,
+            s.heat_steps,
+            s.heat_band,
+            s.heat_tile,
+        )),
         Bench::Lu => Box::new(tiled::Tiled::new(tiled::Factor::Lu, s.lu_n, s.lu_tile)),
         Bench::Matmul => Box::new(matmul::Matmul::new(s.matmul_n, s.matmul_leaf)),
         Bench::Mergesort => Box::new(mergesort::Mergesort::new(s.sort_n, s.sort_leaf)),

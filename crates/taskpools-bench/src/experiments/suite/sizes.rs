@@ -22,6 +22,9 @@ pub struct Sizes {
     pub heat_steps: usize,
     /// Heat: rows per task.
     pub heat_band: usize,
+    /// Heat: tile side of the 2-D blocked variants (a Jacobi sweep in square tiles).
+    #[serde(default = "default_heat_tile")]
+    pub heat_tile: usize,
     /// LU: matrix side.
     pub lu_n: usize,
     /// LU: tile side.
@@ -47,6 +50,7 @@ impl Sizes {
         heat_n: 1536,
         heat_steps: 60,
         heat_band: 32,
+        heat_tile: 128,
         lu_n: 1280,
         lu_tile: 128,
         matmul_n: 1024,
@@ -64,6 +68,7 @@ impl Sizes {
         heat_n: 768,
         heat_steps: 40,
         heat_band: 32,
+        heat_tile: 128,
         lu_n: 768,
         lu_tile: 128,
         matmul_n: 512,
@@ -83,6 +88,7 @@ impl Sizes {
         heat_n: 2048,
         heat_steps: 100,
         heat_band: 64,
+        heat_tile: 128,
         lu_n: 4096,
         lu_tile: 256,
         matmul_n: 2048,
@@ -129,6 +135,7 @@ impl Sizes {
         within("--heat-n", self.heat_n, 3, Self::MAX_SIDE)?;
         within("--heat-steps", self.heat_steps, 1, Self::MAX_STEPS)?;
         within("--heat-band", self.heat_band, 1, self.heat_n)?;
+        within("--heat-tile", self.heat_tile, 1, self.heat_n)?;
         within("--matmul-n", self.matmul_n, 1, Self::MAX_SIDE)?;
         within("--matmul-leaf", self.matmul_leaf, 1, self.matmul_n)?;
         let q = self.matmul_n / self.matmul_leaf;
@@ -144,4 +151,9 @@ impl Sizes {
         within("--sort-leaf", self.sort_leaf, 1, self.sort_n)?;
         Ok(())
     }
+}
+
+/// The tile side of records written before the 2-D blocked heat variants existed.
+fn default_heat_tile() -> usize {
+    128
 }

@@ -13,6 +13,7 @@ const SMALL: Sizes = Sizes {
     heat_n: 64,
     heat_steps: 7,
     heat_band: 5,
+    heat_tile: 24,
     lu_n: 96,
     lu_tile: 16,
     matmul_n: 64,

@@ -9,7 +9,7 @@ use super::declare::sealed;
 use super::span::Span;
 use super::{Accesses, Elem, Part, Region};
 use crate::dataflow::footprint::Mode;
-use crate::dataflow::reduce::{Groups, Partial, PartialOne, Reducer};
+use crate::dataflow::reduce::{Groups, Nowhere, Partial, PartialOne, Reducer};
 use crate::dataflow::{Footprint, TaskHandle};
 
 /// A declared reduction into a part (the task gets a [`Partial`]): made by
@@ -91,17 +91,22 @@ impl<'s, T> Region<'s, T> {
 
 impl<'s, T> Part<'s, T> {
     /// Declares a reduction (OmpSs-2's `reduction`, OpenMP 5's `in_reduction`, StarPU's
-    /// `STARPU_REDUX`): the task gets a [`Partial`], a private copy of the part that starts
-    /// as `identity` in every element, and folds values into it; `op(acc, x)` folds `x` into
-    /// `acc` and must be associative and commutative (the copies are folded in no fixed
-    /// order).
+    /// `STARPU_REDUX`): the task gets a [`Partial`] (bind it `mut`), a private copy of the
+    /// part, and folds values into it; `op(acc, x)` folds `x` into `acc`. Only fold into the
+    /// copy (never assign or read it): it starts as `identity` in every element, or as the
+    /// copy an earlier task of the group left on the same worker. So `identity` must be a
+    /// true identity of `op`, and `op` associative and commutative (the copies are folded in
+    /// no fixed order).
     ///
-    /// Consecutive reductions into the same part with the same operator run at the same
-    /// time, with a copy per worker. The operator's type names it, so it is a function (such
-    /// as `AddAssign::add_assign`) or a closure that captures nothing, and one closure
-    /// expression (as in a loop) is one operator; two closures written apart are two
-    /// operators, whose groups are folded one after the other. A function pointer or a
-    /// capturing closure does not compile:
+    /// Consecutive reductions into the same part with the same operator form a group, whose
+    /// members run at once, with a copy per worker (a later member's `identity` is not used).
+    /// The operator's type names it, so it is a function (such as `AddAssign::add_assign`),
+    /// a closure that captures nothing, or one such closure in a variable (annotate its
+    /// arguments: `let add = |a: &mut u64, x: u64| *a += x;`). One closure expression (as in
+    /// a loop) is one operator; two written apart are two, whose groups are folded one after
+    /// the other (used in turn, they fold after every task). A function pointer or a
+    /// capturing closure is refused when the program is built (`cargo build`, not
+    /// `cargo check`):
     ///
     /// ```compile_fail,E0080
     /// let mut v = vec![0u64; 4];
@@ -111,11 +116,16 @@ impl<'s, T> Part<'s, T> {
     ///     df.spawn(r.reduce(0, move |a, x| *a += k * x), |_, mut p| p[0] += 1);
     /// });
     /// ```
-    /// The copies are folded into the data, by a task the scope spawns, before the
-    /// next task that touches the part in another way, a [`wait_for`](crate::dataflow::Scope::wait_for)
+    ///
+    /// The copies are folded into the data, by a task the scope spawns, before the next task
+    /// that touches the part in another way, a [`wait_for`](crate::dataflow::Scope::wait_for)
     /// on it, a [`sync`](crate::dataflow::Scope::sync) or the scope's end. A task that
     /// panics leaves its copy unfolded, and what comes after it on the part is cancelled, as
-    /// for any failed task.
+    /// for any failed task; a cancelled scope may leave groups unfolded. A copy that is never
+    /// dropped (`mem::forget`) makes the fold panic rather than lose what it held.
+    ///
+    /// Each group keeps a copy of the part per worker: one reduction over a whole region of
+    /// bins costs far less than one per bin.
     ///
     /// ```
     /// # let rt = taskpools::Runtime::new(2)?;
@@ -194,6 +204,10 @@ where
         runtime: (usize, usize),
         task: TaskHandle<'static>,
     ) {
+        if self.fp.len == 0 {
+            // Nothing to fold: no group (an empty one would sit inside others).
+            return;
+        }
         let (len, make) = (self.fp.len, &mut self.make);
         let (registry, workers) = runtime;
         self.reducer = groups.bind(&self.fp, self.ptr, task, || {
@@ -202,6 +216,9 @@ where
         });
     }
     unsafe fn into_data<'t>(self) -> Partial<'t, T> {
+        if self.fp.len == 0 {
+            return Partial::new(Box::new([]), &Nowhere);
+        }
         assert!(
             !self.reducer.is_null(),
             "taskpools::dataflow: a reduction used outside a spawn"

@@ -10,8 +10,31 @@ use crossbeam_utils::CachePadded;
 use crate::runtime::worker::WorkerThread;
 use crate::sync::{lock, Mutex, UnsafeCell};
 
-/// A slot's content: a copy, or none.
-type Held<T> = Option<Box<[T]>>;
+/// A slot: its copy, if any, and how many copies were taken from it less how many were given
+/// back to it. Summed over the slots, the second is the copies still out: a copy never given
+/// back (a `Partial` forgotten) shows there, and the combine refuses to fold without it.
+struct Held<T> {
+    copy: Option<Box<[T]>>,
+    out: isize,
+}
+
+/// The shared slot, and the copies of members whose view was dropped while unwinding (kept
+/// unfolded: folding runs the operator, which must not panic during an unwind).
+struct Shared<T> {
+    held: Held<T>,
+    spilled: Vec<Box<[T]>>,
+}
+
+/// Puts `copy` into the empty slot `h`, or takes the copy found there (to fold with).
+fn put<T>(h: &mut Held<T>, copy: &mut Option<Box<[T]>>) -> Option<Box<[T]>> {
+    match h.copy {
+        None => {
+            h.copy = copy.take();
+            None
+        }
+        Some(_) => h.copy.take(),
+    }
+}
 
 /// A reduction's private copies and how to fold them: `identity` starts a copy, `op(acc, x)`
 /// folds `x` into `acc`.
@@ -25,9 +48,9 @@ pub(crate) struct Reducer<T, F> {
     /// by worker `i` (the one thread that is it); the combine touches every slot after every
     /// member has completed.
     own: Box<[CachePadded<UnsafeCell<Held<T>>>]>,
-    /// The slot of every other thread (a member's copy dropped on a thread of its own), and
-    /// under loom the models' shared slot.
-    other: CachePadded<Mutex<Held<T>>>,
+    /// The slot of every other thread (a member's copy dropped on a thread of its own), the
+    /// copies dropped while unwinding, and under loom the models' shared slot.
+    other: CachePadded<Mutex<Shared<T>>>,
 }
 
 // SAFETY: the copies move between threads (`T: Send`) and `identity` is cloned from several
@@ -60,9 +83,12 @@ where
             op,
             registry,
             own: (0..workers)
-                .map(|_| CachePadded::new(UnsafeCell::new(None)))
+                .map(|_| CachePadded::new(UnsafeCell::new(Held { copy: None, out: 0 })))
                 .collect(),
-            other: CachePadded::new(Mutex::new(None)),
+            other: CachePadded::new(Mutex::new(Shared {
+                held: Held { copy: None, out: 0 },
+                spilled: Vec::new(),
+            })),
         }
     }
 
@@ -86,10 +112,14 @@ where
     /// `Slot::Own(i)`: the caller is worker `i` of the reducer's runtime, or (the models) the
     /// one thread that uses slot `i`.
     pub(crate) unsafe fn take(&self, slot: Slot) -> Box<[T]> {
+        let take = |h: &mut Held<T>| {
+            h.out += 1;
+            h.copy.take()
+        };
         let found = match slot {
             // SAFETY: per the contract, only this thread touches the cell now.
-            Slot::Own(i) => self.own[i].with_mut(|c| unsafe { (*c).take() }),
-            Slot::Other => lock(&self.other).take(),
+            Slot::Own(i) => self.own[i].with_mut(|c| take(unsafe { &mut *c })),
+            Slot::Other => take(&mut lock(&self.other).held),
         };
         found.unwrap_or_else(|| vec![self.identity.clone(); self.len].into_boxed_slice())
     }
@@ -100,19 +130,19 @@ where
     /// # Safety
     /// As for [`take`](Self::take).
     pub(crate) unsafe fn give_back(&self, slot: Slot, copy: Box<[T]>) {
-        let mut copy = Some(copy);
+        let (mut copy, mut counted) = (Some(copy), false);
         loop {
-            let put = |s: &mut Option<Box<[T]>>, copy: &mut Option<Box<[T]>>| match s {
-                None => {
-                    *s = copy.take();
-                    None
+            let mut put_counted = |h: &mut Held<T>| {
+                if !counted {
+                    h.out -= 1;
+                    counted = true;
                 }
-                Some(_) => s.take(),
+                put(h, &mut copy)
             };
             let found = match slot {
                 // SAFETY: per the contract, only this thread touches the cell now.
-                Slot::Own(i) => self.own[i].with_mut(|c| put(unsafe { &mut *c }, &mut copy)),
-                Slot::Other => put(&mut lock(&self.other), &mut copy),
+                Slot::Own(i) => self.own[i].with_mut(|c| put_counted(unsafe { &mut *c })),
+                Slot::Other => put_counted(&mut lock(&self.other).held),
             };
             let (Some(found), Some(c)) = (found, copy.as_mut()) else {
                 return;
@@ -123,22 +153,45 @@ where
         }
     }
 
+    /// Keeps `copy`, dropped while unwinding, for the combine, without folding it (no user
+    /// code runs).
+    pub(crate) fn spill(&self, copy: Box<[T]>) {
+        let mut o = lock(&self.other);
+        o.held.out -= 1;
+        o.spilled.push(copy);
+    }
+
     /// Folds every slot's copy into `data` (the part's elements) and empties the slots.
+    /// Panics, leaving `data` as it was, if a copy taken was never given back.
     ///
     /// # Safety
     /// Every member of the group has completed, and this happens after (a Release and an
     /// Acquire between each completion and this call).
     pub(crate) unsafe fn combine_into(&self, data: &mut [T]) {
+        let mut copies = Vec::new();
+        let mut out = 0isize;
         for s in self.own.iter() {
             // SAFETY: per the contract, no member touches the cells any more.
-            let found = s.with_mut(|c| unsafe { (*c).take() });
-            if let Some(found) = found {
-                fold(&self.op, data, found);
-            }
+            s.with_mut(|c| {
+                let h = unsafe { &mut *c };
+                out += h.out;
+                copies.extend(h.copy.take());
+            });
         }
-        let found = lock(&self.other).take();
-        if let Some(found) = found {
-            fold(&self.op, data, found);
+        {
+            let mut o = lock(&self.other);
+            out += o.held.out;
+            copies.extend(o.held.copy.take());
+            copies.append(&mut o.spilled);
+        }
+        assert!(
+            out == 0,
+            "taskpools::dataflow: {out} private copies of a reduction were never given back \
+             (a Partial forgotten or leaked): their contributions are lost, so the data is \
+             left as it was"
+        );
+        for c in copies {
+            fold(&self.op, data, c);
         }
     }
 }
@@ -152,7 +205,18 @@ fn fold<T, F: Fn(&mut T, T)>(op: &F, acc: &mut [T], x: Box<[T]>) {
 
 /// What a member's view needs of its reducer, without the operator's type.
 pub(crate) trait Home<T>: Sync {
+    /// Gives `copy` back to the current thread's slot.
     fn give_back_here(&self, copy: Box<[T]>);
+    /// Keeps `copy`, dropped while unwinding, unfolded.
+    fn spill(&self, copy: Box<[T]>);
+}
+
+/// The home of an empty reduction's copies: none is kept (there is nothing to fold).
+pub(crate) struct Nowhere;
+
+impl<T> Home<T> for Nowhere {
+    fn give_back_here(&self, _: Box<[T]>) {}
+    fn spill(&self, _: Box<[T]>) {}
 }
 
 impl<T, F> Home<T> for Reducer<T, F>
@@ -163,6 +227,9 @@ where
     fn give_back_here(&self, copy: Box<[T]>) {
         // SAFETY: the current thread's own slot, if any.
         unsafe { self.give_back(self.here(), copy) }
+    }
+    fn spill(&self, copy: Box<[T]>) {
+        Reducer::spill(self, copy);
     }
 }
 

@@ -29,7 +29,6 @@ struct Group {
 /// A frame's open reduction groups: none overlaps another, and each is one run of elements
 /// (parts and elements only).
 #[doc(hidden)]
-#[derive(Default)]
 pub struct Groups {
     /// By region and first element: a member finds its group with one look-up.
     by_part: HashMap<(u32, usize), Group, BuildHasherDefault<PartHasher>>,
@@ -37,9 +36,27 @@ pub struct Groups {
     order: BTreeMap<(u32, usize), usize>,
     /// Open groups per region id (a declaration on a region without any looks no further).
     per_region: Vec<u32>,
+    /// The reducers of the groups closed since the frame's last sync: the members' views
+    /// point at them, and they live (here) until the frame's next sync or end, whatever
+    /// becomes of their combine tasks.
+    retired: Vec<Arc<dyn Combine>>,
 }
 
 impl Groups {
+    pub(crate) fn new() -> Self {
+        Groups {
+            by_part: HashMap::default(),
+            order: BTreeMap::new(),
+            per_region: Vec::new(),
+            retired: Vec::new(),
+        }
+    }
+
+    /// Drops the closed groups' reducers: after a sync, every member has completed.
+    pub(crate) fn forget_retired(&mut self) {
+        self.retired.clear();
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.by_part.is_empty()
     }
@@ -79,7 +96,12 @@ impl Groups {
                 })
             }
         };
-        debug_assert!(g.key == key && same_part(&g.fp, fp));
+        // Groups are disjoint and non-empty, and every group a reduction overlaps without
+        // joining it was closed: the group at its first element is its own.
+        assert!(
+            g.key == key && same_part(&g.fp, fp),
+            "taskpools::dataflow: a reduction met a group it does not belong to (a bug)"
+        );
         g.members.push(task);
         // The key is the reducer's type: the pointer is to a `Reducer<T, F>`.
         Arc::as_ptr(&g.reducer).cast::<Reducer<T, F>>()
@@ -222,6 +244,9 @@ impl<'s> Scope<'s, '_> {
             reduce: None,
             ..g.fp
         };
+        // SAFETY: the frame's thread; the reference ends here.
+        let retired = &mut unsafe { self.frame().local() }.reductions.retired;
+        retired.push(Arc::clone(&g.reducer));
         let (reducer, data) = (g.reducer, DataPtr(g.data));
         self.spawn_to(NO_PLACE, 0, &g.members, Declared(vec![fp]), move |_, ()| {
             let data = data;

@@ -35,7 +35,9 @@ fn member(r: &R, done: &AtomicUsize, id: u64, slot: Slot, bug: Bug) {
         done.fetch_add(1, Ordering::Release);
     }
     if bug == Bug::GiveBackReplaces {
-        *lock(&r.other) = Some(copy);
+        let mut o = lock(&r.other);
+        o.held.out -= 1;
+        o.held.copy = Some(copy);
     } else {
         // SAFETY (test): as above.
         unsafe { r.give_back(slot, copy) };

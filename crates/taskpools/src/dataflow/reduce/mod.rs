@@ -32,6 +32,6 @@ mod copies;
 mod groups;
 mod partial;
 
-pub(super) use copies::Reducer;
+pub(super) use copies::{Nowhere, Reducer};
 pub use groups::Groups;
 pub use partial::{Partial, PartialOne};

@@ -5,8 +5,13 @@ use std::ops::{Deref, DerefMut};
 use super::copies::Home;
 
 /// A task's private copy in a reduction: dereferences to `[T]` (one element per element of
-/// the part, identity values when the task starts, unless an earlier task on the same worker
-/// left its own copy), and goes back to its reducer when dropped.
+/// the part: identity values when the task starts, or the copy an earlier task of the group
+/// left on the same worker, so fold into it and nothing else), and goes back to its reducer
+/// when dropped.
+///
+/// A copy lives only as long as its task's closure, so it cannot be a region of the task's
+/// own scope (the borrow does not live long enough): a member that splits its work runs an
+/// inner [`scope`](crate::dataflow::scope()) on the copy, or [`join`](crate::forkjoin::join)s over it.
 ///
 /// ```
 /// # let rt = taskpools::Runtime::new(2)?;
@@ -57,9 +62,12 @@ impl<T> DerefMut for Partial<'_, T> {
 impl<T> Drop for Partial<'_, T> {
     fn drop(&mut self) {
         let Some(copy) = self.copy.take() else { return };
-        // A task that panics fails, and its successors (the combine among them) are
-        // cancelled: its copy is dropped, not folded (a fold could panic while unwinding).
-        if !std::thread::panicking() {
+        // While unwinding, the copy is kept unfolded (a fold runs the operator, which must
+        // not panic now): if the task fails, the combine is cancelled with it; if the unwind
+        // is caught and the task completes, the combine folds the copy in.
+        if std::thread::panicking() {
+            self.home.spill(copy);
+        } else {
             self.home.give_back_here(copy);
         }
     }
