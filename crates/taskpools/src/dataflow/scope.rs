@@ -266,8 +266,8 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
         l.arena.reset();
         l.table_arena.reset();
-        l.reductions.forget_retired();
         l.epoch += 1;
+        l.reductions.forget_retired();
         if let Some(p) = f.take_panic() {
             // A child failed (its dependents were cancelled): the panic goes on now, to the
             // task or scope that called `sync`. If that code catches it, the scope goes on

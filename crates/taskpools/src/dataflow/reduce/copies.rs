@@ -130,14 +130,16 @@ where
     /// # Safety
     /// As for [`take`](Self::take).
     pub(crate) unsafe fn give_back(&self, slot: Slot, copy: Box<[T]>) {
-        let (mut copy, mut counted) = (Some(copy), false);
+        let mut copy = Some(copy);
         loop {
+            // Counted back when it is stored: a fold below that panics leaves it counted out,
+            // and the combine refuses to fold without it.
             let mut put_counted = |h: &mut Held<T>| {
-                if !counted {
+                let found = put(h, &mut copy);
+                if found.is_none() {
                     h.out -= 1;
-                    counted = true;
                 }
-                put(h, &mut copy)
+                found
             };
             let found = match slot {
                 // SAFETY: per the contract, only this thread touches the cell now.
@@ -187,8 +189,8 @@ where
         assert!(
             out == 0,
             "taskpools::dataflow: {out} private copies of a reduction were never given back \
-             (a Partial forgotten or leaked): their contributions are lost, so the data is \
-             left as it was"
+             (a Partial forgotten or leaked, or an operator that panicked while folding two \
+             copies): their contributions are lost, so the data is left as it was"
         );
         for c in copies {
             fold(&self.op, data, c);

@@ -36,9 +36,10 @@ pub struct Groups {
     order: BTreeMap<(u32, usize), usize>,
     /// Open groups per region id (a declaration on a region without any looks no further).
     per_region: Vec<u32>,
-    /// The reducers of the groups closed since the frame's last sync: the members' views
-    /// point at them, and they live (here) until the frame's next sync or end, whatever
-    /// becomes of their combine tasks.
+    /// The reducer of a group being closed, while its combine is spawned: the members' views
+    /// point at it, and should that spawn unwind (dropping the combine's closure), it lives
+    /// here until the frame's next sync or end. Once the spawn returns, the combine's closure
+    /// keeps it: the combine runs, or is dropped unrun, only after every member completed.
     retired: Vec<Arc<dyn Combine>>,
 }
 
@@ -52,7 +53,7 @@ impl Groups {
         }
     }
 
-    /// Drops the closed groups' reducers: after a sync, every member has completed.
+    /// Drops the reducers of closings that unwound: after a sync, every member has completed.
     pub(crate) fn forget_retired(&mut self) {
         self.retired.clear();
     }
@@ -254,5 +255,9 @@ impl<'s> Scope<'s, '_> {
             // other task touches the part until this one completes.
             unsafe { reducer.combine(data.0) }
         });
+        // SAFETY: as above. (The combine's closure holds the reducer now; dropping this
+        // clone cannot drop it unless the combine already ran, inline, past the throttle.)
+        let kept = unsafe { self.frame().local() }.reductions.retired.pop();
+        drop(kept);
     }
 }

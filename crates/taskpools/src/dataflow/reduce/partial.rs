@@ -9,9 +9,10 @@ use super::copies::Home;
 /// left on the same worker, so fold into it and nothing else), and goes back to its reducer
 /// when dropped.
 ///
-/// A copy lives only as long as its task's closure, so it cannot be a region of the task's
-/// own scope (the borrow does not live long enough): a member that splits its work runs an
-/// inner [`scope`](crate::dataflow::scope()) on the copy, or [`join`](crate::forkjoin::join)s over it.
+/// A copy cannot be a region of its task's own scope (a region is borrowed for the scope's
+/// whole life, longer than the closure that owns the copy): a member that splits its work
+/// moves the copy into a child task, runs an inner [`scope`](crate::dataflow::scope()) on
+/// it, or [`join`](crate::forkjoin::join)s over it.
 ///
 /// ```
 /// # let rt = taskpools::Runtime::new(2)?;
