@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use taskpools::dataflow::{self, Config};
 use taskpools::Runtime;
 
+use crate::wait_until;
+
 const N: usize = 24;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -236,18 +238,6 @@ fn random_programs_of_every_kind_match_the_sequential_elision_with_exclusion() {
     );
 }
 
-/// Waits up to 5 s for `cond`; whether it came.
-fn wait_for(cond: impl Fn() -> bool) -> bool {
-    let t = Instant::now();
-    while !cond() {
-        if t.elapsed() > Duration::from_secs(5) {
-            return false;
-        }
-        std::thread::yield_now();
-    }
-    true
-}
-
 #[test]
 fn two_concurrent_tasks_on_one_part_run_together() {
     // A barrier of two between two `concurrent` tasks on the same data: run as `inout`, the
@@ -265,7 +255,7 @@ fn two_concurrent_tasks_on_one_part_run_together() {
                     df.spawn(r.concurrent(), |_, v| {
                         v[0].fetch_add(1, Ordering::Relaxed);
                         arrived.fetch_add(1, Ordering::SeqCst);
-                        if wait_for(|| arrived.load(Ordering::SeqCst) == 2) {
+                        if wait_until(|| arrived.load(Ordering::SeqCst) == 2) {
                             met.fetch_add(1, Ordering::SeqCst);
                         }
                     });
@@ -297,7 +287,7 @@ fn a_commutative_task_that_cannot_run_holds_back_no_ready_sibling() {
                 let (rx, ry) = (df.region(&mut x), df.region(&mut y));
                 df.spawn(ry.inout(), |_, y| {
                     in_time.store(
-                        wait_for(|| second_ran.load(Ordering::SeqCst)),
+                        wait_until(|| second_ran.load(Ordering::SeqCst)),
                         Ordering::SeqCst,
                     );
                     y[0] = 5;

@@ -30,3 +30,16 @@ pub(crate) fn message(p: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_default()
 }
+
+/// Waits up to 5 s for `cond` (yielding meanwhile); whether it came. For liveness tests whose
+/// tasks must meet: a stricter implementation would make them wait out the 5 s and fail.
+pub(crate) fn wait_until(cond: impl Fn() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while !cond() {
+        if t.elapsed() > std::time::Duration::from_secs(5) {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}

@@ -4,12 +4,11 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use taskpools::dataflow::{self, Cause, Config};
 use taskpools::Runtime;
 
-use crate::{message, within};
+use crate::{message, wait_until, within};
 
 const N: usize = 16;
 
@@ -168,18 +167,6 @@ fn random_programs_of_reductions_match_the_sequential_fold() {
             }
         });
     }
-}
-
-/// Waits up to 5 s for `cond`; whether it came.
-fn wait_until(cond: impl Fn() -> bool) -> bool {
-    let t = Instant::now();
-    while !cond() {
-        if t.elapsed() > Duration::from_secs(5) {
-            return false;
-        }
-        std::thread::yield_now();
-    }
-    true
 }
 
 #[test]
