@@ -43,6 +43,9 @@ pub struct Footprint {
     /// A reduction is not looked up in the tables (it touches only its copy); the key tells
     /// which open group it joins.
     pub(super) reduce: Option<fn() -> std::any::TypeId>,
+    /// A weak access (`weak`): the task hands the part to its children and touches none of
+    /// it; `mode` says whether they may write it.
+    pub(super) weak: bool,
 }
 
 impl Footprint {

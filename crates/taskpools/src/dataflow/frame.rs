@@ -10,6 +10,7 @@ use super::lut::{RectMode, Trie};
 use super::priority::Priorities;
 use super::reduce::Groups;
 use super::task::TaskDesc;
+use super::weak::WeakGate;
 use super::{Config, Footprint};
 use crate::cancel::Stop;
 use crate::mem::region::Region as Arena;
@@ -36,6 +37,8 @@ pub(super) struct RegionInfo {
     pub(super) trie: Trie<TaskDesc>,
     /// Rectangle mode (exact tables), while it lasts (see [`RectMode`]).
     pub(super) rects: Option<RectMode<TaskDesc>>,
+    /// The gates of the weak part this region was made from (`weak`), or null.
+    pub(super) gates: *const WeakGate,
 }
 
 /// What only the frame's own thread touches.

@@ -159,6 +159,12 @@
 //! its children's closures — PARTEE's `safe` arguments, which need no analysis because the
 //! borrow checker already proves nobody writes them.
 //!
+//! A task that only hands data to its children declares it *weak* ([`Part::weak_inout`],
+//! [`Part::weak_read`]; OmpSs-2's `weakinout` and `weakin`): it gets a token
+//! ([`WeakMut`], [`WeakRef`]) that its scope makes a region ([`Scope::weak_region`]), and a
+//! later sibling on a weak part waits only for the children that touch it, not for the whole
+//! task: each part is released as its last child ends.
+//!
 //! # What is rejected
 //!
 //! - Two declarations in one spawn that overlap where one of them writes: a panic at the
@@ -268,11 +274,13 @@ mod task;
 mod taskloop;
 mod tile;
 mod wait;
+mod weak;
 
 pub use crate::cancel::{BoxError, Cause, ScopeError};
 pub use access::{
     Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Reduce,
-    ReduceOne, Region, RegionRef, Sub, SubRef, TileRead, TileWrite, Write,
+    ReduceOne, Region, RegionRef, Sub, SubRef, TileRead, TileWrite, WeakMut, WeakRead, WeakRef,
+    WeakWrite, Write,
 };
 pub use config::Config;
 pub use edges::TaskHandle;
@@ -282,6 +290,8 @@ pub use reduce::Groups;
 pub use reduce::{Partial, PartialOne};
 pub use scope::{scope, scope_with, try_scope, Scope};
 pub use tile::{TileMut, TileRef};
+#[doc(hidden)]
+pub use weak::WeakGate;
 
 #[cfg(test)]
 mod tests;

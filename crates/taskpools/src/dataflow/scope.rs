@@ -67,6 +67,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             bytes,
             trie: Trie::new(bytes, config.block),
             rects: config.exact.then(|| RectMode::new(bytes)),
+            gates: std::ptr::null(),
         });
         id
     }
@@ -82,7 +83,7 @@ impl<'s, 'e> Scope<'s, 'e> {
     }
 
     /// Registers a region of the `len` elements at `ptr`, all of it.
-    fn span<T>(&self, ptr: *mut T, len: usize) -> Span<T> {
+    pub(super) fn span<T>(&self, ptr: *mut T, len: usize) -> Span<T> {
         Span {
             frame: self.frame.cast(),
             id: self.register_elems::<T>(len),

@@ -9,7 +9,8 @@ use super::commute::{CommuteLock, Waiter};
 use super::frame::RegionInfo;
 use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode, Push};
-use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
+use super::task::{call_body, run_task, schedule, Body, TaskDesc, GATE_PLACE, NO_PLACE};
+use super::weak::{link_leave, WeakGate};
 use super::{Accesses, Footprint, Scope, TaskHandle};
 use crate::mem::region::Region as Arena;
 use crate::runtime::job::JobHeader;
@@ -194,6 +195,9 @@ impl<'s, 'e> Scope<'s, 'e> {
         local.locks.clear();
         let mut sink = Analysis {
             desc,
+            owner: desc,
+            leave: ptr::null(),
+            leave_found: 0,
             tr,
             trace_id,
             arena: &mut local.arena,
@@ -207,45 +211,68 @@ impl<'s, 'e> Scope<'s, 'e> {
                 sink.edge(h.desc);
             }
         }
+        let mut weak = 0usize;
         for fp in &fps {
+            if fp.weak {
+                weak += 1;
+                continue;
+            }
             if fp.reduce.is_some() {
                 // A reduction touches only its copy: no edge. Its group's combine, spawned
                 // when the group closes, waits for it (see `reduce`).
                 continue;
             }
             let info = &mut local.regions[fp.region as usize];
-            if info.rects.is_some()
-                && rect_access(
+            analyse(info, fp, desc, &mut local.table_arena, config, &mut sink);
+        }
+        // Weak parts last, each with its own gates, after the task's strong accesses (in
+        // block mode a weak part may share a block with one, see `Analysis::edge`).
+        let (mut gates, mut tail) = (ptr::null::<WeakGate>(), ptr::null::<WeakGate>());
+        if weak > 0 {
+            for fp in fps.iter().filter(|fp| fp.weak) {
+                let g = WeakGate::alloc(&mut local.arena, frame, desc);
+                // SAFETY: just allocated in this frame's region.
+                let gate = unsafe { &*g };
+                let mut n = 0;
+                let mut wsink = Analysis {
+                    desc: &gate.enter,
+                    owner: desc,
+                    leave: &gate.leave,
+                    leave_found: 0,
+                    tr,
+                    trace_id: 0,
+                    arena: &mut local.arena,
+                    found: &mut n,
+                    locks: &mut local.locks,
+                };
+                let info = &mut local.regions[fp.region as usize];
+                analyse(
                     info,
                     fp,
-                    desc,
+                    &gate.leave,
                     &mut local.table_arena,
-                    config.block,
-                    &mut sink,
-                )
-            {
-                continue;
-            }
-            let (elem, bytes) = (info.elem, info.bytes);
-            for (lo, hi) in fp.row_ranges() {
-                let (lo, hi) = if elem == 0 {
-                    (0, 1)
+                    config,
+                    &mut wsink,
+                );
+                gate.found_leave.set(wsink.leave_found);
+                gate.found.set(n);
+                // The task itself starts once the part's predecessors are done (see `weak`:
+                // why a weak task does not start earlier here).
+                add_edge(
+                    &gate.enter,
+                    desc,
+                    tr,
+                    trace_id,
+                    &mut local.arena,
+                    &mut found,
+                );
+                if tail.is_null() {
+                    gates = g;
                 } else {
-                    (lo * elem, hi * elem)
-                };
-                assert!(
-                    lo < hi && hi <= bytes,
-                    "taskpools::dataflow: an access outside its region (a bug in the access's \
-                     constructor)"
-                );
-                info.trie.access(
-                    lo..hi,
-                    fp.mode,
-                    (config.exact, config.block),
-                    desc,
-                    &mut local.table_arena,
-                    &mut sink,
-                );
+                    // SAFETY: the previous gate of this spawn.
+                    unsafe { &*tail }.next.set(g);
+                }
+                tail = g;
             }
         }
         let locks = &mut local.locks;
@@ -286,6 +313,13 @@ impl<'s, 'e> Scope<'s, 'e> {
             let me = TaskHandle::new(desc, self.frame.cast(), local.epoch);
             a.bind_reductions(&mut local.reductions, runtime, me);
         }
+        if !gates.is_null() {
+            // SAFETY: as for the reductions; the cursor walks this spawn's gates.
+            let a = unsafe { &mut (*body).a };
+            let mut cursor = gates;
+            a.bind_weak(&mut cursor);
+            debug_assert!(cursor.is_null(), "a weak gate left unbound");
+        }
         local.scratch = fps;
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
@@ -300,6 +334,18 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Counted from here on: nothing below can panic before the task is armed, so a
         // counted child always runs (or is cancelled) and completes.
         local.spawned = local.spawned.wrapping_add(1);
+        let mut g = gates;
+        while !g.is_null() {
+            // SAFETY: this spawn's gates, every edge into them registered; armed before the
+            // task, whose body's end fires their leave gates.
+            let gate = unsafe { &*g };
+            g = gate.next.get();
+            let node = local
+                .arena
+                .alloc(NotifyNode::new(ptr::addr_of!(gate.leave).cast()))
+                .as_ptr();
+            local.spawned = local.spawned.wrapping_add(unsafe { gate.arm(node) });
+        }
         // `local` is not used past this point: what runs below may be a child of this frame
         // (which never touches `local`) or any other work.
         // SAFETY: the descriptor was just written and is alive.
@@ -332,7 +378,13 @@ impl<'s, 'e> Scope<'s, 'e> {
 
 /// Where the look-up tables report a new task's edges and commutative groups.
 struct Analysis<'a> {
+    /// What the edges found lead to: the task, or a weak part's enter gate.
     desc: *const TaskDesc,
+    /// The task being spawned: no edge from it, or from its own gates, into what it spawns.
+    owner: *const TaskDesc,
+    /// For a weak part: its leave gate, and the edges found into it (see `gate_edge`).
+    leave: *const TaskDesc,
+    leave_found: usize,
     tr: Option<&'a TraceBuf>,
     trace_id: u64,
     /// The frame's region for descriptors, nodes and locks.
@@ -344,6 +396,10 @@ struct Analysis<'a> {
 impl Sink<TaskDesc> for Analysis<'_> {
     #[inline(always)]
     fn edge(&mut self, pred: *const TaskDesc) {
+        // SAFETY: a descriptor of this frame's region (a sibling or a gate).
+        if pred == self.owner || unsafe { &*pred }.place == GATE_PLACE {
+            return self.gate_edge(pred);
+        }
         add_edge(
             pred,
             self.desc,
@@ -367,6 +423,123 @@ impl Sink<TaskDesc> for Analysis<'_> {
     fn hold(&mut self, lock: *const ()) {
         self.locks.push(lock.cast());
     }
+}
+
+impl Analysis<'_> {
+    /// An edge from the task being spawned or from a gate (see `weak`). Any other task's
+    /// gate is an ordinary predecessor. The task's own accesses meet each other only in
+    /// block mode (one block holding two of its element-disjoint parts), where a weak part
+    /// (analysed after the strong ones) may take the block's place from the task or from an
+    /// earlier weak part of it: then its leave gate waits for what it replaced (the task, or
+    /// that part's leave gate), so the block's later accesses still wait for both, and its
+    /// enter gate for what that part waits for (its enter gate; not the task, whose children
+    /// start after it does anyway).
+    #[cold]
+    #[inline(never)]
+    fn gate_edge(&mut self, pred: *const TaskDesc) {
+        let replaced = if pred == self.owner {
+            pred
+        } else {
+            // SAFETY: as in `edge`.
+            match WeakGate::of(unsafe { &*pred }) {
+                Some(g) if g.owner == self.owner => {
+                    if !ptr::eq(&g.enter, self.desc) {
+                        add_edge(
+                            &g.enter,
+                            self.desc,
+                            self.tr,
+                            self.trace_id,
+                            self.arena,
+                            self.found,
+                        );
+                    }
+                    ptr::addr_of!(g.leave)
+                }
+                _ => {
+                    return add_edge(
+                        pred,
+                        self.desc,
+                        self.tr,
+                        self.trace_id,
+                        self.arena,
+                        self.found,
+                    )
+                }
+            }
+        };
+        if !self.leave.is_null() && replaced != self.leave {
+            add_edge(
+                replaced,
+                self.leave,
+                None,
+                0,
+                self.arena,
+                &mut self.leave_found,
+            );
+        }
+    }
+}
+
+/// The analysis of one strong or weak access: its edges from the region's outer enter gate
+/// (a region made from a weak part, see `weak`) and from the earlier siblings in the look-up
+/// table, where `registered` (the task, or the access's leave gate) takes its place; the
+/// outer leave gate waits for `registered`.
+#[inline(always)]
+fn analyse(
+    info: &mut RegionInfo,
+    fp: &Footprint,
+    registered: *const TaskDesc,
+    table_arena: &mut Arena,
+    config: super::Config,
+    sink: &mut Analysis<'_>,
+) {
+    if !info.gates.is_null() {
+        link_outer(info.gates, registered, sink);
+    }
+    if info.rects.is_some() && rect_access(info, fp, registered, table_arena, config.block, sink) {
+        return;
+    }
+    let (elem, bytes) = (info.elem, info.bytes);
+    for (lo, hi) in fp.row_ranges() {
+        let (lo, hi) = if elem == 0 {
+            (0, 1)
+        } else {
+            (lo * elem, hi * elem)
+        };
+        assert!(
+            lo < hi && hi <= bytes,
+            "taskpools::dataflow: an access outside its region (a bug in the access's \
+             constructor)"
+        );
+        info.trie.access(
+            lo..hi,
+            fp.mode,
+            (config.exact, config.block),
+            registered,
+            table_arena,
+            sink,
+        );
+    }
+}
+
+/// An access to a region made from a weak part: it waits for the part's enter gate, and the
+/// part's leave gate for it.
+#[cold]
+#[inline(never)]
+fn link_outer(gates: *const WeakGate, registered: *const TaskDesc, sink: &mut Analysis<'_>) {
+    // SAFETY: the region's gates, in the spawner's frame, alive while the owner's body runs
+    // (this thread, spawning its child).
+    let g = unsafe { &*gates };
+    add_edge(
+        &g.enter,
+        sink.desc,
+        sink.tr,
+        sink.trace_id,
+        sink.arena,
+        sink.found,
+    );
+    // SAFETY: `registered` is a descriptor of this spawn, not armed yet.
+    unsafe { link_leave(g, &*registered, sink.arena) };
 }
 
 /// Registers the new task `desc` as a successor of its sibling `pred` (one node per pair): pushes

@@ -8,10 +8,11 @@ use std::ptr;
 use super::commute::{lock_all, unlock_all, CommuteLock, Waiter};
 use super::frame::{Frame, LazyFrame};
 use super::notify::{DepCounter, NotifyList};
+use super::weak::{complete_gate, release, WeakGate};
 use super::{Accesses, Scope};
 use crate::panics::first_of;
 use crate::runtime::job::{JobHeader, JobRef};
-use crate::runtime::trace::EventKind;
+use crate::runtime::trace::{EventKind, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::sync::{AtomicBool, Ordering};
 
@@ -43,8 +44,9 @@ pub(super) struct TaskDesc {
     /// The task's id in the schedule trace (0: the spawning worker does not trace).
     pub(super) trace_id: u64,
     pub(super) body: *mut u8,
-    /// Runs the body with the task's frame, or drops it unrun (`None`).
-    pub(super) call: unsafe fn(*mut u8, Option<&LazyFrame>),
+    /// Runs the body with the task's frame, or drops it unrun (`None`); either way it first
+    /// stores the head of the task's weak gates (`weak`) in the cell.
+    pub(super) call: unsafe fn(*mut u8, Option<&LazyFrame>, &Cell<*const WeakGate>),
     /// The locks of the commutative groups the task joined (`nlocks` of them, distinct, in
     /// address order), taken before it runs: an array in the parent's region, or `one`
     /// when there is one.
@@ -106,14 +108,32 @@ pub(super) struct Body<F, A> {
     pub(super) a: A,
 }
 
-pub(super) unsafe fn call_body<'e, F, A>(body: *mut u8, frame: Option<&LazyFrame>)
-where
+pub(super) unsafe fn call_body<'e, F, A>(
+    body: *mut u8,
+    frame: Option<&LazyFrame>,
+    weak: &Cell<*const WeakGate>,
+) where
     A: Accesses,
     F: for<'t> FnOnce(&'t Scope<'t, 'e>, A::Data<'t>),
 {
     // SAFETY: `body` holds the `Body<F, A>` written at the spawn, read out exactly once here
     // (the descriptor runs or is cancelled once).
     let Body { f, a } = unsafe { body.cast::<Body<F, A>>().read() };
+    let head = a.weak_head();
+    if !head.is_null() {
+        weak.set(head);
+        if let Some(frame) = frame {
+            // Only this body's scope may make regions of its weak parts.
+            let mut g = head;
+            while !g.is_null() {
+                // SAFETY: the task's gates, alive until after its body (their leave gates
+                // hold an edge for it).
+                let gate = unsafe { &*g };
+                gate.frame.set(frame);
+                g = gate.next.get();
+            }
+        }
+    }
     if let Some(frame) = frame {
         let s = Scope::<'_, 'e>::new(frame);
         // SAFETY: the task's dependences are satisfied: the declared data is exclusive for
@@ -127,6 +147,9 @@ where
 
 /// A data-flow task without a place hint.
 pub(super) const NO_PLACE: u32 = u32::MAX;
+
+/// The place of a weak access's gate (`weak`): completed inline once ready, never queued.
+pub(super) const GATE_PLACE: u32 = u32::MAX - 2;
 
 /// The place of a task that its spawner runs itself once it is ready ([`Scope::wait_for`]):
 /// readying it queues nothing.
@@ -144,7 +167,10 @@ pub(super) fn schedule(d: *const TaskDesc, parent: &Frame) {
     // SAFETY: as above.
     let place = unsafe { &*d }.place;
     if place != NO_PLACE {
-        if place != WAIT_PLACE {
+        if place == GATE_PLACE {
+            // SAFETY: as above.
+            complete_gate(unsafe { &*d });
+        } else if place != WAIT_PLACE {
             registry.push_place(place as usize, job, true);
         }
         return;
@@ -191,19 +217,28 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     if skip {
         // SAFETY: the body is dropped once, unrun. Dropping runs user destructors, which may
         // panic: keep that panic like a task's.
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe { (d.call)(d.body, None) })) {
+        let weak = Cell::new(ptr::null());
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
+            (d.call)(d.body, None, &weak)
+        })) {
             parent.keep_panic(p);
         }
+        // SAFETY: once, after the body (dropped unrun).
+        unsafe { release(weak.get(), cancelled) };
         parent.shared().stop.skip();
     } else {
         // The frame (if the task made one) is dropped where it lives, at the end of this
         // block (a `drop(frame)` moved its bytes first: a `memcpy` per task).
         let (r, child_panic) = {
             let frame = LazyFrame::new(parent.registry, parent.shared, d.trace_id);
+            let weak = Cell::new(ptr::null());
             // SAFETY: the body runs once.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-                (d.call)(d.body, Some(&frame))
+                (d.call)(d.body, Some(&frame), &weak)
             }));
+            // Early release: the weak parts wait only for the children on them now.
+            // SAFETY: once, after the body.
+            unsafe { release(weak.get(), r.is_err()) };
             let child_panic = if frame.frame.get().is_some() {
                 let w = WorkerThread::current().expect("data-flow tasks run on workers");
                 frame.finish(w, tr)
@@ -222,10 +257,24 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
         // SAFETY: taken above.
         unsafe { unlock_all(locks, &mut wake) };
     }
-    // SAFETY: closed once, at completion; the nodes live in the parent's region.
+    // SAFETY: the task completes once, here.
+    unsafe { complete(d, failed, tr) };
+}
+
+/// Completes a task (or a weak access's gate): closes its notify list, readies each
+/// successor whose last edge this was (cancelling them if it `failed`), and counts the
+/// completion in its parent frame.
+///
+/// # Safety
+/// Once per descriptor; its parent frame is alive (it waits for this count).
+pub(super) unsafe fn complete(d: &TaskDesc, failed: bool, tr: Option<&TraceBuf>) {
+    // SAFETY: the parent frame waits for this task before it goes.
+    let parent = unsafe { &*d.parent };
+    // SAFETY: closed once, at completion; the nodes live in the parents' regions.
     unsafe {
         d.notify.close(failed, |s| {
-            // SAFETY: a sibling descriptor in the same region.
+            // SAFETY: a successor's descriptor: a sibling, or (for a weak access's gate) a
+            // descriptor of a frame nested in or around this one, alive until it completes.
             let s = &*s.cast::<TaskDesc>();
             if failed {
                 s.cancelled.store(true, Ordering::Relaxed);
@@ -237,7 +286,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
                         by: d.trace_id,
                     });
                 }
-                schedule(s, parent);
+                schedule(s, &*s.parent);
             }
         })
     };

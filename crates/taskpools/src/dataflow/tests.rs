@@ -65,6 +65,7 @@ fn fp(start: usize, len: usize, rows: usize, ld: usize) -> Footprint {
         rows,
         mode: super::footprint::Mode::Read,
         reduce: None,
+        weak: false,
     }
 }
 

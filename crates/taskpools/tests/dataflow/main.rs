@@ -15,6 +15,7 @@ mod priority;
 mod reduce;
 mod taskloop;
 mod wait;
+mod weak;
 
 #[path = "../common/watchdog.rs"]
 mod watchdog;

@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 
 use crate::dataflow::reduce::Groups;
 use crate::dataflow::tile::{TileMut, TileRef};
+use crate::dataflow::weak::WeakGate;
 use crate::dataflow::{Footprint, TaskHandle};
 
 /// A declared read of a [`Part`](super::Part) (the task gets `&[T]`).
@@ -154,6 +155,15 @@ pub trait Accesses: sealed::Sealed {
         _task: TaskHandle<'static>,
     ) {
     }
+    /// Hands each weak access among the accesses its gates (see `weak`), in the order of
+    /// their footprints, taking them from the chain at `cursor`.
+    #[doc(hidden)]
+    fn bind_weak(&mut self, _cursor: &mut *const WeakGate) {}
+    /// The gates of the first weak access among the accesses, once bound (null: none).
+    #[doc(hidden)]
+    fn weak_head(&self) -> *const WeakGate {
+        std::ptr::null()
+    }
     /// # Safety
     /// Called once, when the declared accesses are satisfied; the data is valid for `'t`.
     #[doc(hidden)]
@@ -247,6 +257,14 @@ impl<A: Accesses, const N: usize> Accesses for [A; N] {
             a.bind_reductions(groups, runtime, task);
         }
     }
+    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        for a in self {
+            a.bind_weak(cursor);
+        }
+    }
+    fn weak_head(&self) -> *const WeakGate {
+        first_head(self.iter())
+    }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
         // SAFETY: each element's contract is the array's.
         self.map(|a| unsafe { a.into_data() })
@@ -270,6 +288,14 @@ impl<A: Accesses> Accesses for Option<A> {
         if let Some(a) = self {
             a.bind_reductions(groups, runtime, task);
         }
+    }
+    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        if let Some(a) = self {
+            a.bind_weak(cursor);
+        }
+    }
+    fn weak_head(&self) -> *const WeakGate {
+        first_head(self.iter())
     }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
         // SAFETY: the contract is the option's.
@@ -295,10 +321,26 @@ impl<A: Accesses> Accesses for Vec<A> {
             a.bind_reductions(groups, runtime, task);
         }
     }
+    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        for a in self {
+            a.bind_weak(cursor);
+        }
+    }
+    fn weak_head(&self) -> *const WeakGate {
+        first_head(self.iter())
+    }
     unsafe fn into_data<'t>(self) -> Self::Data<'t> {
         // SAFETY: each element's contract is the vector's.
         self.into_iter().map(|a| unsafe { a.into_data() }).collect()
     }
+}
+
+/// The first weak access's gates among `accesses` (null: none).
+fn first_head<'a, A: Accesses + 'a>(accesses: impl Iterator<Item = &'a A>) -> *const WeakGate {
+    accesses
+        .map(Accesses::weak_head)
+        .find(|g| !g.is_null())
+        .unwrap_or(std::ptr::null())
 }
 
 macro_rules! tuple_accesses {
@@ -315,6 +357,18 @@ macro_rules! tuple_accesses {
             fn bind_reductions(&mut self, groups: &mut Groups, runtime: (usize, usize), task: TaskHandle<'static>) {
                 let ($($name,)+) = self;
                 $($name.bind_reductions(groups, runtime, task);)+
+            }
+            #[allow(non_snake_case)]
+            fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+                let ($($name,)+) = self;
+                $($name.bind_weak(cursor);)+
+            }
+            #[allow(non_snake_case)]
+            fn weak_head(&self) -> *const WeakGate {
+                let ($($name,)+) = self;
+                let mut g: *const WeakGate = std::ptr::null();
+                $(if g.is_null() { g = $name.weak_head(); })+
+                g
             }
             #[allow(non_snake_case)]
             unsafe fn into_data<'t>(self) -> Self::Data<'t> {

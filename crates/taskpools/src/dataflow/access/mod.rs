@@ -29,6 +29,7 @@ mod reduce;
 mod region;
 mod shared;
 pub(super) mod span;
+mod weak;
 
 pub(in crate::dataflow) use declare::sealed;
 pub use declare::{Accesses, Read, TileRead, TileWrite, Write};
@@ -37,3 +38,4 @@ pub use matrix::{Matrix, Sub};
 pub use reduce::{Reduce, ReduceOne};
 pub use region::{Part, Region};
 pub use shared::{MatrixRef, PartRef, RegionRef, SubRef};
+pub use weak::{WeakMut, WeakRead, WeakRef, WeakWrite};

@@ -266,7 +266,7 @@ impl<'s, T> RegionRef<'s, T> {
 /// # Ok::<(), taskpools::Error>(())
 /// ```
 pub struct PartRef<'s, T> {
-    span: Span<T>,
+    pub(super) span: Span<T>,
     marker: PhantomData<&'s [T]>,
 }
 

@@ -75,6 +75,7 @@ impl<T> Span<T> {
             rows: 1,
             mode,
             reduce: None,
+            weak: false,
         }
     }
 
@@ -246,6 +247,7 @@ impl<T> Block<T> {
             rows: self.rows,
             mode,
             reduce: None,
+            weak: false,
         }
     }
 

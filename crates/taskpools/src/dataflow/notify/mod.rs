@@ -161,6 +161,14 @@ impl DepCounter {
         self.0.load(Ordering::Acquire) == 0
     }
 
+    /// One more edge into a counter already armed and not yet ready (a weak access's release
+    /// gate, `weak`: its parent's body holds one edge until it ends, so the counter cannot
+    /// reach zero meanwhile). Called before the edge's node is pushed, so the fire it
+    /// balances comes after it.
+    pub(crate) fn retain(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// One predecessor completed. Returns whether that made the task ready (it is then the
     /// caller's to schedule).
     pub(crate) fn fire(&self) -> bool {

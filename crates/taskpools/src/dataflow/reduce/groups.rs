@@ -243,6 +243,7 @@ impl<'s> Scope<'s, '_> {
         let fp = Footprint {
             mode: Mode::Write,
             reduce: None,
+            weak: false,
             ..g.fp
         };
         // SAFETY: the frame's thread; the reference ends here.

@@ -11,6 +11,9 @@
 //! reading its tile and the four neighbours the grid has (whole tiles: the declarations are
 //! the tiles themselves), every step's tiles spawned at once; and the same tiles with a
 //! fork-join scope per step.
+//!
+//! The `nested` and `weak` variants nest the band sweep two levels, an outer task per group
+//! of bands and a child per band, with strong and with weak accesses (`nested.rs`).
 
 use rayon::prelude::*;
 use taskpools::dataflow::{self, Config, TileMut, TileRef};
@@ -20,6 +23,8 @@ use anyhow::Result;
 
 use super::kernels::{self, Around};
 use super::{timed, Aligned, Ctx, Program};
+
+mod nested;
 use crate::experiments::drivers::{process::hash_words, Driver};
 
 /// The grid, its copy and the result.
@@ -267,6 +272,8 @@ impl Program for Heat {
             "rayon",
             "dataflow tiles",
             "nd tiles",
+            "dataflow nested",
+            "dataflow weak",
         ]
     }
 
@@ -293,6 +300,14 @@ impl Program for Heat {
             "rayon" => timed(|| ctx.pool.install(|| rayon_run(a, b, n, steps, band))),
             "dataflow tiles" => timed(|| ctx.rt.install(|| dataflow_tiles(a, b, n, steps, tile))),
             "nd tiles" => timed(|| ctx.rt.install(|| nd_tiles(a, b, n, steps, tile))),
+            "dataflow nested" => timed(|| {
+                ctx.rt
+                    .install(|| nested::strong(a, b, n, steps, band, coarse))
+            }),
+            "dataflow weak" => timed(|| {
+                ctx.rt
+                    .install(|| nested::weak(a, b, n, steps, band, coarse))
+            }),
             _ => unreachable!("unknown variant {variant}"),
         }
     }

@@ -1,0 +1,292 @@
+//! Weak accesses (OmpSs-2's `weakin` and `weakinout`): a task declares a part it only hands to
+//! its children ([`Part::weak_inout`], [`Part::weak_read`], also on whole regions and
+//! read-only parts), receives a token for it ([`WeakMut`], [`WeakRef`]) instead of the data,
+//! and its scope makes the token a region ([`Scope::weak_region`],
+//! [`Scope::weak_region_ref`]) for its children to declare accesses on. The gates that move
+//! the dependences to the children are in `dataflow/weak`.
+
+use std::marker::PhantomData;
+
+use super::declare::sealed;
+use super::span::Span;
+use super::{Accesses, Part, PartRef, Region, RegionRef};
+use crate::dataflow::footprint::Mode;
+use crate::dataflow::weak::WeakGate;
+use crate::dataflow::{Footprint, Scope};
+
+/// Makes a type invariant in `'t`.
+type Invariant<'t> = fn(&'t ()) -> &'t ();
+
+/// A declared weak read-write access (made by [`Part::weak_inout`]): the task gets a
+/// [`WeakMut`].
+pub struct WeakWrite<'s, T> {
+    fp: Footprint,
+    ptr: *mut T,
+    gate: *const WeakGate,
+    marker: PhantomData<&'s mut [T]>,
+}
+
+/// A declared weak read (made by [`Part::weak_read`]): the task gets a [`WeakRef`].
+pub struct WeakRead<'s, T> {
+    fp: Footprint,
+    ptr: *const T,
+    gate: *const WeakGate,
+    marker: PhantomData<&'s [T]>,
+}
+
+/// A part a task declared weak with [`Part::weak_inout`]: not the data, which the task's
+/// predecessors may still be writing, but the right to hand it to the task's children, through
+/// [`Scope::weak_region`]. Only the task's own scope takes it, and it cannot leave the task.
+pub struct WeakMut<'t, T> {
+    ptr: *mut T,
+    len: usize,
+    gate: *const WeakGate,
+    /// Invariant in `'t` (only the task's own scope, of exactly that lifetime, takes it);
+    /// neither `Send` nor `Sync` (raw pointers): it stays on the task's thread.
+    marker: PhantomData<(&'t mut [T], Invariant<'t>)>,
+}
+
+/// A part a task declared weak with [`Part::weak_read`]: the right to hand it to the task's
+/// children to read, through [`Scope::weak_region_ref`].
+pub struct WeakRef<'t, T> {
+    ptr: *const T,
+    len: usize,
+    gate: *const WeakGate,
+    /// As for [`WeakMut`].
+    marker: PhantomData<(&'t [T], Invariant<'t>)>,
+}
+
+impl<T> WeakMut<'_, T> {
+    /// The number of elements of the part.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the part has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T> WeakRef<'_, T> {
+    /// The number of elements of the part.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the part has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+fn weak_fp<T>(span: &Span<T>, mode: Mode) -> Footprint {
+    Footprint {
+        weak: true,
+        ..span.footprint(mode)
+    }
+}
+
+impl<'s, T> Part<'s, T> {
+    /// Declares a weak read-write access (OmpSs-2's `weakinout`; its `weakout` is the same
+    /// here): the task will not touch the part itself, only hand it to its children, which
+    /// declare their own accesses on it. A later task that touches the part waits only for
+    /// the children that touch it and for the end of the task's body (its last chance to
+    /// spawn one), not for the task's other children or its end: the part is released early.
+    /// The task itself starts once the earlier tasks on the part are done, as for `inout`
+    /// (OmpSs-2 starts it at once; see the crate's `docs/dataflow.md` for why not here).
+    ///
+    /// The task gets a [`WeakMut`], which its scope makes a region of
+    /// ([`Scope::weak_region`]). Release is per weak part, so declare one per block that its
+    /// children work on, to release each as soon as they are done with it.
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut v = vec![0u64; 8];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let r = df.region(&mut v);
+    ///     df.spawn(r.out(), |_, v| v.fill(1));
+    ///     // Each half is released when its own child is done.
+    ///     let halves = [r.part(0..4).weak_inout(), r.part(4..8).weak_inout()];
+    ///     df.spawn(halves, |df, halves| {
+    ///         for h in halves {
+    ///             let h = df.weak_region(h);
+    ///             df.spawn(h.inout(), |_, h| h.iter_mut().for_each(|x| *x *= 10));
+    ///         }
+    ///     });
+    ///     // Waits for the child on the first half only.
+    ///     df.spawn(r.part(0..4).read(), |_, h| assert_eq!(h, [10; 4]));
+    /// });
+    /// assert_eq!(v, [10; 8]);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn weak_inout(self) -> WeakWrite<'s, T> {
+        WeakWrite {
+            fp: weak_fp(&self.span, Mode::Write),
+            ptr: self.span.ptr,
+            gate: std::ptr::null(),
+            marker: PhantomData,
+        }
+    }
+
+    /// Declares a weak read (OmpSs-2's `weakin`): as [`weak_inout`](Self::weak_inout), but
+    /// the children may only read the part ([`Scope::weak_region_ref`]), and, as for a read,
+    /// other readers need not wait.
+    pub fn weak_read(self) -> WeakRead<'s, T> {
+        WeakRead {
+            fp: weak_fp(&self.span, Mode::Read),
+            ptr: self.span.ptr,
+            gate: std::ptr::null(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<'s, T> Region<'s, T> {
+    /// Declares a weak read-write access to the whole region (see [`Part::weak_inout`]).
+    pub fn weak_inout(&self) -> WeakWrite<'s, T> {
+        self.all().weak_inout()
+    }
+
+    /// Declares a weak read of the whole region (see [`Part::weak_read`]).
+    pub fn weak_read(&self) -> WeakRead<'s, T> {
+        self.all().weak_read()
+    }
+}
+
+impl<'s, T> PartRef<'s, T> {
+    /// Declares a weak read (see [`Part::weak_read`]).
+    pub fn weak_read(self) -> WeakRead<'s, T> {
+        WeakRead {
+            fp: weak_fp(&self.span, Mode::Read),
+            ptr: self.span.ptr,
+            gate: std::ptr::null(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<'s, T> RegionRef<'s, T> {
+    /// Declares a weak read of the whole region (see [`Part::weak_read`]).
+    pub fn weak_read(&self) -> WeakRead<'s, T> {
+        self.all().weak_read()
+    }
+}
+
+/// Takes the next gate of the spawn for a weak access.
+fn take(cursor: &mut *const WeakGate) -> *const WeakGate {
+    let g = *cursor;
+    assert!(
+        !g.is_null(),
+        "taskpools::dataflow: a weak access without its gates"
+    );
+    // SAFETY: a gate of the spawn, in its frame's region.
+    *cursor = unsafe { &*g }.next.get();
+    g
+}
+
+impl<T: Send + 'static> sealed::Sealed for WeakWrite<'_, T> {}
+impl<T: Send + 'static> Accesses for WeakWrite<'_, T> {
+    type Data<'t> = WeakMut<'t, T>;
+    fn footprints(&self, out: &mut Vec<Footprint>) {
+        out.push(self.fp);
+    }
+    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        self.gate = take(cursor);
+    }
+    fn weak_head(&self) -> *const WeakGate {
+        self.gate
+    }
+    unsafe fn into_data<'t>(self) -> WeakMut<'t, T> {
+        WeakMut {
+            ptr: self.ptr,
+            len: self.fp.len,
+            gate: self.gate,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T: Sync + 'static> sealed::Sealed for WeakRead<'_, T> {}
+impl<T: Sync + 'static> Accesses for WeakRead<'_, T> {
+    type Data<'t> = WeakRef<'t, T>;
+    fn footprints(&self, out: &mut Vec<Footprint>) {
+        out.push(self.fp);
+    }
+    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        self.gate = take(cursor);
+    }
+    fn weak_head(&self) -> *const WeakGate {
+        self.gate
+    }
+    unsafe fn into_data<'t>(self) -> WeakRef<'t, T> {
+        WeakRef {
+            ptr: self.ptr,
+            len: self.fp.len,
+            gate: self.gate,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<'s, 'e> Scope<'s, 'e> {
+    /// Makes a part the task declared weak ([`Part::weak_inout`]) a region of the task's scope,
+    /// for its children to declare accesses on, as [`region`](Self::region) does for data the
+    /// task received. Each child waits for the task's predecessors on the part, and the
+    /// task's successors on the part wait for these children (see [`Part::weak_inout`]).
+    /// Panics if the part is not the task's own (a task's weak parts go to its own scope).
+    /// Another scope cannot take it, nor can a child's closure:
+    ///
+    /// ```compile_fail
+    /// let mut v = vec![0u64; 4];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let r = df.region(&mut v);
+    ///     df.spawn(r.weak_inout(), |_, w| {
+    ///         taskpools::dataflow::scope(|inner| {
+    ///             let _ = inner.weak_region(w);
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail
+    /// let mut v = vec![0u64; 4];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let r = df.region(&mut v);
+    ///     df.spawn(r.weak_inout(), |df, w| {
+    ///         df.spawn((), move |df, ()| {
+    ///             let _ = df.weak_region(w);
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    pub fn weak_region<T>(&self, part: WeakMut<'s, T>) -> Region<'s, T> {
+        Region::new(self.gated(part.ptr, part.len, part.gate))
+    }
+
+    /// Makes a part the task declared weak for reading ([`Part::weak_read`]) a read-only
+    /// region of the task's scope (see [`weak_region`](Self::weak_region)).
+    pub fn weak_region_ref<T>(&self, part: WeakRef<'s, T>) -> RegionRef<'s, T> {
+        // Mutable by type only, as in `region_ref`.
+        RegionRef::new(self.gated(part.ptr.cast_mut(), part.len, part.gate))
+    }
+
+    fn gated<T>(&self, ptr: *mut T, len: usize, gate: *const WeakGate) -> Span<T> {
+        // SAFETY: the gates of the task that received the part, alive while its body runs
+        // (the leave gate holds an edge for the body), which it does: the part lives for
+        // `'s`, the task's lifetime.
+        let g = unsafe { &*gate };
+        assert!(
+            std::ptr::eq(g.frame.get(), self.frame),
+            "taskpools::dataflow: a weak part was made a region by another scope than that of \
+             the task that declared it"
+        );
+        let span = self.span(ptr, len);
+        // SAFETY: the frame's thread (a scope is neither `Send` nor `Sync`); the region was
+        // just registered.
+        unsafe { self.frame().local() }.regions[span.id as usize].gates = gate;
+        span
+    }
+}
