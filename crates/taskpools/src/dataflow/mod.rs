@@ -258,6 +258,7 @@
 //!   compiler checks; [`Scope::sync`] is PARTEE's `sync` inside a data-flow scope.
 
 mod access;
+mod analysis;
 mod cancel;
 mod commute;
 mod config;
