@@ -129,7 +129,7 @@ fi
 # Miri (nightly, with the miri and rust-src components) interprets the unit tests of the
 # queues and deques (queue::: Chase-Lev, FCDQ, the private deque, the two-lock queue and the
 # sequential queues) and of fork-join's frame stack and worker waits (runtime::frames,
-# runtime::worker) and data-flow priorities' tickets and reductions (dataflow::tests::miri_),
+# runtime::worker) and data-flow priorities' tickets, reductions and weak tasks (dataflow::tests::miri_),
 # checking every memory access against Rust's aliasing and validity rules,
 # threads included. Tests that run threads take smaller sizes under cfg(miri). 43 to 87 s
 # here (2 cores beside other builds, 2026-11-28, the library's changes included: Miri

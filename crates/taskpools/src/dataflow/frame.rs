@@ -3,14 +3,14 @@
 //! at the first use of the task's scope (see the design note in the `dataflow` module docs).
 
 use std::any::Any;
-use std::cell::{OnceCell, UnsafeCell};
+use std::cell::{Cell, OnceCell, UnsafeCell};
 
 use super::commute::CommuteLock;
 use super::lut::{RectMode, Trie};
 use super::priority::Priorities;
 use super::reduce::Groups;
 use super::task::TaskDesc;
-use super::weak::WeakGate;
+use super::weak::{owner_defers, WeakGate};
 use super::{Config, Footprint};
 use crate::cancel::Stop;
 use crate::mem::region::Region as Arena;
@@ -100,14 +100,24 @@ pub(super) struct Frame {
     /// The schedule trace's id of the task (or root scope) this frame belongs to (0: not
     /// traced).
     pub(super) trace_id: u64,
+    /// The frame of a task with weak accesses (`weak`): on the heap, never waited on on a
+    /// stack (no `sync`, no `wait_for`); its last child completes the task.
+    pub(super) weak: bool,
+    /// A weak task's completion, left to its last child (see [`defer`](Self::defer)): the
+    /// task, whether it failed, and the frame's own allocation. Written by the frame's thread
+    /// before the deferring read-modify-write, read by the child whose completion ends the
+    /// count, after its own.
+    deferred: Cell<(*const TaskDesc, bool, *mut LazyFrame)>,
 }
 
 impl Frame {
-    fn new(registry: *const Registry, shared: *const Shared, trace_id: u64) -> Frame {
+    fn new(registry: *const Registry, shared: *const Shared, trace_id: u64, weak: bool) -> Frame {
         Frame {
             registry,
             shared,
             trace_id,
+            weak,
+            deferred: Cell::new((std::ptr::null(), false, std::ptr::null_mut())),
             completed: Line(AtomicUsize::new(0)),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -182,6 +192,28 @@ impl Frame {
         w.wait_until(|| self.completed.load(Ordering::Acquire) == spawned);
     }
 
+    /// Leaves the completion of this weak task's frame (`d`, `failed`, its allocation
+    /// `boxed`) to its last outstanding child; false if none is outstanding (the caller
+    /// completes it now). See [`owner_defers`].
+    ///
+    /// # Safety
+    /// The frame's thread, once, after the task's body; `boxed` holds this frame.
+    pub(super) unsafe fn defer(
+        &self,
+        d: *const TaskDesc,
+        failed: bool,
+        boxed: *mut LazyFrame,
+    ) -> bool {
+        self.deferred.set((d, failed, boxed));
+        // SAFETY: per the contract.
+        owner_defers(&self.completed, unsafe { self.spawned() })
+    }
+
+    /// What [`defer`](Self::defer) left: read by the child that ended the count.
+    pub(super) fn deferred(&self) -> (*const TaskDesc, bool, *mut LazyFrame) {
+        self.deferred.get()
+    }
+
     /// The children spawned so far.
     ///
     /// # Safety
@@ -199,6 +231,8 @@ pub(super) struct LazyFrame {
     registry: *const Registry,
     shared: *const Shared,
     trace_id: u64,
+    /// A weak task's frame (see [`Frame::weak`]).
+    weak: bool,
     /// Stays where it is once made (the `LazyFrame` does not move while its scope is in
     /// use): the children's descriptors point at it.
     pub(super) frame: OnceCell<Frame>,
@@ -209,11 +243,13 @@ impl LazyFrame {
         registry: *const Registry,
         shared: *const Shared,
         trace_id: u64,
+        weak: bool,
     ) -> LazyFrame {
         LazyFrame {
             registry,
             shared,
             trace_id,
+            weak,
             frame: OnceCell::new(),
         }
     }
@@ -227,7 +263,7 @@ impl LazyFrame {
     #[inline]
     pub(super) fn get(&self) -> &Frame {
         self.frame
-            .get_or_init(|| Frame::new(self.registry, self.shared, self.trace_id))
+            .get_or_init(|| Frame::new(self.registry, self.shared, self.trace_id, self.weak))
     }
 
     /// The frame's end, if the scope made one: records the wait in the trace, waits for the

@@ -161,9 +161,10 @@
 //!
 //! A task that only hands data to its children declares it *weak* ([`Part::weak_inout`],
 //! [`Part::weak_read`]; OmpSs-2's `weakinout` and `weakin`): it gets a token
-//! ([`WeakMut`], [`WeakRef`]) that its scope makes a region ([`Scope::weak_region`]), and a
-//! later sibling on a weak part waits only for the children that touch it, not for the whole
-//! task: each part is released as its last child ends.
+//! ([`WeakMut`], [`WeakRef`]) that its scope makes a region ([`Scope::weak_region`]). It starts
+//! without waiting for the earlier tasks on those parts (its children do), a later sibling on
+//! a weak part waits only for the children that touch it, not for the whole task (each part
+//! is released as its last child ends), and it never waits for its children itself.
 //!
 //! # What is rejected
 //!

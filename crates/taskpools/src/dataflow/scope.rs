@@ -243,6 +243,12 @@ impl<'s, 'e> Scope<'s, 'e> {
             "taskpools::dataflow: sync inside the closure of wait_for would wait for that wait \
              itself, which ends only when the closure returns"
         );
+        assert!(
+            !f.weak,
+            "taskpools::dataflow: sync in a task with weak accesses, which may start before \
+             its weak parts' predecessors end and so never waits for its children; spawn a \
+             child that reads what it needs instead"
+        );
         self.close_reductions();
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");
         let tr = if f.trace_id != 0 {
@@ -415,7 +421,7 @@ where
         });
         id
     });
-    let frame = LazyFrame::new(&*w.registry, &shared, trace_id);
+    let frame = LazyFrame::new(&*w.registry, &shared, trace_id, false);
     let r = {
         let s = Scope::new(&frame);
         catch_unwind(AssertUnwindSafe(|| {

@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::ptr;
 
-use super::analysis::{add_edge, analyse, check, Analysis};
+use super::analysis::{analyse, check, Analysis};
 use super::commute::{CommuteLock, Waiter};
 use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode};
@@ -175,6 +175,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 deps: DepCounter::new(),
                 notify: NotifyList::new(),
                 cancelled: AtomicBool::new(false),
+                weak: fps.iter().any(|fp| fp.weak),
                 last_succ: Cell::new(ptr::null()),
                 parent: frame,
                 place,
@@ -256,16 +257,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 );
                 gate.found_leave.set(wsink.leave_found);
                 gate.found.set(n);
-                // The task itself starts once the part's predecessors are done (see `weak`:
-                // why a weak task does not start earlier here).
-                add_edge(
-                    &gate.enter,
-                    desc,
-                    tr,
-                    trace_id,
-                    &mut local.arena,
-                    &mut found,
-                );
+
                 if tail.is_null() {
                     gates = g;
                 } else {

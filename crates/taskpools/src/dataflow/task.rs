@@ -8,7 +8,7 @@ use std::ptr;
 use super::commute::{lock_all, unlock_all, CommuteLock, Waiter};
 use super::frame::{Frame, LazyFrame};
 use super::notify::{DepCounter, NotifyList};
-use super::weak::{complete_gate, release, WeakGate};
+use super::weak::{child_completes, complete_gate, release, WeakGate};
 use super::{Accesses, Scope};
 use crate::panics::first_of;
 use crate::runtime::job::{JobHeader, JobRef};
@@ -29,6 +29,9 @@ pub(super) struct TaskDesc {
     pub(super) notify: NotifyList,
     /// A predecessor panicked or was cancelled: do not run, cancel the successors.
     pub(super) cancelled: AtomicBool,
+    /// The task has weak accesses (`weak`): its frame lives on the heap and its last child
+    /// completes it. In the padding after `cancelled`.
+    pub(super) weak: bool,
     /// The priority ([`Scope::spawn_with_priority`]; 0 by default); in the padding after
     /// `cancelled`.
     pub(super) priority: i16,
@@ -214,6 +217,10 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     if let (Some(t), true) = (tr, d.trace_id != 0) {
         t.note(EventKind::Task { id: d.trace_id });
     }
+    if !skip && d.weak {
+        // SAFETY: the task runs once, here; its locks are taken.
+        return unsafe { run_weak(d, parent) };
+    }
     if skip {
         // SAFETY: the body is dropped once, unrun. Dropping runs user destructors, which may
         // panic: keep that panic like a task's.
@@ -230,7 +237,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
         // The frame (if the task made one) is dropped where it lives, at the end of this
         // block (a `drop(frame)` moved its bytes first: a `memcpy` per task).
         let (r, child_panic) = {
-            let frame = LazyFrame::new(parent.registry, parent.shared, d.trace_id);
+            let frame = LazyFrame::new(parent.registry, parent.shared, d.trace_id, false);
             let weak = Cell::new(ptr::null());
             // SAFETY: the body runs once.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
@@ -259,6 +266,71 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     }
     // SAFETY: the task completes once, here.
     unsafe { complete(d, failed, tr) };
+}
+
+/// Runs a task with weak accesses (see `weak`): it may start before the predecessors of its
+/// weak parts end, so it must never wait on this stack for children that wait for them (the
+/// predecessor may be below it on this very stack). Its frame lives on the heap, and if
+/// children are outstanding when the body ends, the last of them completes the task.
+///
+/// # Safety
+/// Once per task, ready, its commutative locks taken.
+#[cold]
+#[inline(never)]
+unsafe fn run_weak(d: &TaskDesc, parent: &Frame) {
+    let frame = Box::into_raw(Box::new(LazyFrame::new(
+        parent.registry,
+        parent.shared,
+        d.trace_id,
+        true,
+    )));
+    let weak = Cell::new(ptr::null());
+    // SAFETY: the body runs once; the frame stays where it is until the task completes.
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        (d.call)(d.body, Some(&*frame), &weak)
+    }));
+    // SAFETY: once, after the body.
+    unsafe { release(weak.get(), r.is_err()) };
+    let failed = r.is_err();
+    if let Err(p) = r {
+        parent.keep_panic(p);
+    }
+    // SAFETY: the frame is this task's, alive; this thread made it.
+    if let Some(f) = unsafe { &*frame }.frame.get() {
+        // SAFETY: the frame's thread, once, after the body; `frame` holds it.
+        if unsafe { f.defer(d, failed, frame) } {
+            // Its last child completes it (`finish_weak`).
+            return;
+        }
+    }
+    // SAFETY: every child (if any) has completed.
+    unsafe { finish_weak(d, frame, failed) };
+}
+
+/// Completes a weak task whose children have all completed: keeps their first panic, frees
+/// its frame, gives its locks back, completes it.
+///
+/// # Safety
+/// Once per weak task, after its body and all its children; `frame` is its frame's
+/// allocation, used by no one else now.
+unsafe fn finish_weak(d: &TaskDesc, frame: *mut LazyFrame, mut failed: bool) {
+    // SAFETY: the task's parent frame waits for it.
+    let parent = unsafe { &*d.parent };
+    // SAFETY: per the contract (the children's completions, seen with Acquire, came after
+    // their panics were kept).
+    let frame = unsafe { Box::from_raw(frame) };
+    if let Some(p) = frame.frame.get().and_then(Frame::take_panic) {
+        failed = true;
+        parent.keep_panic(p);
+    }
+    drop(frame);
+    let locks = d.locks();
+    if !locks.is_empty() {
+        // SAFETY: taken before the body ran.
+        unsafe { unlock_all(locks, &mut wake) };
+    }
+    // SAFETY: the task completes once, here.
+    unsafe { complete(d, failed, None) };
 }
 
 /// Completes a task (or a weak access's gate): closes its notify list, readies each
@@ -290,6 +362,13 @@ pub(super) unsafe fn complete(d: &TaskDesc, failed: bool, tr: Option<&TraceBuf>)
             }
         })
     };
-    // The last access to the parent's frame and region (this descriptor included).
-    parent.completed.fetch_add(1, Ordering::Release);
+    // The last access to the parent's frame and region (this descriptor included), unless
+    // the parent is a weak task that left its completion to its last child, and this is it.
+    if child_completes(&parent.completed) {
+        let (d, failed, frame) = parent.deferred();
+        // SAFETY: `parent` deferred its task's completion (its thread wrote what `deferred`
+        // reads before the read-modify-write this one follows, with AcqRel on both), and
+        // every child of it has completed: the frame is this thread's to free.
+        unsafe { finish_weak(&*d, frame, failed) };
+    }
 }

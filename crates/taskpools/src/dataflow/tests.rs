@@ -223,3 +223,36 @@ fn miri_reductions_fold_their_copies_once() {
     });
     assert_eq!((v, n), (vec![vec![0, 2, 4], vec![1, 3, 5]], [6]));
 }
+
+/// Weak tasks under Miri: a writer still running when the weak task starts, gates linking the
+/// children to it, two weak levels, a part released to a reader while the other's child
+/// runs, and the deferred completion (a frame on the heap, freed by whichever thread
+/// completes its last child), with non-`Copy` values.
+#[test]
+fn miri_weak_tasks_release_early_and_complete_once() {
+    let rt = crate::Runtime::new(2).unwrap();
+    let mut v = vec![Vec::<u32>::new(); 4];
+    let mut seen = [0usize; 1];
+    rt.install(|| {
+        scope(|df| {
+            let (r, s) = (df.region(&mut v[..]), df.region(&mut seen[..]));
+            df.spawn(r.inout(), |_, v| v.iter_mut().for_each(|x| x.push(1)));
+            let halves = [r.part(0..2).weak_inout(), r.part(2..4).weak_inout()];
+            df.spawn(halves, |df, halves| {
+                for h in halves {
+                    let h = df.weak_region(h);
+                    df.spawn(h.part(0..1).weak_inout(), |df, q| {
+                        let q = df.weak_region(q);
+                        df.spawn(q.inout(), |_, q| q[0].push(2));
+                    });
+                    df.spawn(h.part(1..2).inout(), |_, x| x[0].push(3));
+                }
+            });
+            df.spawn((r.part(0..2).read(), s.at(0).out()), |_, (a, s)| {
+                *s = a.iter().map(Vec::len).sum();
+            });
+        })
+    });
+    assert_eq!(v, [vec![1, 2], vec![1, 3], vec![1, 2], vec![1, 3]]);
+    assert_eq!(seen, [4]);
+}

@@ -96,6 +96,12 @@ impl<'s, 'e> Scope<'s, 'e> {
     {
         // SAFETY: the frame's thread; the reference ends here.
         assert!(
+            !self.frame().weak,
+            "taskpools::dataflow: wait_for in a task with weak accesses, which may start \
+             before its weak parts' predecessors end and so never waits on them; spawn a child \
+             that reads what it needs instead"
+        );
+        assert!(
             !unsafe { self.frame().local() }.in_wait,
             "taskpools::dataflow: wait_for inside the closure of another wait_for could wait for \
              that wait, which ends only when its closure returns; name all the data in one \

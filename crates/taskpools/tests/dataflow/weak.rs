@@ -1,7 +1,8 @@
 //! Weak accesses and early release from the outside: random nested programs of strong and
-//! weak accesses against their sequential elision, under exact and block tables; a part
-//! released while the task's other child still runs; nesting two weak levels; sync and
-//! `wait_for` on weak regions; panics, cancels and misuse.
+//! weak accesses against their sequential elision, under exact and block tables; a weak
+//! task that must start while its predecessor runs; a part released while the task's
+//! other child still runs; nesting two weak levels; `sync` and `wait_for` refused in weak
+//! tasks; panics, cancels and misuse.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -271,6 +272,44 @@ fn random_weak_programs_match_their_sequential_elision() {
     });
 }
 
+/// The weak task runs while its predecessor on the part still does: the predecessor waits
+/// for the task's body (a strict implementation, which runs the task after it, never meets),
+/// and the task's child still sees the predecessor's write.
+#[test]
+fn a_weak_task_starts_before_its_predecessors_on_the_part_end() {
+    within("weak start", || {
+        let rt = Runtime::new(2).unwrap();
+        let started = AtomicBool::new(false);
+        let met = AtomicBool::new(true);
+        let mut v = vec![0u64; 4];
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                let (started, met) = (&started, &met);
+                df.spawn(r.inout(), move |_, v| {
+                    if !wait_until(|| started.load(Ordering::Acquire)) {
+                        met.store(false, Ordering::Relaxed);
+                    }
+                    v.fill(7);
+                });
+                df.spawn(r.weak_inout(), move |df, w| {
+                    started.store(true, Ordering::Release);
+                    let w = df.weak_region(w);
+                    df.spawn(w.inout(), |_, v| {
+                        assert_eq!(v, [7; 4], "the child ran before the outer writer");
+                        v.iter_mut().for_each(|x| *x += 1);
+                    });
+                });
+            })
+        });
+        assert!(
+            met.load(Ordering::Relaxed),
+            "the weak task waited for its predecessor"
+        );
+        assert_eq!(v, [8; 4]);
+    });
+}
+
 /// Early release: a later task on the first part runs once the child on that part is done,
 /// while the task's child on the second part still runs (it waits for that later task: a
 /// strict implementation, which releases the parts only when the task ends, never meets).
@@ -344,11 +383,38 @@ fn weak_parts_nest() {
     });
 }
 
-/// A weak task's scope syncs and waits on its weak regions like on any other.
+/// A weak task may start before its predecessors on its parts end, so it never waits for
+/// its children: `sync` and `wait_for` in it are refused with a clear panic; its children can
+/// still sync and wait on their own children.
 #[test]
-fn weak_regions_take_sync_and_wait_for() {
+fn sync_and_wait_for_are_refused_in_weak_tasks() {
     within("weak sync", || {
         let rt = Runtime::new(2).unwrap();
+        for wait in [false, true] {
+            let mut v = vec![0u64; 6];
+            let r = rt.install(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    dataflow::scope(|df| {
+                        let r = df.region(&mut v);
+                        df.spawn(r.weak_inout(), move |df, w| {
+                            let w = df.weak_region(w);
+                            df.spawn(w.part(0..3).inout(), |_, a| a.fill(6));
+                            if wait {
+                                df.wait_for(w.part(0..3).read(), |_| ());
+                            } else {
+                                df.sync();
+                            }
+                        });
+                    })
+                }))
+            });
+            let msg = message(&*r.unwrap_err());
+            let what = if wait { "wait_for" } else { "sync" };
+            assert!(
+                msg.contains(&format!("{what} in a task with weak accesses")),
+                "{msg}"
+            );
+        }
         let mut v = vec![0u64; 6];
         rt.install(|| {
             dataflow::scope(|df| {
@@ -356,17 +422,19 @@ fn weak_regions_take_sync_and_wait_for() {
                 df.spawn(r.out(), |_, v| v.fill(5));
                 df.spawn(r.weak_inout(), |df, w| {
                     let w = df.weak_region(w);
-                    df.spawn(w.part(0..3).inout(), |_, a| a.fill(6));
-                    df.sync();
-                    let s = df.wait_for(w.part(0..3).read(), |a| a.iter().sum::<u64>());
-                    assert_eq!(s, 18);
-                    let t = df.wait_for(w.part(3..6).read(), |a| a.iter().sum::<u64>());
-                    assert_eq!(t, 15);
-                    df.spawn(w.part(3..6).inout(), |_, b| b.fill(7));
+                    df.spawn(w.inout(), |df, v| {
+                        let v = df.region(v);
+                        df.spawn(v.part(0..3).inout(), |_, a| {
+                            a.iter_mut().for_each(|x| *x += 1)
+                        });
+                        df.sync();
+                        let s = df.wait_for(v.part(0..3).read(), |a| a.iter().sum::<u64>());
+                        assert_eq!(s, 18);
+                    });
                 });
             })
         });
-        assert_eq!(v, [6, 6, 6, 7, 7, 7]);
+        assert_eq!(v, [6, 6, 6, 5, 5, 5]);
     });
 }
 
@@ -475,8 +543,9 @@ fn cancelled_and_skipped_weak_tasks_release_their_parts() {
                 })
             })
             .unwrap_err();
-        // The weak task and the read after it are cancelled, as after a strong access.
-        assert_eq!((ran.load(Ordering::Relaxed), e.skipped), (0, 2));
+        // The weak task does not wait for the failed writer: it runs; its part stays
+        // poisoned, so the read after it is cancelled.
+        assert_eq!((ran.load(Ordering::Relaxed), e.skipped), (1, 1));
         let ran = AtomicUsize::new(0);
         let e = rt
             .install(|| {

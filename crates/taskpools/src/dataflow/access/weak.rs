@@ -90,11 +90,15 @@ fn weak_fp<T>(span: &Span<T>, mode: Mode) -> Footprint {
 impl<'s, T> Part<'s, T> {
     /// Declares a weak read-write access (OmpSs-2's `weakinout`; its `weakout` is the same
     /// here): the task will not touch the part itself, only hand it to its children, which
-    /// declare their own accesses on it. A later task that touches the part waits only for
-    /// the children that touch it and for the end of the task's body (its last chance to
-    /// spawn one), not for the task's other children or its end: the part is released early.
-    /// The task itself starts once the earlier tasks on the part are done, as for `inout`
-    /// (OmpSs-2 starts it at once; see the crate's `docs/dataflow.md` for why not here).
+    /// declare their own accesses on it. So the task waits for nothing on the part: it may
+    /// start, and spawn its children, while earlier tasks still write the part. Each child
+    /// waits for those, and a later task that touches the part waits only for the children
+    /// that touch it and for the end of the task's body (its last chance to spawn one), not
+    /// for the task's other children or its end: the part is released early.
+    ///
+    /// A task with weak accesses never waits for its children: its scope refuses
+    /// [`sync`](Scope::sync) and [`wait_for`](Scope::wait_for) (a panic; its children may use
+    /// them), and its last child to end completes it.
     ///
     /// The task gets a [`WeakMut`], which its scope makes a region of
     /// ([`Scope::weak_region`]). Release is per weak part, so declare one per block that its
@@ -107,11 +111,12 @@ impl<'s, T> Part<'s, T> {
     /// taskpools::dataflow::scope(|df| {
     ///     let r = df.region(&mut v);
     ///     df.spawn(r.out(), |_, v| v.fill(1));
-    ///     // Each half is released when its own child is done.
+    ///     // Starts at once; each half is released when its own child is done.
     ///     let halves = [r.part(0..4).weak_inout(), r.part(4..8).weak_inout()];
     ///     df.spawn(halves, |df, halves| {
     ///         for h in halves {
     ///             let h = df.weak_region(h);
+    ///             // Waits for the `fill` above.
     ///             df.spawn(h.inout(), |_, h| h.iter_mut().for_each(|x| *x *= 10));
     ///         }
     ///     });

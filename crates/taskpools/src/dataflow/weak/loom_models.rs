@@ -1,10 +1,14 @@
-//! Loom models of a weak part's leave gate, run with the shipped counting (`link_out`, the
-//! dependence counter and the notify lists) on loom's atomics and cells: the owner's body
-//! links a child and ends while the child completes and the spawner links a successor of the
-//! part; the successor runs once, after the child's write, and the gate completes once. Each
-//! planted-bug twin must fail.
+//! Loom models of weak tasks, run with the shipped code on loom's atomics and cells, each
+//! with planted-bug twins that must fail:
+//! - a weak part's leave gate (`link_out`, the dependence counter and the notify lists): the
+//!   owner's body links a child and ends while the child completes and the spawner links a
+//!   successor of the part; the successor runs once, after the child's write, and the gate
+//!   completes once;
+//! - a weak task's deferred completion (`owner_defers`, `child_completes`): the owner's body
+//!   ends while its two children complete; exactly one of the three completes the task, after
+//!   both children's writes and with what the owner left.
 
-use super::link_out;
+use super::{child_completes, link_out, owner_defers};
 use crate::dataflow::notify::{DepCounter, NotifyList, NotifyNode, Push};
 use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell};
 
@@ -165,4 +169,111 @@ fn loom_weak_leave_gate_counted_after_the_push_completes_twice() {
 #[should_panic]
 fn loom_weak_leave_gate_without_the_body_edge_releases_before_the_child() {
     leave_gate(Bug::NoBodyEdge);
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum DeferBug {
+    None,
+    /// The children count their completion with Release only: the one that ends the count
+    /// does not see the other's writes.
+    ReleaseOnly,
+    /// The owner leaves its task for the last child after deferring, not before.
+    InfoAfter,
+}
+
+struct Deferral {
+    completed: AtomicUsize,
+    /// What the owner leaves for the last child (the task, whether it failed, its frame).
+    info: UnsafeCell<u64>,
+    outputs: [UnsafeCell<u64>; 2],
+    finished: AtomicUsize,
+}
+
+// SAFETY (test): the cells are accessed under the protocol being checked.
+unsafe impl Send for Deferral {}
+unsafe impl Sync for Deferral {}
+
+/// The task's completion: reads what the owner left and both children's outputs.
+fn finish(d: &Deferral) {
+    // SAFETY (test): ordered by the protocol, or loom reports a race.
+    let info = d.info.with(|x| unsafe { *x });
+    assert_eq!(info, 3, "the last child did not see what the owner left");
+    for o in &d.outputs {
+        // SAFETY (test): as above.
+        assert_eq!(
+            o.with(|x| unsafe { *x }),
+            7,
+            "completed before a child's write"
+        );
+    }
+    d.finished.fetch_add(1, Ordering::Relaxed);
+}
+
+fn deferred_completion(bug: DeferBug) {
+    loom::model(move || {
+        let d = Arc::new(Deferral {
+            completed: AtomicUsize::new(0),
+            info: UnsafeCell::new(0),
+            outputs: [UnsafeCell::new(0), UnsafeCell::new(0)],
+            finished: AtomicUsize::new(0),
+        });
+        // Both children are spawned (counted by the owner: 2) and run now.
+        let children: Vec<_> = (0..2)
+            .map(|i| {
+                let d = d.clone();
+                loom::thread::spawn(move || {
+                    // SAFETY (test): only this child writes its output.
+                    d.outputs[i].with_mut(|x| unsafe { *x = 7 });
+                    let last = if bug == DeferBug::ReleaseOnly {
+                        d.completed.fetch_add(1, Ordering::Release) == usize::MAX
+                    } else {
+                        child_completes(&d.completed)
+                    };
+                    if last {
+                        finish(&d);
+                    }
+                })
+            })
+            .collect();
+        // The owner's body ends.
+        let leave = |d: &Deferral| {
+            // SAFETY (test): only the owner writes it, before (or, planted, after) deferring.
+            d.info.with_mut(|x| unsafe { *x = 3 });
+        };
+        if bug != DeferBug::InfoAfter {
+            leave(&d);
+        }
+        let deferred = owner_defers(&d.completed, 2);
+        if bug == DeferBug::InfoAfter {
+            leave(&d);
+        }
+        if !deferred {
+            finish(&d);
+        }
+        for c in children {
+            c.join().unwrap();
+        }
+        assert_eq!(
+            d.finished.load(Ordering::Relaxed),
+            1,
+            "the task completes once"
+        );
+    });
+}
+
+#[test]
+fn loom_weak_deferred_completion_happens_once_after_the_children() {
+    deferred_completion(DeferBug::None);
+}
+
+#[test]
+#[should_panic]
+fn loom_weak_deferred_completion_with_release_only_misses_a_childs_write() {
+    deferred_completion(DeferBug::ReleaseOnly);
+}
+
+#[test]
+#[should_panic]
+fn loom_weak_deferred_completion_with_the_task_left_late_reads_it_unwritten() {
+    deferred_completion(DeferBug::InfoAfter);
 }

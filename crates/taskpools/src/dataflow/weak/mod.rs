@@ -10,20 +10,21 @@
 //! then it may spawn more), not for the task's other children or its end. That is early
 //! release.
 //!
-//! **Start.** In OmpSs-2 a weak access does not delay the task either: it starts at once and
-//! its children wait for the outer predecessors. Here the task starts once the predecessors
-//! of its weak parts are done (as for a strong access), because its end waits for its
-//! children on the worker's stack, running other jobs meanwhile: a task started early could
-//! be run inside the wait of its own predecessor, and then wait there for children that wait
-//! for that predecessor, which cannot end until the wait above it returns. Starting early
-//! needs a task whose end does not wait on the stack (its completion left to its last
-//! child); the enter gates below already link the children to the outer predecessors for it.
+//! **Start.** As in OmpSs-2, a weak access does not delay the task: it starts once its
+//! strong accesses allow, spawns its children, and each child waits for the outer
+//! predecessors of the part it touches. Such a task must never wait for its children on a
+//! worker's stack: a task's end (and `sync`, `wait_for`) waits there, running other jobs
+//! meanwhile, and a weak task started early may be running inside the wait of its own
+//! predecessor, so a wait for children that wait for that predecessor would never end. So a
+//! weak task's frame lives on the heap, its body refuses `sync` and `wait_for` (a child of it
+//! may use them), and when its body ends with children still outstanding, the last of them
+//! completes it (`owner_defers` / `child_completes`: one counter, no lock).
 //!
 //! **Gates.** For each weak part, the spawner makes two descriptors in its own frame, counted
 //! as its children but never run as jobs:
-//! - *enter*: takes the edges the analysis finds into the part. It completes when those
-//!   predecessors have; the task, and every child of the task that touches the part, get an
-//!   edge from it.
+//! - *enter*: takes the edges the analysis finds into the part (instead of the task). It
+//!   completes when those predecessors have; every child of the task that touches the part
+//!   gets an edge from it.
 //! - *leave*: takes the part's place in the spawner's look-up table (as a read or a write),
 //!   so later siblings get their edges from it. Its counter is armed with an edge from the
 //!   enter gate and one held by the task's body, and gets one more, before the node is
@@ -38,7 +39,8 @@
 //!
 //! Release is per weak part: a task that declares one weak part per block releases block by
 //! block. The loom models in `loom_models.rs` check the leave gate's counting (children
-//! linked while the body runs, a successor linked meanwhile), each with a planted-bug twin.
+//! linked while the body runs, a successor linked meanwhile) and the deferred completion,
+//! each with planted-bug twins.
 
 #[cfg(all(test, loom))]
 mod loom_models;
@@ -52,7 +54,7 @@ use super::notify::{DepCounter, NotifyList, NotifyNode, Push};
 use super::task::{complete, TaskDesc, GATE_PLACE};
 use crate::mem::region::Region as Arena;
 use crate::runtime::job::JobHeader;
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
 /// The two gates of one weak part of a task (see the module docs), in the spawner's region.
 #[doc(hidden)]
@@ -88,6 +90,7 @@ fn gate_desc(parent: &Frame) -> TaskDesc {
         deps: DepCounter::new(),
         notify: NotifyList::new(),
         cancelled: AtomicBool::new(false),
+        weak: false,
         priority: 0,
         place: GATE_PLACE,
         last_succ: Cell::new(ptr::null()),
@@ -218,4 +221,21 @@ pub(super) unsafe fn link_out(counter: &DepCounter, list: &NotifyList, node: *mu
         let ready = counter.fire();
         debug_assert!(!ready, "a weak gate held by its body reached zero");
     }
+}
+
+/// A child of `completed`'s frame has completed (its last access to the frame): true if that
+/// ended the count of a weak task that left its completion to its last child
+/// ([`owner_defers`]). Until the owner defers, the count only grows from zero and never reads
+/// `usize::MAX`; once it has, the count is (completed − spawned) modulo 2^64, and the child
+/// that takes it from −1 to 0 is the last.
+pub(super) fn child_completes(completed: &AtomicUsize) -> bool {
+    completed.fetch_add(1, Ordering::AcqRel) == usize::MAX
+}
+
+/// The owner of a frame, its body ended, subtracts the `spawned` children it counted: false
+/// if all of them have completed already (the owner completes the task), else the last of
+/// them will ([`child_completes`]). AcqRel: the owner's writes (what the last child reads to
+/// complete the task) come before, every completed child's after.
+pub(super) fn owner_defers(completed: &AtomicUsize, spawned: usize) -> bool {
+    completed.fetch_sub(spawned, Ordering::AcqRel) != spawned
 }
