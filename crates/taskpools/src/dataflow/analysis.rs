@@ -6,11 +6,12 @@
 use std::ptr;
 
 use super::commute::CommuteLock;
+use super::footprint::Mode;
 use super::frame::RegionInfo;
 use super::lut::Sink;
 use super::notify::{NotifyNode, Push};
 use super::task::{TaskDesc, GATE_PLACE};
-use super::weak::{link_leave, WeakGate};
+use super::weak::WeakGate;
 use super::Footprint;
 use crate::mem::region::Region as Arena;
 use crate::runtime::trace::{EventKind, TraceBuf};
@@ -31,6 +32,8 @@ pub(super) struct Analysis<'a> {
     pub(super) arena: &'a mut Arena,
     pub(super) found: &'a mut usize,
     pub(super) locks: &'a mut Vec<*const CommuteLock>,
+    /// Outer leave gates to link once the spawn can no longer fail (see `link_outer`).
+    pub(super) links: &'a mut Vec<(*const WeakGate, *const TaskDesc)>,
 }
 
 impl Sink<TaskDesc> for Analysis<'_> {
@@ -163,7 +166,10 @@ pub(super) fn analyse(
 }
 
 /// An access to a region made from a weak part: it waits for the part's enter gate, and the
-/// part's leave gate for it.
+/// part's leave gate will wait for it. That second link holds the leave gate open, so it is
+/// made only once the spawn can no longer fail (`spawn`, with `link_leave`); a spawn that
+/// panics before leaves only an edge from the enter gate to a task that never runs, as any
+/// edge of it does.
 #[cold]
 #[inline(never)]
 fn link_outer(gates: *const WeakGate, registered: *const TaskDesc, sink: &mut Analysis<'_>) {
@@ -178,8 +184,7 @@ fn link_outer(gates: *const WeakGate, registered: *const TaskDesc, sink: &mut An
         sink.arena,
         sink.found,
     );
-    // SAFETY: `registered` is a descriptor of this spawn, not armed yet.
-    unsafe { link_leave(g, &*registered, sink.arena) };
+    sink.links.push((gates, registered));
 }
 
 /// Registers the new task `desc` as a successor of its sibling `pred` (one node per pair): pushes
@@ -194,7 +199,9 @@ pub(super) fn add_edge(
     arena: &mut Arena,
     found: &mut usize,
 ) {
-    // SAFETY: a sibling's descriptor in this frame's region.
+    // SAFETY: a sibling's descriptor in this frame's region, or a gate of the weak part a
+    // region of this frame was made from (in the enclosing frame, alive while the owner's
+    // body, this thread, runs).
     let p = unsafe { &*pred };
     if p.last_succ.get() == desc {
         return;
@@ -261,6 +268,14 @@ fn rect_access(
 /// Checks a spawn's declarations: all from this scope, no overlap unless both give shared
 /// references.
 pub(super) fn check(fps: &[Footprint], frame: *const ()) {
+    if fps.iter().any(|fp| fp.weak) && fps.iter().any(|fp| fp.mode == Mode::Commutative) {
+        panic!(
+            "taskpools::dataflow: a task with weak accesses cannot also have commutative \
+             ones: it starts before its weak parts' predecessors end, and would hold the \
+             commutative lock while its children wait for them; give the commutative \
+             access to a child"
+        );
+    }
     for (i, a) in fps.iter().enumerate() {
         assert!(
             a.frame == frame,

@@ -10,7 +10,7 @@ use super::lut::{RectMode, Trie};
 use super::priority::Priorities;
 use super::reduce::Groups;
 use super::task::TaskDesc;
-use super::weak::{owner_defers, WeakGate};
+use super::weak::WeakGate;
 use super::{Config, Footprint};
 use crate::cancel::Stop;
 use crate::mem::region::Region as Arena;
@@ -54,6 +54,9 @@ pub(super) struct FrameLocal {
     pub(super) scratch: Vec<Footprint>,
     /// The commutative locks of the task being spawned (kept for its capacity).
     pub(super) locks: Vec<*const CommuteLock>,
+    /// The links to outer leave gates of the task being spawned (`analysis::link_outer`),
+    /// made once it can no longer fail (kept for its capacity).
+    pub(super) links: Vec<(*const WeakGate, *const TaskDesc)>,
     /// Children spawned so far (the frame's own count; `Frame::completed` counts their
     /// completions).
     pub(super) spawned: usize,
@@ -127,6 +130,7 @@ impl Frame {
                 regions: Vec::new(),
                 scratch: Vec::new(),
                 locks: Vec::new(),
+                links: Vec::new(),
                 spawned: 0,
                 seen: 0,
                 epoch: 0,
@@ -192,24 +196,13 @@ impl Frame {
         w.wait_until(|| self.completed.load(Ordering::Acquire) == spawned);
     }
 
-    /// Leaves the completion of this weak task's frame (`d`, `failed`, its allocation
-    /// `boxed`) to its last outstanding child; false if none is outstanding (the caller
-    /// completes it now). See [`owner_defers`].
-    ///
-    /// # Safety
-    /// The frame's thread, once, after the task's body; `boxed` holds this frame.
-    pub(super) unsafe fn defer(
-        &self,
-        d: *const TaskDesc,
-        failed: bool,
-        boxed: *mut LazyFrame,
-    ) -> bool {
+    /// Records a weak task's completion (`d`, `failed`, the frame's allocation `boxed`) for
+    /// the child that ends the count (`task::defer`).
+    pub(super) fn set_deferred(&self, d: *const TaskDesc, failed: bool, boxed: *mut LazyFrame) {
         self.deferred.set((d, failed, boxed));
-        // SAFETY: per the contract.
-        owner_defers(&self.completed, unsafe { self.spawned() })
     }
 
-    /// What [`defer`](Self::defer) left: read by the child that ended the count.
+    /// What `set_deferred` recorded: read by the child that ended the count.
     pub(super) fn deferred(&self) -> (*const TaskDesc, bool, *mut LazyFrame) {
         self.deferred.get()
     }
@@ -218,7 +211,7 @@ impl Frame {
     ///
     /// # Safety
     /// Only the frame's own thread (the one that spawns), as for [`local`](Self::local).
-    unsafe fn spawned(&self) -> usize {
+    pub(super) unsafe fn spawned(&self) -> usize {
         // SAFETY: per the contract, the only thread that writes the local state; a read
         // through the raw pointer creates no reference that could overlap another.
         unsafe { (*self.local.get()).spawned }

@@ -11,7 +11,7 @@ use super::commute::{CommuteLock, Waiter};
 use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode};
 use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
-use super::weak::WeakGate;
+use super::weak::{link_leave, WeakGate};
 use super::{Accesses, Scope, TaskHandle};
 use crate::runtime::job::JobHeader;
 use crate::runtime::trace::{EventKind, Source};
@@ -194,6 +194,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         let config = frame.shared().config;
         let mut found = 0usize;
         local.locks.clear();
+        local.links.clear();
         let mut sink = Analysis {
             desc,
             owner: desc,
@@ -204,6 +205,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             arena: &mut local.arena,
             found: &mut found,
             locks: &mut local.locks,
+            links: &mut local.links,
         };
         for h in after {
             // A handle from before the last sync names a task that has completed (and whose
@@ -227,7 +229,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             analyse(info, fp, desc, &mut local.table_arena, config, &mut sink);
         }
         // Weak parts last, each with its own gates, after the task's strong accesses (in
-        // block mode a weak part may share a block with one, see `Analysis::edge`).
+        // block mode a weak part may share a block with one, see `Analysis::gate_edge`).
         let (mut gates, mut tail) = (ptr::null::<WeakGate>(), ptr::null::<WeakGate>());
         if weak > 0 {
             for fp in fps.iter().filter(|fp| fp.weak) {
@@ -245,6 +247,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                     arena: &mut local.arena,
                     found: &mut n,
                     locks: &mut local.locks,
+                    links: &mut local.links,
                 };
                 let info = &mut local.regions[fp.region as usize];
                 analyse(
@@ -309,7 +312,8 @@ impl<'s, 'e> Scope<'s, 'e> {
             // SAFETY: as for the reductions; the cursor walks this spawn's gates.
             let a = unsafe { &mut (*body).a };
             let mut cursor = gates;
-            a.bind_weak(&mut cursor);
+            // SAFETY: the chain holds one live gate per weak footprint, in their order.
+            unsafe { a.bind_weak(&mut cursor) };
             debug_assert!(cursor.is_null(), "a weak gate left unbound");
         }
         local.scratch = fps;
@@ -326,6 +330,11 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Counted from here on: nothing below can panic before the task is armed, so a
         // counted child always runs (or is cancelled) and completes.
         local.spawned = local.spawned.wrapping_add(1);
+        for &(g, registered) in &local.links {
+            // SAFETY: the outer gates of a region of this frame, whose owner's body runs on
+            // this thread; `registered` is this task or one of its gates, none armed yet.
+            unsafe { link_leave(&*g, &*registered, &mut local.arena) };
+        }
         let mut g = gates;
         while !g.is_null() {
             // SAFETY: this spawn's gates, every edge into them registered; armed before the

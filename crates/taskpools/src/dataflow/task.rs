@@ -8,7 +8,7 @@ use std::ptr;
 use super::commute::{lock_all, unlock_all, CommuteLock, Waiter};
 use super::frame::{Frame, LazyFrame};
 use super::notify::{DepCounter, NotifyList};
-use super::weak::{child_completes, complete_gate, release, WeakGate};
+use super::weak::{child_completes, complete_gate, owner_defers, release, WeakGate};
 use super::{Accesses, Scope};
 use crate::panics::first_of;
 use crate::runtime::job::{JobHeader, JobRef};
@@ -38,7 +38,9 @@ pub(super) struct TaskDesc {
     /// The place hint (`NO_PLACE`: none).
     pub(super) place: u32,
     /// The last sibling whose node was pushed on this task's notify list, or that registered
-    /// any edge to it while tracing (parent's thread only): skips duplicate pushes from a
+    /// any edge to it while tracing (only the thread that analyses the spawns that add edges
+    /// to it: its parent's; for a weak part's gate, also the owner's body's, which starts
+    /// after the spawn that made the gate and links the owner's children): skips duplicate pushes from a
     /// footprint that meets this task in several blocks. An edge to a completed task leaves
     /// it alone and reads the closed list again, which gives the same answer (the check only
     /// saves work: a duplicate node would fire once and balance its own count).
@@ -103,7 +105,8 @@ fn wake(w: *mut Waiter) {
 
 // SAFETY: shared between the parent's thread (analysis: `last_succ`, pushes) and the threads
 // that complete predecessors (atomics only) or run the task (after it is handed over through
-// the counter and a deque); `last_succ` is touched by the parent's thread only.
+// the counter and a deque); `last_succ` is touched by one analysing thread at a time (the
+// parent's, and for a gate afterwards its owner's body's, ordered by the owner's start).
 unsafe impl Sync for TaskDesc {}
 
 pub(super) struct Body<F, A> {
@@ -170,10 +173,8 @@ pub(super) fn schedule(d: *const TaskDesc, parent: &Frame) {
     // SAFETY: as above.
     let place = unsafe { &*d }.place;
     if place != NO_PLACE {
-        if place == GATE_PLACE {
-            // SAFETY: as above.
-            complete_gate(unsafe { &*d });
-        } else if place != WAIT_PLACE {
+        debug_assert!(place != GATE_PLACE, "a gate is completed, never queued");
+        if place != WAIT_PLACE {
             registry.push_place(place as usize, job, true);
         }
         return;
@@ -273,38 +274,72 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
 /// predecessor may be below it on this very stack). Its frame lives on the heap, and if
 /// children are outstanding when the body ends, the last of them completes the task.
 ///
+/// Takes raw pointers, not references, here and down the completion chain (`finish_weak`,
+/// `complete`, `complete_gate`): once the completion may happen on another thread, or
+/// frees a frame on this one, the task and its frame may be freed while the call that led
+/// there is still on the stack, which a reference argument must outlive.
+///
 /// # Safety
 /// Once per task, ready, its commutative locks taken.
 #[cold]
 #[inline(never)]
-unsafe fn run_weak(d: &TaskDesc, parent: &Frame) {
-    let frame = Box::into_raw(Box::new(LazyFrame::new(
-        parent.registry,
-        parent.shared,
-        d.trace_id,
-        true,
-    )));
-    let weak = Cell::new(ptr::null());
-    // SAFETY: the body runs once; the frame stays where it is until the task completes.
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        (d.call)(d.body, Some(&*frame), &weak)
-    }));
-    // SAFETY: once, after the body.
-    unsafe { release(weak.get(), r.is_err()) };
-    let failed = r.is_err();
-    if let Err(p) = r {
-        parent.keep_panic(p);
-    }
-    // SAFETY: the frame is this task's, alive; this thread made it.
-    if let Some(f) = unsafe { &*frame }.frame.get() {
-        // SAFETY: the frame's thread, once, after the body; `frame` holds it.
-        if unsafe { f.defer(d, failed, frame) } {
-            // Its last child completes it (`finish_weak`).
+unsafe fn run_weak(d: *const TaskDesc, parent: *const Frame) {
+    // SAFETY: the task is alive until it completes, below or in its last child.
+    let (body, call, trace_id) = unsafe { ((*d).body, (*d).call, (*d).trace_id) };
+    let (frame, failed) = {
+        // SAFETY: its parent waits for it; the reference ends in this block.
+        let parent = unsafe { &*parent };
+        let frame = Box::into_raw(Box::new(LazyFrame::new(
+            parent.registry,
+            parent.shared,
+            trace_id,
+            true,
+        )));
+        let weak = Cell::new(ptr::null());
+        // SAFETY: the body runs once; the frame stays where it is until the task completes.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+            call(body, Some(&*frame), &weak)
+        }));
+        // SAFETY: once, after the body.
+        unsafe { release(weak.get(), r.is_err()) };
+        let failed = r.is_err();
+        if let Err(p) = r {
+            parent.keep_panic(p);
+        }
+        (frame, failed)
+    };
+    // SAFETY: the frame is this task's, alive; this thread made it and is its thread.
+    let made = unsafe { (*frame).frame.get() }.map(ptr::from_ref);
+    if let Some(f) = made {
+        // SAFETY: as above, once, after the body. From here on, nothing touches the frame,
+        // the task or its parent: the last child may complete them.
+        if unsafe { defer(f, d, failed, frame) } {
             return;
         }
     }
     // SAFETY: every child (if any) has completed.
     unsafe { finish_weak(d, frame, failed) };
+}
+
+/// Leaves the completion of the weak task `d` (its frame `frame`, allocated as `boxed`) to
+/// its last outstanding child: false if none is outstanding (the caller completes it now).
+///
+/// # Safety
+/// The frame's thread, once, after the task's body; `boxed` holds `frame`. When it returns
+/// true, the frame may already be freed.
+unsafe fn defer(
+    frame: *const Frame,
+    d: *const TaskDesc,
+    failed: bool,
+    boxed: *mut LazyFrame,
+) -> bool {
+    // SAFETY: alive until the count below lets the last child free it; the reference is not
+    // used after the count.
+    let f = unsafe { &*frame };
+    f.set_deferred(d, failed, boxed);
+    // SAFETY: the frame's thread.
+    let spawned = unsafe { f.spawned() };
+    owner_defers(&f.completed, spawned)
 }
 
 /// Completes a weak task whose children have all completed: keeps their first panic, frees
@@ -313,62 +348,71 @@ unsafe fn run_weak(d: &TaskDesc, parent: &Frame) {
 /// # Safety
 /// Once per weak task, after its body and all its children; `frame` is its frame's
 /// allocation, used by no one else now.
-unsafe fn finish_weak(d: &TaskDesc, frame: *mut LazyFrame, mut failed: bool) {
-    // SAFETY: the task's parent frame waits for it.
-    let parent = unsafe { &*d.parent };
-    // SAFETY: per the contract (the children's completions, seen with Acquire, came after
-    // their panics were kept).
-    let frame = unsafe { Box::from_raw(frame) };
-    if let Some(p) = frame.frame.get().and_then(Frame::take_panic) {
-        failed = true;
-        parent.keep_panic(p);
-    }
-    drop(frame);
-    let locks = d.locks();
-    if !locks.is_empty() {
-        // SAFETY: taken before the body ran.
-        unsafe { unlock_all(locks, &mut wake) };
+unsafe fn finish_weak(d: *const TaskDesc, frame: *mut LazyFrame, mut failed: bool) {
+    {
+        // SAFETY: the task is alive until `complete` below; its parent frame waits for it.
+        let (t, parent) = unsafe { (&*d, &*(*d).parent) };
+        // SAFETY: per the contract (the children's completions, seen with Acquire, came after
+        // their panics were kept).
+        let frame = unsafe { Box::from_raw(frame) };
+        if let Some(p) = frame.frame.get().and_then(Frame::take_panic) {
+            failed = true;
+            parent.keep_panic(p);
+        }
+        drop(frame);
+        let locks = t.locks();
+        if !locks.is_empty() {
+            // SAFETY: taken before the body ran.
+            unsafe { unlock_all(locks, &mut wake) };
+        }
     }
     // SAFETY: the task completes once, here.
     unsafe { complete(d, failed, None) };
 }
 
 /// Completes a task (or a weak access's gate): closes its notify list, readies each
-/// successor whose last edge this was (cancelling them if it `failed`), and counts the
-/// completion in its parent frame.
+/// successor whose last edge this was (cancelling them if it `failed`; a gate is completed
+/// at once), and counts the completion in its parent frame.
 ///
 /// # Safety
-/// Once per descriptor; its parent frame is alive (it waits for this count).
-pub(super) unsafe fn complete(d: &TaskDesc, failed: bool, tr: Option<&TraceBuf>) {
-    // SAFETY: the parent frame waits for this task before it goes.
-    let parent = unsafe { &*d.parent };
+/// Once per descriptor; its parent frame is alive (it waits for this count). Once the count
+/// is in, the descriptor and its frame may be freed.
+pub(super) unsafe fn complete(d: *const TaskDesc, failed: bool, tr: Option<&TraceBuf>) {
+    // SAFETY: alive until the count below; the references are not used after it.
+    let (t, parent) = unsafe { (&*d, &*(*d).parent) };
+    let by = t.trace_id;
     // SAFETY: closed once, at completion; the nodes live in the parents' regions.
     unsafe {
-        d.notify.close(failed, |s| {
+        t.notify.close(failed, |s| {
+            let s = s.cast::<TaskDesc>();
             // SAFETY: a successor's descriptor: a sibling, or (for a weak access's gate) a
             // descriptor of a frame nested in or around this one, alive until it completes.
-            let s = &*s.cast::<TaskDesc>();
+            let succ = &*s;
             if failed {
-                s.cancelled.store(true, Ordering::Relaxed);
+                succ.cancelled.store(true, Ordering::Relaxed);
             }
-            if s.deps.fire() {
-                if let (Some(t), true) = (tr, s.trace_id != 0) {
-                    t.note(EventKind::Ready {
-                        task: s.trace_id,
-                        by: d.trace_id,
+            if succ.deps.fire() {
+                if succ.place == GATE_PLACE {
+                    complete_gate(s);
+                    return;
+                }
+                if let (Some(tb), true) = (tr, succ.trace_id != 0) {
+                    tb.note(EventKind::Ready {
+                        task: succ.trace_id,
+                        by,
                     });
                 }
-                schedule(s, &*s.parent);
+                schedule(s, &*succ.parent);
             }
         })
     };
     // The last access to the parent's frame and region (this descriptor included), unless
     // the parent is a weak task that left its completion to its last child, and this is it.
     if child_completes(&parent.completed) {
-        let (d, failed, frame) = parent.deferred();
+        let (w, failed, frame) = parent.deferred();
         // SAFETY: `parent` deferred its task's completion (its thread wrote what `deferred`
         // reads before the read-modify-write this one follows, with AcqRel on both), and
         // every child of it has completed: the frame is this thread's to free.
-        unsafe { finish_weak(&*d, frame, failed) };
+        unsafe { finish_weak(w, frame, failed) };
     }
 }

@@ -111,9 +111,9 @@ impl<'s, 'e> Scope<'s, 'e> {
         accesses.footprints(&mut fps);
         assert!(
             fps.iter()
-                .all(|fp| fp.mode != Mode::Commutative && fp.reduce.is_none()),
+                .all(|fp| fp.mode != Mode::Commutative && fp.reduce.is_none() && !fp.weak),
             "taskpools::dataflow: wait_for takes read, out, inout and concurrent accesses, not \
-             commutative ones or reductions"
+             commutative, reduction or weak ones"
         );
         let desc = self.spawn_to(WAIT_PLACE, 0, &[], Declared(fps), |_, ()| {});
         let w = WorkerThread::current().expect("a data-flow scope runs on a worker");

@@ -585,3 +585,45 @@ fn a_weak_write_overlapping_another_access_is_refused() {
     });
     assert!(message(&*r.unwrap_err()).contains("overlap"));
 }
+
+/// Weak and commutative accesses in one spawn, and a weak access given to `wait_for`, are
+/// refused with a clear panic before anything is queued (a weak task starts before its
+/// predecessors end: holding a commutative lock meanwhile could hang its siblings; a wait
+/// never runs a body, so it would never release the part).
+#[test]
+fn weak_with_commutative_or_in_wait_for_is_refused() {
+    within("weak misuse", || {
+        let rt = Runtime::new(1).unwrap();
+        let mut v = vec![0u64; 4];
+        let r = rt.install(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                dataflow::scope(|df| {
+                    let r = df.region(&mut v);
+                    let (a, b) = (r.part(0..2), r.part(2..4));
+                    df.spawn((a.commutative(), b.weak_inout()), |_, _| {});
+                })
+            }))
+        });
+        assert!(message(&*r.unwrap_err()).contains("cannot also have commutative"));
+        let r = rt.install(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                dataflow::scope(|df| {
+                    let r = df.region(&mut v);
+                    df.wait_for(r.weak_inout(), |_| ());
+                })
+            }))
+        });
+        assert!(message(&*r.unwrap_err()).contains("not commutative, reduction or weak"));
+        // The scope is still usable afterwards.
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                df.spawn(r.weak_inout(), |df, w| {
+                    let w = df.weak_region(w);
+                    df.spawn(w.inout(), |_, v| v.fill(3));
+                });
+            })
+        });
+        assert_eq!(v, [3; 4]);
+    });
+}

@@ -157,8 +157,11 @@ pub trait Accesses: sealed::Sealed {
     }
     /// Hands each weak access among the accesses its gates (see `weak`), in the order of
     /// their footprints, taking them from the chain at `cursor`.
+    ///
+    /// # Safety
+    /// `cursor` heads a chain of live gates, at least one per weak access.
     #[doc(hidden)]
-    fn bind_weak(&mut self, _cursor: &mut *const WeakGate) {}
+    unsafe fn bind_weak(&mut self, _cursor: &mut *const WeakGate) {}
     /// The gates of the first weak access among the accesses, once bound (null: none).
     #[doc(hidden)]
     fn weak_head(&self) -> *const WeakGate {
@@ -257,9 +260,10 @@ impl<A: Accesses, const N: usize> Accesses for [A; N] {
             a.bind_reductions(groups, runtime, task);
         }
     }
-    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+    unsafe fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
         for a in self {
-            a.bind_weak(cursor);
+            // SAFETY: the contract is the container's.
+            unsafe { a.bind_weak(cursor) };
         }
     }
     fn weak_head(&self) -> *const WeakGate {
@@ -289,9 +293,10 @@ impl<A: Accesses> Accesses for Option<A> {
             a.bind_reductions(groups, runtime, task);
         }
     }
-    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+    unsafe fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
         if let Some(a) = self {
-            a.bind_weak(cursor);
+            // SAFETY: the contract is the option's.
+            unsafe { a.bind_weak(cursor) };
         }
     }
     fn weak_head(&self) -> *const WeakGate {
@@ -321,9 +326,10 @@ impl<A: Accesses> Accesses for Vec<A> {
             a.bind_reductions(groups, runtime, task);
         }
     }
-    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+    unsafe fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
         for a in self {
-            a.bind_weak(cursor);
+            // SAFETY: the contract is the container's.
+            unsafe { a.bind_weak(cursor) };
         }
     }
     fn weak_head(&self) -> *const WeakGate {
@@ -359,9 +365,10 @@ macro_rules! tuple_accesses {
                 $($name.bind_reductions(groups, runtime, task);)+
             }
             #[allow(non_snake_case)]
-            fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+            unsafe fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
                 let ($($name,)+) = self;
-                $($name.bind_weak(cursor);)+
+                // SAFETY: the contract is the tuple's.
+                unsafe { $($name.bind_weak(cursor);)+ }
             }
             #[allow(non_snake_case)]
             fn weak_head(&self) -> *const WeakGate {

@@ -98,7 +98,9 @@ impl<'s, T> Part<'s, T> {
     ///
     /// A task with weak accesses never waits for its children: its scope refuses
     /// [`sync`](Scope::sync) and [`wait_for`](Scope::wait_for) (a panic; its children may use
-    /// them), and its last child to end completes it.
+    /// them), and its last child to end completes it. A spawn that declares weak and
+    /// commutative accesses together is refused (a panic: the task would hold the lock while
+    /// its children wait), and so is a weak access given to `wait_for`.
     ///
     /// The task gets a [`WeakMut`], which its scope makes a region of
     /// ([`Scope::weak_region`]). Release is per weak part, so declare one per block that its
@@ -181,13 +183,13 @@ impl<'s, T> RegionRef<'s, T> {
 }
 
 /// Takes the next gate of the spawn for a weak access.
-fn take(cursor: &mut *const WeakGate) -> *const WeakGate {
+///
+/// # Safety
+/// As `Accesses::bind_weak`.
+unsafe fn take(cursor: &mut *const WeakGate) -> *const WeakGate {
     let g = *cursor;
-    assert!(
-        !g.is_null(),
-        "taskpools::dataflow: a weak access without its gates"
-    );
-    // SAFETY: a gate of the spawn, in its frame's region.
+    debug_assert!(!g.is_null(), "a weak access without its gates");
+    // SAFETY: per the contract, a live gate of the spawn, in its frame's region.
     *cursor = unsafe { &*g }.next.get();
     g
 }
@@ -198,8 +200,9 @@ impl<T: Send + 'static> Accesses for WeakWrite<'_, T> {
     fn footprints(&self, out: &mut Vec<Footprint>) {
         out.push(self.fp);
     }
-    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
-        self.gate = take(cursor);
+    unsafe fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        // SAFETY: the contract is the trait's.
+        self.gate = unsafe { take(cursor) };
     }
     fn weak_head(&self) -> *const WeakGate {
         self.gate
@@ -220,8 +223,9 @@ impl<T: Sync + 'static> Accesses for WeakRead<'_, T> {
     fn footprints(&self, out: &mut Vec<Footprint>) {
         out.push(self.fp);
     }
-    fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
-        self.gate = take(cursor);
+    unsafe fn bind_weak(&mut self, cursor: &mut *const WeakGate) {
+        // SAFETY: the contract is the trait's.
+        self.gate = unsafe { take(cursor) };
     }
     fn weak_head(&self) -> *const WeakGate {
         self.gate
@@ -242,21 +246,21 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// task received. Each child waits for the task's predecessors on the part, and the
     /// task's successors on the part wait for these children (see [`Part::weak_inout`]).
     /// Panics if the part is not the task's own (a task's weak parts go to its own scope).
-    /// Another scope cannot take it, nor can a child's closure:
+    /// Only the task's own scope takes it (its lifetime is the task's, exactly):
     ///
     /// ```compile_fail
-    /// let mut v = vec![0u64; 4];
-    /// taskpools::dataflow::scope(|df| {
-    ///     let r = df.region(&mut v);
-    ///     df.spawn(r.weak_inout(), |_, w| {
-    ///         taskpools::dataflow::scope(|inner| {
-    ///             let _ = inner.weak_region(w);
-    ///         });
-    ///     });
-    /// });
+    /// use taskpools::dataflow::{Scope, WeakMut};
+    ///
+    /// fn elsewhere<'a, 'b>(s: &Scope<'a, '_>, w: WeakMut<'b, u64>) {
+    ///     let _ = s.weak_region(w);
+    /// }
     /// ```
     ///
-    /// ```compile_fail
+    /// and it cannot go into a child's closure (it is not `Send`: the compiler says that
+    /// `*mut T` cannot be sent between threads); declare the child's access on the region
+    /// instead:
+    ///
+    /// ```compile_fail,E0277
     /// let mut v = vec![0u64; 4];
     /// taskpools::dataflow::scope(|df| {
     ///     let r = df.region(&mut v);

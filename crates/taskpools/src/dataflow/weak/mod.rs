@@ -68,7 +68,7 @@ pub struct WeakGate {
     /// Edges found into `enter` at the spawn, armed with the task.
     pub(super) found: Cell<usize>,
     /// Edges found into `leave` at the spawn (in block mode, from the task itself or its
-    /// earlier gates in the same block, see `Analysis::gate_edge` in `spawn`).
+    /// earlier gates in the same block, see `Analysis::gate_edge` in `analysis`).
     pub(super) found_leave: Cell<usize>,
     /// The owner's next weak gate (in declaration order).
     pub(super) next: Cell<*const WeakGate>,
@@ -81,7 +81,7 @@ pub struct WeakGate {
 unsafe fn run_gate(h: *const JobHeader) {
     // SAFETY: the header of a gate descriptor (first field), alive until its frame ends,
     // which waits for it.
-    unsafe { complete_gate(&*h.cast::<TaskDesc>()) }
+    unsafe { complete_gate(h.cast::<TaskDesc>()) }
 }
 
 fn gate_desc(parent: &Frame) -> TaskDesc {
@@ -156,17 +156,21 @@ impl WeakGate {
         debug_assert_eq!(pushed, Push::Pushed);
         self.leave.deps.arm(2 + self.found_leave.get());
         if self.enter.deps.arm(self.found.get()) {
-            complete_gate(&self.enter);
+            // SAFETY: ready once; the spawner (this thread) is alive.
+            unsafe { complete_gate(&self.enter) };
         }
         2
     }
 }
 
 /// Completes a gate (see the module docs): its successors are readied, its frame counts it.
-pub(super) fn complete_gate(d: &TaskDesc) {
-    let failed = d.cancelled.load(Ordering::Relaxed);
-    // SAFETY: a gate completes once (its counter reached zero once), and its frame waits for
-    // it.
+///
+/// # Safety
+/// `d` is a gate whose counter just reached zero (once); afterwards its frame may be freed.
+pub(super) unsafe fn complete_gate(d: *const TaskDesc) {
+    // SAFETY: alive until its completion is counted.
+    let failed = unsafe { &*d }.cancelled.load(Ordering::Relaxed);
+    // SAFETY: per the contract.
     unsafe { complete(d, failed, None) };
 }
 
@@ -185,7 +189,8 @@ pub(super) unsafe fn release(mut g: *const WeakGate, failed: bool) {
             gate.leave.cancelled.store(true, Ordering::Relaxed);
         }
         if gate.leave.deps.fire() {
-            complete_gate(&gate.leave);
+            // SAFETY: ready once; the gate may be freed after this (its link was read).
+            unsafe { complete_gate(&gate.leave) };
         }
     }
 }
