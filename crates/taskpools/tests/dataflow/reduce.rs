@@ -368,7 +368,7 @@ fn misuses_are_refused_with_a_message() {
             })
         })
     }));
-    assert!(message(&*e.unwrap_err()).contains("not commutative ones or reductions"));
+    assert!(message(&*e.unwrap_err()).contains("not commutative, reduction or weak ones"));
 }
 
 #[test]
