@@ -11,7 +11,7 @@ use super::frame::RegionInfo;
 use super::lut::Sink;
 use super::notify::{NotifyNode, Push};
 use super::task::{TaskDesc, GATE_PLACE};
-use super::weak::WeakGate;
+use super::weak::{link_leave, WeakGate};
 use super::Footprint;
 use crate::mem::region::Region as Arena;
 use crate::runtime::trace::{EventKind, TraceBuf};
@@ -32,8 +32,8 @@ pub(super) struct Analysis<'a> {
     pub(super) arena: &'a mut Arena,
     pub(super) found: &'a mut usize,
     pub(super) locks: &'a mut Vec<*const CommuteLock>,
-    /// Outer leave gates to link once the spawn can no longer fail (see `link_outer`).
-    pub(super) links: &'a mut Vec<(*const WeakGate, *const TaskDesc)>,
+    /// Links to outer gates to make once the spawn can no longer fail (see `link_outer`).
+    pub(super) links: &'a mut Vec<(*const WeakGate, *const TaskDesc, *const TaskDesc)>,
 }
 
 impl Sink<TaskDesc> for Analysis<'_> {
@@ -165,26 +165,44 @@ pub(super) fn analyse(
     }
 }
 
-/// An access to a region made from a weak part: it waits for the part's enter gate, and the
-/// part's leave gate will wait for it. That second link holds the leave gate open, so it is
-/// made only once the spawn can no longer fail (`spawn`, with `link_leave`); a spawn that
-/// panics before leaves only an edge from the enter gate to a task that never runs, as any
-/// edge of it does.
+/// An access to a region made from a weak part: it will wait for the part's enter gate
+/// (`target`: the task, or its own enter gate for a weak access), and the part's leave gate
+/// for it (`registered`). Both links touch the enclosing frame's gates, with nodes in this
+/// frame's region, so they are made only once the spawn can no longer fail (`spawn`, with
+/// `link_weak`): a spawn that panics before leaves nothing on them.
 #[cold]
 #[inline(never)]
 fn link_outer(gates: *const WeakGate, registered: *const TaskDesc, sink: &mut Analysis<'_>) {
-    // SAFETY: the region's gates, in the spawner's frame, alive while the owner's body runs
-    // (this thread, spawning its child).
+    sink.links.push((gates, registered, sink.desc));
+}
+
+/// Makes a link recorded by `link_outer`: an edge from the outer enter gate to `target`,
+/// counted in `found` (the task's) or in the target gate's own count, and the outer leave
+/// gate held for `registered`.
+///
+/// # Safety
+/// After the spawn's last panic point, before `target` and `registered` are armed; the
+/// gates are those of a region of this frame, whose owner's body runs on this thread.
+pub(super) unsafe fn link_weak(
+    (gates, registered, target): (*const WeakGate, *const TaskDesc, *const TaskDesc),
+    task: (*const TaskDesc, &mut usize),
+    tr: Option<&TraceBuf>,
+    trace_id: u64,
+    arena: &mut Arena,
+) {
+    // SAFETY: per the contract.
     let g = unsafe { &*gates };
-    add_edge(
-        &g.enter,
-        sink.desc,
-        sink.tr,
-        sink.trace_id,
-        sink.arena,
-        sink.found,
-    );
-    sink.links.push((gates, registered));
+    let mut n = 0;
+    add_edge(&g.enter, target, tr, trace_id, arena, &mut n);
+    if target == task.0 {
+        *task.1 += n;
+    } else {
+        // SAFETY: `target` is an enter gate of this spawn.
+        let tg = WeakGate::of(unsafe { &*target }).expect("a weak access's own enter gate");
+        tg.found.set(tg.found.get() + n);
+    }
+    // SAFETY: per the contract.
+    unsafe { link_leave(g, &*registered, arena) };
 }
 
 /// Registers the new task `desc` as a successor of its sibling `pred` (one node per pair): pushes

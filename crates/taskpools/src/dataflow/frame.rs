@@ -54,9 +54,9 @@ pub(super) struct FrameLocal {
     pub(super) scratch: Vec<Footprint>,
     /// The commutative locks of the task being spawned (kept for its capacity).
     pub(super) locks: Vec<*const CommuteLock>,
-    /// The links to outer leave gates of the task being spawned (`analysis::link_outer`),
-    /// made once it can no longer fail (kept for its capacity).
-    pub(super) links: Vec<(*const WeakGate, *const TaskDesc)>,
+    /// The links to outer gates of the task being spawned (`analysis::link_outer`), made
+    /// once it can no longer fail (kept for its capacity).
+    pub(super) links: Vec<(*const WeakGate, *const TaskDesc, *const TaskDesc)>,
     /// Children spawned so far (the frame's own count; `Frame::completed` counts their
     /// completions).
     pub(super) spawned: usize,
@@ -106,7 +106,7 @@ pub(super) struct Frame {
     /// The frame of a task with weak accesses (`weak`): on the heap, never waited on on a
     /// stack (no `sync`, no `wait_for`); its last child completes the task.
     pub(super) weak: bool,
-    /// A weak task's completion, left to its last child (see [`defer`](Self::defer)): the
+    /// A weak task's completion, left to its last child (see `task::defer`): the
     /// task, whether it failed, and the frame's own allocation. Written by the frame's thread
     /// before the deferring read-modify-write, read by the child whose completion ends the
     /// count, after its own.

@@ -6,12 +6,12 @@
 use std::cell::Cell;
 use std::ptr;
 
-use super::analysis::{analyse, check, Analysis};
+use super::analysis::{analyse, check, link_weak, Analysis};
 use super::commute::{CommuteLock, Waiter};
 use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode};
 use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
-use super::weak::{link_leave, WeakGate};
+use super::weak::WeakGate;
 use super::{Accesses, Scope, TaskHandle};
 use crate::runtime::job::JobHeader;
 use crate::runtime::trace::{EventKind, Source};
@@ -330,10 +330,10 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Counted from here on: nothing below can panic before the task is armed, so a
         // counted child always runs (or is cancelled) and completes.
         local.spawned = local.spawned.wrapping_add(1);
-        for &(g, registered) in &local.links {
-            // SAFETY: the outer gates of a region of this frame, whose owner's body runs on
-            // this thread; `registered` is this task or one of its gates, none armed yet.
-            unsafe { link_leave(&*g, &*registered, &mut local.arena) };
+        for &link in &local.links {
+            // SAFETY: past the last panic point; the outer gates of a region of this frame,
+            // whose owner's body runs on this thread; this task and its gates not armed yet.
+            unsafe { link_weak(link, (desc, &mut found), tr, trace_id, &mut local.arena) };
         }
         let mut g = gates;
         while !g.is_null() {

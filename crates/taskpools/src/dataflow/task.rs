@@ -165,8 +165,15 @@ pub(super) const WAIT_PLACE: u32 = u32::MAX - 1;
 /// a worker of its scope's runtime: by its parent, or by a predecessor as it completes), or on
 /// its place's deque when it has a hint, or, in a scope that uses priorities, in the scope's
 /// ready heap (`priority.rs`).
-pub(super) fn schedule(d: *const TaskDesc, parent: &Frame) {
-    let registry = parent.registry();
+///
+/// Takes `parent` as a raw pointer: once the task is queued, another thread may run it and
+/// complete its parent (a weak task's heap frame, freed by its last child) before this call
+/// returns, so the frame's fields are copied out first and not touched after.
+pub(super) fn schedule(d: *const TaskDesc, parent: *const Frame) {
+    // SAFETY: the parent frame is alive until the task completes, which it cannot before
+    // it is queued below; the runtime and the root scope's shared state outlive every frame
+    // of the scope (see `Frame::registry`, `Frame::shared`).
+    let (registry, shared) = unsafe { (&*(*parent).registry, &*(*parent).shared) };
     // SAFETY: the header is the descriptor's first field; the descriptor lives until its
     // parent completes, which waits for it to have run.
     let job = unsafe { JobRef::from_header(d.cast()) };
@@ -179,7 +186,7 @@ pub(super) fn schedule(d: *const TaskDesc, parent: &Frame) {
         }
         return;
     }
-    let prio = &parent.shared().prio;
+    let prio = &shared.prio;
     if prio.in_use() {
         prio.push(d, registry);
         return;
@@ -402,7 +409,7 @@ pub(super) unsafe fn complete(d: *const TaskDesc, failed: bool, tr: Option<&Trac
                         by,
                     });
                 }
-                schedule(s, &*succ.parent);
+                schedule(s, succ.parent);
             }
         })
     };

@@ -77,7 +77,9 @@ pub struct WeakGate {
     pub(super) frame: Cell<*const LazyFrame>,
 }
 
-/// A gate's job function: gates are completed inline (`schedule` sends them here too).
+/// A gate's job function, never called: gates are completed inline by whoever readies them
+/// (`task::complete`, `release`, `WeakGate::arm`), never queued. Kept so that a gate's header
+/// names a function that does the right thing.
 unsafe fn run_gate(h: *const JobHeader) {
     // SAFETY: the header of a gate descriptor (first field), alive until its frame ends,
     // which waits for it.
