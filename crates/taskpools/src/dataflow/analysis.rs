@@ -10,7 +10,7 @@ use super::footprint::Mode;
 use super::frame::RegionInfo;
 use super::lut::Sink;
 use super::notify::{NotifyNode, Push};
-use super::task::{TaskDesc, GATE_PLACE};
+use super::task::TaskDesc;
 use super::weak::{link_leave, WeakGate};
 use super::Footprint;
 use crate::mem::region::Region as Arena;
@@ -21,11 +21,6 @@ use crate::sync::Ordering;
 pub(super) struct Analysis<'a> {
     /// What the edges found lead to: the task, or a weak part's enter gate.
     pub(super) desc: *const TaskDesc,
-    /// The task being spawned: no edge from it, or from its own gates, into what it spawns.
-    pub(super) owner: *const TaskDesc,
-    /// For a weak part: its leave gate, and the edges found into it (see `gate_edge`).
-    pub(super) leave: *const TaskDesc,
-    pub(super) leave_found: usize,
     pub(super) tr: Option<&'a TraceBuf>,
     pub(super) trace_id: u64,
     /// The frame's region for descriptors, nodes and locks.
@@ -36,13 +31,55 @@ pub(super) struct Analysis<'a> {
     pub(super) links: &'a mut Vec<(*const WeakGate, *const TaskDesc, *const TaskDesc)>,
 }
 
+/// The analysis of a weak part of the task `owner` (see `gate_edge`): edges lead to the
+/// part's enter gate (`inner.desc`), and the part's leave gate is `leave`, with the edges
+/// found into it.
+pub(super) struct WeakSink<'a, 'b> {
+    pub(super) inner: &'b mut Analysis<'a>,
+    pub(super) owner: *const TaskDesc,
+    pub(super) leave: *const TaskDesc,
+    pub(super) leave_found: usize,
+}
+
+/// A sink that also records links to the gates of the weak part a region was made from.
+pub(super) trait Spawning: Sink<TaskDesc> {
+    /// `registered` (the task, or its own gate) is an access to a region made from a weak
+    /// part with gates `gates` (see `link_outer`).
+    fn link(&mut self, gates: *const WeakGate, registered: *const TaskDesc);
+}
+
+impl Spawning for Analysis<'_> {
+    fn link(&mut self, gates: *const WeakGate, registered: *const TaskDesc) {
+        link_outer(gates, registered, self);
+    }
+}
+
+impl Spawning for WeakSink<'_, '_> {
+    fn link(&mut self, gates: *const WeakGate, registered: *const TaskDesc) {
+        link_outer(gates, registered, self.inner);
+    }
+}
+
+impl Sink<TaskDesc> for WeakSink<'_, '_> {
+    fn edge(&mut self, pred: *const TaskDesc) {
+        self.gate_edge(pred);
+    }
+
+    fn new_lock(&mut self) -> *const () {
+        self.inner.new_lock()
+    }
+
+    fn hold(&mut self, lock: *const ()) {
+        self.inner.hold(lock);
+    }
+}
+
 impl Sink<TaskDesc> for Analysis<'_> {
+    /// A strong access's edge: from an earlier sibling, or from another task's gate, which
+    /// is an ordinary predecessor (the task's own gates come after its strong accesses, and
+    /// the tables never report the task itself).
     #[inline(always)]
     fn edge(&mut self, pred: *const TaskDesc) {
-        // SAFETY: a descriptor of this frame's region (a sibling or a gate).
-        if pred == self.owner || unsafe { &*pred }.place == GATE_PLACE {
-            return self.gate_edge(pred);
-        }
         add_edge(
             pred,
             self.desc,
@@ -68,7 +105,7 @@ impl Sink<TaskDesc> for Analysis<'_> {
     }
 }
 
-impl Analysis<'_> {
+impl WeakSink<'_, '_> {
     /// An edge from the task being spawned or from a gate (see `weak`). Any other task's
     /// gate is an ordinary predecessor. The task's own accesses meet each other only in
     /// block mode (one block holding two of its element-disjoint parts), where a weak part
@@ -86,14 +123,14 @@ impl Analysis<'_> {
             // SAFETY: as in `edge`.
             match WeakGate::of(unsafe { &*pred }) {
                 Some(g) if g.owner == self.owner => {
-                    if !ptr::eq(&g.enter, self.desc) {
+                    if !ptr::eq(&g.enter, self.inner.desc) {
                         add_edge(
                             &g.enter,
-                            self.desc,
-                            self.tr,
-                            self.trace_id,
-                            self.arena,
-                            self.found,
+                            self.inner.desc,
+                            self.inner.tr,
+                            self.inner.trace_id,
+                            self.inner.arena,
+                            self.inner.found,
                         );
                     }
                     ptr::addr_of!(g.leave)
@@ -101,11 +138,11 @@ impl Analysis<'_> {
                 _ => {
                     return add_edge(
                         pred,
-                        self.desc,
-                        self.tr,
-                        self.trace_id,
-                        self.arena,
-                        self.found,
+                        self.inner.desc,
+                        self.inner.tr,
+                        self.inner.trace_id,
+                        self.inner.arena,
+                        self.inner.found,
                     )
                 }
             }
@@ -116,7 +153,7 @@ impl Analysis<'_> {
                 self.leave,
                 None,
                 0,
-                self.arena,
+                self.inner.arena,
                 &mut self.leave_found,
             );
         }
@@ -128,16 +165,16 @@ impl Analysis<'_> {
 /// table, where `registered` (the task, or the access's leave gate) takes its place; the
 /// outer leave gate waits for `registered`.
 #[inline(always)]
-pub(super) fn analyse(
+pub(super) fn analyse<S: Spawning>(
     info: &mut RegionInfo,
     fp: &Footprint,
     registered: *const TaskDesc,
     table_arena: &mut Arena,
     config: super::Config,
-    sink: &mut Analysis<'_>,
+    sink: &mut S,
 ) {
     if !info.gates.is_null() {
-        link_outer(info.gates, registered, sink);
+        sink.link(info.gates, registered);
     }
     if info.rects.is_some() && rect_access(info, fp, registered, table_arena, config.block, sink) {
         return;
@@ -286,14 +323,6 @@ fn rect_access(
 /// Checks a spawn's declarations: all from this scope, no overlap unless both give shared
 /// references.
 pub(super) fn check(fps: &[Footprint], frame: *const ()) {
-    if fps.iter().any(|fp| fp.weak) && fps.iter().any(|fp| fp.mode == Mode::Commutative) {
-        panic!(
-            "taskpools::dataflow: a task with weak accesses cannot also have commutative \
-             ones: it starts before its weak parts' predecessors end, and would hold the \
-             commutative lock while its children wait for them; give the commutative \
-             access to a child"
-        );
-    }
     for (i, a) in fps.iter().enumerate() {
         assert!(
             a.frame == frame,
@@ -316,4 +345,21 @@ pub(super) fn check(fps: &[Footprint], frame: *const ()) {
             }
         }
     }
+}
+
+/// Whether a spawn whose accesses may be weak (`Accesses::WEAK`) has a weak one; refuses
+/// one beside a commutative access.
+#[cold]
+#[inline(never)]
+pub(super) fn check_weak(fps: &[Footprint]) -> bool {
+    let weak = fps.iter().any(|fp| fp.weak);
+    if weak && fps.iter().any(|fp| fp.mode == Mode::Commutative) {
+        panic!(
+            "taskpools::dataflow: a task with weak accesses cannot also have commutative \
+             ones: it starts before its weak parts' predecessors end, and would hold the \
+             commutative lock while its children wait for them; give the commutative \
+             access to a child"
+        );
+    }
+    weak
 }

@@ -6,15 +6,16 @@
 use std::cell::Cell;
 use std::ptr;
 
-use super::analysis::{analyse, check, link_weak, Analysis};
+use super::analysis::{analyse, check, check_weak, link_weak, Analysis, WeakSink};
 use super::commute::{CommuteLock, Waiter};
+use super::frame::{Frame, FrameLocal};
 use super::lut::Sink;
 use super::notify::{DepCounter, NotifyList, NotifyNode};
 use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
 use super::weak::WeakGate;
-use super::{Accesses, Scope, TaskHandle};
+use super::{Accesses, Footprint, Scope, TaskHandle};
 use crate::runtime::job::JobHeader;
-use crate::runtime::trace::{EventKind, Source};
+use crate::runtime::trace::{EventKind, Source, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::sync::{AtomicBool, Ordering};
 
@@ -152,6 +153,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         fps.clear();
         accesses.footprints(&mut fps);
         check(&fps, self.frame.cast());
+        let weak = A::WEAK && check_weak(&fps);
         for h in after {
             assert!(
                 h.frame == self.frame.cast(),
@@ -175,7 +177,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 deps: DepCounter::new(),
                 notify: NotifyList::new(),
                 cancelled: AtomicBool::new(false),
-                weak: fps.iter().any(|fp| fp.weak),
+                weak,
                 last_succ: Cell::new(ptr::null()),
                 parent: frame,
                 place,
@@ -197,9 +199,6 @@ impl<'s, 'e> Scope<'s, 'e> {
         local.links.clear();
         let mut sink = Analysis {
             desc,
-            owner: desc,
-            leave: ptr::null(),
-            leave_found: 0,
             tr,
             trace_id,
             arena: &mut local.arena,
@@ -214,15 +213,10 @@ impl<'s, 'e> Scope<'s, 'e> {
                 sink.edge(h.desc);
             }
         }
-        let mut weak = 0usize;
         for fp in &fps {
-            if fp.weak {
-                weak += 1;
-                continue;
-            }
-            if fp.reduce.is_some() {
+            if (A::WEAK && fp.weak) || fp.reduce.is_some() {
                 // A reduction touches only its copy: no edge. Its group's combine, spawned
-                // when the group closes, waits for it (see `reduce`).
+                // when the group closes, waits for it (see `reduce`). Weak parts below.
                 continue;
             }
             let info = &mut local.regions[fp.region as usize];
@@ -230,46 +224,11 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
         // Weak parts last, each with its own gates, after the task's strong accesses (in
         // block mode a weak part may share a block with one, see `Analysis::gate_edge`).
-        let (mut gates, mut tail) = (ptr::null::<WeakGate>(), ptr::null::<WeakGate>());
-        if weak > 0 {
-            for fp in fps.iter().filter(|fp| fp.weak) {
-                let g = WeakGate::alloc(&mut local.arena, frame, desc);
-                // SAFETY: just allocated in this frame's region.
-                let gate = unsafe { &*g };
-                let mut n = 0;
-                let mut wsink = Analysis {
-                    desc: &gate.enter,
-                    owner: desc,
-                    leave: &gate.leave,
-                    leave_found: 0,
-                    tr,
-                    trace_id: 0,
-                    arena: &mut local.arena,
-                    found: &mut n,
-                    locks: &mut local.locks,
-                    links: &mut local.links,
-                };
-                let info = &mut local.regions[fp.region as usize];
-                analyse(
-                    info,
-                    fp,
-                    &gate.leave,
-                    &mut local.table_arena,
-                    config,
-                    &mut wsink,
-                );
-                gate.found_leave.set(wsink.leave_found);
-                gate.found.set(n);
-
-                if tail.is_null() {
-                    gates = g;
-                } else {
-                    // SAFETY: the previous gate of this spawn.
-                    unsafe { &*tail }.next.set(g);
-                }
-                tail = g;
-            }
-        }
+        let gates = if weak {
+            analyse_weak(local, frame, desc, &fps, tr)
+        } else {
+            ptr::null()
+        };
         let locks = &mut local.locks;
         if !locks.is_empty() {
             // Taken in address order, each once (see `commute`).
@@ -330,22 +289,9 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Counted from here on: nothing below can panic before the task is armed, so a
         // counted child always runs (or is cancelled) and completes.
         local.spawned = local.spawned.wrapping_add(1);
-        for &link in &local.links {
-            // SAFETY: past the last panic point; the outer gates of a region of this frame,
-            // whose owner's body runs on this thread; this task and its gates not armed yet.
-            unsafe { link_weak(link, (desc, &mut found), tr, trace_id, &mut local.arena) };
-        }
-        let mut g = gates;
-        while !g.is_null() {
-            // SAFETY: this spawn's gates, every edge into them registered; armed before the
-            // task, whose body's end fires their leave gates.
-            let gate = unsafe { &*g };
-            g = gate.next.get();
-            let node = local
-                .arena
-                .alloc(NotifyNode::new(ptr::addr_of!(gate.leave).cast()))
-                .as_ptr();
-            local.spawned = local.spawned.wrapping_add(unsafe { gate.arm(node) });
+        if weak || !local.links.is_empty() {
+            // SAFETY: past the last panic point, before the task is armed.
+            unsafe { arm_weak(local, desc, gates, &mut found, tr, trace_id) };
         }
         // `local` is not used past this point: what runs below may be a child of this frame
         // (which never touches `local`) or any other work.
@@ -374,5 +320,96 @@ impl<'s, 'e> Scope<'s, 'e> {
             }
         }
         desc
+    }
+}
+
+/// The analysis of a spawn's weak parts: gates for each (in the frame's region, chained in
+/// footprint order, returned), looked up as the part's place in the tables.
+#[cold]
+#[inline(never)]
+fn analyse_weak(
+    local: &mut FrameLocal,
+    frame: &Frame,
+    desc: *const TaskDesc,
+    fps: &[Footprint],
+    tr: Option<&TraceBuf>,
+) -> *const WeakGate {
+    let config = frame.shared().config;
+    let (mut gates, mut tail) = (ptr::null::<WeakGate>(), ptr::null::<WeakGate>());
+    for fp in fps.iter().filter(|fp| fp.weak) {
+        let g = WeakGate::alloc(&mut local.arena, frame, desc);
+        // SAFETY: just allocated in this frame's region.
+        let gate = unsafe { &*g };
+        let mut n = 0;
+        let mut inner = Analysis {
+            desc: &gate.enter,
+            tr,
+            trace_id: 0,
+            arena: &mut local.arena,
+            found: &mut n,
+            locks: &mut local.locks,
+            links: &mut local.links,
+        };
+        let mut wsink = WeakSink {
+            inner: &mut inner,
+            owner: desc,
+            leave: &gate.leave,
+            leave_found: 0,
+        };
+        let info = &mut local.regions[fp.region as usize];
+        analyse(
+            info,
+            fp,
+            &gate.leave,
+            &mut local.table_arena,
+            config,
+            &mut wsink,
+        );
+        gate.found_leave.set(wsink.leave_found);
+        gate.found.set(n);
+        if tail.is_null() {
+            gates = g;
+        } else {
+            // SAFETY: the previous gate of this spawn.
+            unsafe { &*tail }.next.set(g);
+        }
+        tail = g;
+    }
+    gates
+}
+
+/// Makes the spawn's links to outer gates and arms its own gates (counting them as the
+/// frame's children), once the spawn can no longer fail.
+///
+/// # Safety
+/// Past the spawn's last panic point, before the task `desc` (whose edges `found` counts)
+/// is armed; `gates` is the chain `analyse_weak` returned.
+#[cold]
+#[inline(never)]
+unsafe fn arm_weak(
+    local: &mut FrameLocal,
+    desc: *const TaskDesc,
+    gates: *const WeakGate,
+    found: &mut usize,
+    tr: Option<&TraceBuf>,
+    trace_id: u64,
+) {
+    for &link in &local.links {
+        // SAFETY: per the contract; the outer gates of a region of this frame, whose owner's
+        // body runs on this thread; this task and its gates not armed yet.
+        unsafe { link_weak(link, (desc, &mut *found), tr, trace_id, &mut local.arena) };
+    }
+    let mut g = gates;
+    while !g.is_null() {
+        // SAFETY: this spawn's gates, every edge into them registered; armed before the
+        // task, whose body's end fires their leave gates.
+        let gate = unsafe { &*g };
+        g = gate.next.get();
+        let node = local
+            .arena
+            .alloc(NotifyNode::new(ptr::addr_of!(gate.leave).cast()))
+            .as_ptr();
+        // SAFETY: once per gate, past every edge into it; the node is fresh.
+        local.spawned = local.spawned.wrapping_add(unsafe { gate.arm(node) });
     }
 }

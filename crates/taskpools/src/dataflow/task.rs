@@ -251,9 +251,11 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
             let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                 (d.call)(d.body, Some(&frame), &weak)
             }));
-            // Early release: the weak parts wait only for the children on them now.
-            // SAFETY: once, after the body.
-            unsafe { release(weak.get(), r.is_err()) };
+            if !weak.get().is_null() {
+                // Early release: the weak parts wait only for the children on them now.
+                // SAFETY: once, after the body.
+                unsafe { release(weak.get(), r.is_err()) };
+            }
             let child_panic = if frame.frame.get().is_some() {
                 let w = WorkerThread::current().expect("data-flow tasks run on workers");
                 frame.finish(w, tr)
@@ -384,10 +386,10 @@ unsafe fn finish_weak(d: *const TaskDesc, frame: *mut LazyFrame, mut failed: boo
 /// # Safety
 /// Once per descriptor; its parent frame is alive (it waits for this count). Once the count
 /// is in, the descriptor and its frame may be freed.
+#[inline(always)]
 pub(super) unsafe fn complete(d: *const TaskDesc, failed: bool, tr: Option<&TraceBuf>) {
     // SAFETY: alive until the count below; the references are not used after it.
     let (t, parent) = unsafe { (&*d, &*(*d).parent) };
-    let by = t.trace_id;
     // SAFETY: closed once, at completion; the nodes live in the parents' regions.
     unsafe {
         t.notify.close(failed, |s| {
@@ -406,7 +408,7 @@ pub(super) unsafe fn complete(d: *const TaskDesc, failed: bool, tr: Option<&Trac
                 if let (Some(tb), true) = (tr, succ.trace_id != 0) {
                     tb.note(EventKind::Ready {
                         task: succ.trace_id,
-                        by,
+                        by: t.trace_id,
                     });
                 }
                 schedule(s, succ.parent);

@@ -142,6 +142,10 @@ pub(in crate::dataflow) mod sealed {
 pub trait Accesses: sealed::Sealed {
     /// The data the task receives.
     type Data<'t>;
+    /// Whether the accesses may include a weak one: a spawn of any other type skips every
+    /// step of weak accesses at compile time.
+    #[doc(hidden)]
+    const WEAK: bool = false;
     #[doc(hidden)]
     fn footprints(&self, out: &mut Vec<Footprint>);
     /// Binds each reduction among the accesses to its group, as a member `task` (its
@@ -245,6 +249,7 @@ impl<T: Send + 'static> Accesses for TileWrite<'_, T> {
 impl<A: Accesses, const N: usize> sealed::Sealed for [A; N] {}
 impl<A: Accesses, const N: usize> Accesses for [A; N] {
     type Data<'t> = [A::Data<'t>; N];
+    const WEAK: bool = A::WEAK;
     fn footprints(&self, out: &mut Vec<Footprint>) {
         for a in self {
             a.footprints(out);
@@ -278,6 +283,7 @@ impl<A: Accesses, const N: usize> Accesses for [A; N] {
 impl<A: Accesses> sealed::Sealed for Option<A> {}
 impl<A: Accesses> Accesses for Option<A> {
     type Data<'t> = Option<A::Data<'t>>;
+    const WEAK: bool = A::WEAK;
     fn footprints(&self, out: &mut Vec<Footprint>) {
         if let Some(a) = self {
             a.footprints(out);
@@ -311,6 +317,7 @@ impl<A: Accesses> Accesses for Option<A> {
 impl<A: Accesses> sealed::Sealed for Vec<A> {}
 impl<A: Accesses> Accesses for Vec<A> {
     type Data<'t> = Vec<A::Data<'t>>;
+    const WEAK: bool = A::WEAK;
     fn footprints(&self, out: &mut Vec<Footprint>) {
         for a in self {
             a.footprints(out);
@@ -354,6 +361,7 @@ macro_rules! tuple_accesses {
         impl<$($name: Accesses),+> sealed::Sealed for ($($name,)+) {}
         impl<$($name: Accesses),+> Accesses for ($($name,)+) {
             type Data<'t> = ($($name::Data<'t>,)+);
+            const WEAK: bool = $($name::WEAK)||+;
             #[allow(non_snake_case)]
             fn footprints(&self, out: &mut Vec<Footprint>) {
                 let ($($name,)+) = self;

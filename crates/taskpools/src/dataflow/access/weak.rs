@@ -197,6 +197,7 @@ unsafe fn take(cursor: &mut *const WeakGate) -> *const WeakGate {
 impl<T: Send + 'static> sealed::Sealed for WeakWrite<'_, T> {}
 impl<T: Send + 'static> Accesses for WeakWrite<'_, T> {
     type Data<'t> = WeakMut<'t, T>;
+    const WEAK: bool = true;
     fn footprints(&self, out: &mut Vec<Footprint>) {
         out.push(self.fp);
     }
@@ -220,6 +221,7 @@ impl<T: Send + 'static> Accesses for WeakWrite<'_, T> {
 impl<T: Sync + 'static> sealed::Sealed for WeakRead<'_, T> {}
 impl<T: Sync + 'static> Accesses for WeakRead<'_, T> {
     type Data<'t> = WeakRef<'t, T>;
+    const WEAK: bool = true;
     fn footprints(&self, out: &mut Vec<Footprint>) {
         out.push(self.fp);
     }

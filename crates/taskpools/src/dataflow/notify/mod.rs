@@ -123,6 +123,7 @@ impl NotifyList {
     ///
     /// # Safety
     /// Called at most once; the nodes pushed are still valid.
+    #[inline(always)]
     pub(crate) unsafe fn close(&self, failed: bool, mut f: impl FnMut(*const ())) {
         let mut n = self.head.swap(closed(failed), Ordering::AcqRel);
         debug_assert!(Self::state(n).is_none(), "a notify list closed twice");
