@@ -138,7 +138,7 @@ fi
 # (`miri setup` fails where rust-src is missing or its sysroot cannot be built: a skip, not a
 # failure of the test command.)
 if cargo +nightly miri --version >/dev/null 2>&1 && cargo +nightly miri setup >/dev/null 2>&1; then
-  echo "== Miri: queue, deque, fork-join and data-flow (priorities, reductions) unit tests"
+  echo "== Miri: queue, deque, fork-join and data-flow (priorities, reductions, weak tasks) unit tests"
   cargo +nightly miri test -p taskpools --lib -- queue:: runtime::frames runtime::worker \
     dataflow::tests::miri_
 else
