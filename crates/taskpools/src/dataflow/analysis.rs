@@ -120,7 +120,8 @@ impl WeakSink<'_, '_> {
         let replaced = if pred == self.owner {
             pred
         } else {
-            // SAFETY: as in `edge`.
+            // SAFETY: a descriptor of this frame's region (a sibling or a gate), reported by
+            // the tables, alive until the frame's next sync or end.
             match WeakGate::of(unsafe { &*pred }) {
                 Some(g) if g.owner == self.owner => {
                     if !ptr::eq(&g.enter, self.inner.desc) {
@@ -147,7 +148,7 @@ impl WeakSink<'_, '_> {
                 }
             }
         };
-        if !self.leave.is_null() && replaced != self.leave {
+        if replaced != self.leave {
             add_edge(
                 replaced,
                 self.leave,

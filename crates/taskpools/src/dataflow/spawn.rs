@@ -223,7 +223,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             analyse(info, fp, desc, &mut local.table_arena, config, &mut sink);
         }
         // Weak parts last, each with its own gates, after the task's strong accesses (in
-        // block mode a weak part may share a block with one, see `Analysis::gate_edge`).
+        // block mode a weak part may share a block with one, see `WeakSink::gate_edge`).
         let gates = if weak {
             analyse_weak(local, frame, desc, &fps, tr)
         } else {

@@ -68,7 +68,7 @@ pub struct WeakGate {
     /// Edges found into `enter` at the spawn, armed with the task.
     pub(super) found: Cell<usize>,
     /// Edges found into `leave` at the spawn (in block mode, from the task itself or its
-    /// earlier gates in the same block, see `Analysis::gate_edge` in `analysis`).
+    /// earlier gates in the same block, see `WeakSink::gate_edge` in `analysis`).
     pub(super) found_leave: Cell<usize>,
     /// The owner's next weak gate (in declaration order).
     pub(super) next: Cell<*const WeakGate>,
