@@ -63,6 +63,9 @@ pub(super) struct FrameLocal {
     /// A value of `Frame::completed` read earlier: `spawned - seen` bounds the outstanding
     /// children from above without reading the line the children write.
     pub(super) seen: usize,
+    /// In the throttled phase: entered at `THROTTLE_PER_THREAD` outstanding children per
+    /// worker, left at `RESUME_PER_THREAD` (`spawn.rs`).
+    pub(super) throttling: bool,
     /// Syncs so far: a task handle of an earlier epoch names a completed task.
     pub(super) epoch: usize,
     /// Inside the closure of a `wait_for` on this frame, whose wait task completes only when
@@ -133,6 +136,7 @@ impl Frame {
                 links: Vec::new(),
                 spawned: 0,
                 seen: 0,
+                throttling: false,
                 epoch: 0,
                 in_wait: false,
                 reductions: Groups::new(),
