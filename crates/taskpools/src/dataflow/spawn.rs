@@ -24,15 +24,16 @@ use crate::sync::{AtomicBool, Ordering};
 const THROTTLE_PER_THREAD: usize = 64;
 
 /// Outstanding children per worker thread at which a throttled spawner goes back to spawning
-/// without running jobs. Between the two marks it stays throttled, so it spawns a batch, then
-/// runs jobs until a quarter of the mark has drained, instead of alternating one spawn with
-/// one run at the mark. Alternating scatters each stretch of ready tasks: the spawner ran
-/// every second or third task of a row inline and the thieves took the others, so a worker
-/// rarely ran two neighbouring tasks in a row (20–27 % of its tasks followed their left
-/// neighbour in a trace, 92–94 % in batches). On the blocked Jacobi (`suite --bench heat`,
-/// 4096² in 128² tiles) that broke the hardware prefetchers' streams: 1.21× the time of a
-/// fork-join scope per step at 2 threads, 0.96× in batches. Half the mark left band-shaped
-/// sweeps short of ready tasks; a quarter costs them nothing measurable.
+/// without running jobs. Once at the mark, every spawn runs a job (the new task if it is
+/// ready) until the count falls to this lower mark; then spawns run nothing until the mark.
+/// Without the lower mark, the spawner alternated at the mark between runs and plain spawns
+/// (two or three pushed, one run inline), which scattered each stretch of ready tasks between
+/// it and the thieves: a worker rarely ran two neighbouring tasks in a row (20–27 % of its
+/// tasks followed their left neighbour in a trace of the blocked Jacobi, 92–94 % with it). On
+/// that Jacobi (`suite --bench heat`, 4096² in 128² tiles) the scattering broke the hardware
+/// prefetchers' streams (docs/suite.md has the figures). A task the spawner runs at once
+/// leaves the count where it was, so mostly the other workers' completions bring it down to
+/// this mark; on one worker a stream of ready tasks stays throttled until a sync.
 const RESUME_PER_THREAD: usize = THROTTLE_PER_THREAD * 3 / 4;
 
 impl<'s, 'e> Scope<'s, 'e> {
@@ -291,18 +292,15 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
         // descriptors before any runs: it runs the new task at once if it is ready, else one
-        // queued job, on each spawn until the outstanding children fall to the lower mark.
+        // queued job, then more while the count is past the mark (`catch_up`), on each spawn
+        // until the outstanding children fall to the lower mark.
         let threads = frame.registry().threads;
         let mut throttled = local.throttling
             || local.spawned.wrapping_sub(local.seen) >= THROTTLE_PER_THREAD * threads;
         if throttled {
             local.seen = frame.completed.load(Ordering::Relaxed);
             let outstanding = local.spawned.wrapping_sub(local.seen);
-            throttled = if local.throttling {
-                outstanding > RESUME_PER_THREAD * threads
-            } else {
-                outstanding >= THROTTLE_PER_THREAD * threads
-            };
+            throttled = throttles(local.throttling, outstanding, threads);
             local.throttling = throttled;
         }
         // Counted from here on: nothing below can panic before the task is armed, so a
@@ -312,6 +310,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             // SAFETY: past the last panic point, before the task is armed.
             unsafe { arm_weak(local, desc, gates, &mut found, tr, trace_id) };
         }
+        let spawned = local.spawned;
         // `local` is not used past this point: what runs below may be a child of this frame
         // (which never touches `local`) or any other work.
         // SAFETY: the descriptor was just written and is alive.
@@ -329,6 +328,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 if let Some(t) = tr {
                     t.end();
                 }
+                catch_up(frame, spawned, threads);
                 return desc;
             }
             schedule(desc, frame);
@@ -337,8 +337,40 @@ impl<'s, 'e> Scope<'s, 'e> {
             if let Some(w) = WorkerThread::current() {
                 w.run_one();
             }
+            catch_up(frame, spawned, threads);
         }
         desc
+    }
+}
+
+/// Whether a spawn with `outstanding` children before it is throttled, on a runtime of
+/// `threads` workers, given whether the frame's last spawn was (`throttling`): from the mark
+/// on, and then until the count falls to the lower mark.
+fn throttles(throttling: bool, outstanding: usize, threads: usize) -> bool {
+    if throttling {
+        outstanding > RESUME_PER_THREAD * threads
+    } else {
+        outstanding >= THROTTLE_PER_THREAD * threads
+    }
+}
+
+/// The end of a throttled spawn: while the frame has more outstanding children than the
+/// throttle's mark, runs jobs (as long as there are any). A task run at once usually
+/// completes, which leaves the count where it was before the spawn; a weak task does not (it
+/// returns once its children are spawned and completes with the last of them), and without
+/// this a stream of weak tasks past the mark would start them all, each holding its frame
+/// and tables, before any completed (the heat sweep's weak variant started all its 720;
+/// with this, the peak memory of `suite --bench heat` fell from 138 to 104 MB).
+fn catch_up(frame: &Frame, spawned: usize, threads: usize) {
+    let Some(w) = WorkerThread::current() else {
+        return;
+    };
+    while spawned.wrapping_sub(frame.completed.load(Ordering::Relaxed))
+        > THROTTLE_PER_THREAD * threads
+    {
+        if !w.run_one() {
+            return;
+        }
     }
 }
 
@@ -430,5 +462,25 @@ unsafe fn arm_weak(
             .as_ptr();
         // SAFETY: once per gate, past every edge into it; the node is fresh.
         local.spawned = local.spawned.wrapping_add(unsafe { gate.arm(node) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{throttles, RESUME_PER_THREAD, THROTTLE_PER_THREAD};
+
+    #[test]
+    fn the_throttle_enters_at_its_mark_and_leaves_at_the_lower_one() {
+        assert!(RESUME_PER_THREAD < THROTTLE_PER_THREAD);
+        for t in [1, 2, 16] {
+            let (mark, resume) = (THROTTLE_PER_THREAD * t, RESUME_PER_THREAD * t);
+            assert!(!throttles(false, mark - 1, t));
+            assert!(throttles(false, mark, t));
+            // Between the marks: as the last spawn was.
+            assert!(throttles(true, resume + 1, t));
+            assert!(!throttles(false, resume + 1, t));
+            assert!(!throttles(true, resume, t));
+            assert!(throttles(true, mark + 5, t));
+        }
     }
 }

@@ -349,6 +349,44 @@ fn a_part_is_released_when_its_children_are_done() {
     });
 }
 
+/// A long stream of weak tasks past the spawn throttle: a weak task run at once returns
+/// before it completes, so the throttled spawner works on until tasks complete, and the
+/// weak tasks started but not completed stay near the throttle's mark (64 per worker) rather
+/// than growing with the stream (all 2000 of them, each holding its frame, on one worker
+/// without that).
+#[test]
+fn a_stream_of_weak_tasks_stays_within_the_throttle() {
+    within("weak stream", || {
+        const TASKS: usize = 2000;
+        let rt = Runtime::new(1).unwrap();
+        let (live, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut v = vec![0u64; TASKS];
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                let (live, most) = (&live, &most);
+                for i in 0..TASKS {
+                    df.spawn(r.part(i..i + 1).weak_inout(), move |df, w| {
+                        let n = live.fetch_add(1, Ordering::Relaxed) + 1;
+                        most.fetch_max(n, Ordering::Relaxed);
+                        let w = df.weak_region(w);
+                        df.spawn(w.inout(), move |_, x| {
+                            x[0] = i as u64;
+                            live.fetch_sub(1, Ordering::Relaxed);
+                        });
+                    });
+                }
+            })
+        });
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+        let most = most.load(Ordering::Relaxed);
+        assert!(
+            most <= 2 * 64,
+            "{most} weak tasks were started and not completed at once"
+        );
+    });
+}
+
 /// Two weak levels: a child declares a weak part of its parent's weak part; the grandchild
 /// waits for the outermost predecessor, and the outer successor for the grandchild.
 #[test]
