@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn the_throttle_enters_at_its_mark_and_leaves_at_the_lower_one() {
-        assert!(RESUME_PER_THREAD < THROTTLE_PER_THREAD);
+        const { assert!(RESUME_PER_THREAD < THROTTLE_PER_THREAD) };
         for t in [1, 2, 16] {
             let (mark, resume) = (THROTTLE_PER_THREAD * t, RESUME_PER_THREAD * t);
             assert!(!throttles(false, mark - 1, t));
