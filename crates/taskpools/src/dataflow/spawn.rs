@@ -24,8 +24,8 @@ use crate::sync::{AtomicBool, Ordering};
 const THROTTLE_PER_THREAD: usize = 64;
 
 /// Outstanding children per worker thread at which a throttled spawner goes back to spawning
-/// without running jobs. Once at the mark, every spawn runs a job (the new task if it is
-/// ready) until the count falls to this lower mark; then spawns run nothing until the mark.
+/// without running jobs. Once at the mark, every spawn runs at least one job (the new task if
+/// it is ready) until the count falls to this lower mark; then spawns run nothing until the mark.
 /// Without the lower mark, the spawner alternated at the mark between runs and plain spawns
 /// (two or three pushed, one run inline), which scattered each stretch of ready tasks between
 /// it and the thieves: a worker rarely ran two neighbouring tasks in a row (20–27 % of its
@@ -292,8 +292,8 @@ impl<'s, 'e> Scope<'s, 'e> {
         // Throttle: with many children outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
         // descriptors before any runs: it runs the new task at once if it is ready, else one
-        // queued job, then more while the count is past the mark (`catch_up`), on each spawn
-        // until the outstanding children fall to the lower mark.
+        // queued job (and, after a weak task, more: `catch_up`), on each spawn until the
+        // outstanding children fall to the lower mark.
         let threads = frame.registry().threads;
         let mut throttled = local.throttling
             || local.spawned.wrapping_sub(local.seen) >= THROTTLE_PER_THREAD * threads;
@@ -328,7 +328,9 @@ impl<'s, 'e> Scope<'s, 'e> {
                 if let Some(t) = tr {
                     t.end();
                 }
-                catch_up(frame, spawned, threads);
+                if weak {
+                    catch_up(frame, spawned, threads);
+                }
                 return desc;
             }
             schedule(desc, frame);
@@ -337,7 +339,6 @@ impl<'s, 'e> Scope<'s, 'e> {
             if let Some(w) = WorkerThread::current() {
                 w.run_one();
             }
-            catch_up(frame, spawned, threads);
         }
         desc
     }
@@ -354,13 +355,16 @@ fn throttles(throttling: bool, outstanding: usize, threads: usize) -> bool {
     }
 }
 
-/// The end of a throttled spawn: while the frame has more outstanding children than the
-/// throttle's mark, runs jobs (as long as there are any). A task run at once usually
-/// completes, which leaves the count where it was before the spawn; a weak task does not (it
-/// returns once its children are spawned and completes with the last of them), and without
+/// The end of a throttled spawn that ran a weak task at once: while the frame has more
+/// outstanding children than the throttle's mark, runs this worker's own jobs (the newest
+/// first: the weak task's children). A task run at once usually completes, which leaves the
+/// count where it was before the spawn; a weak task does not (it returns once its children
+/// are spawned and completes with the last of them, and its gates count too), and without
 /// this a stream of weak tasks past the mark would start them all, each holding its frame
 /// and tables, before any completed (the heat sweep's weak variant started all its 720;
-/// with this, the peak memory of `suite --bench heat` fell from 138 to 104 MB).
+/// with this, the peak memory of `suite --bench heat` fell from 138 to 104 MB). Only the own
+/// deque: stealing here could drain other workers' work into this stack while the children
+/// wait for something only later spawns provide.
 fn catch_up(frame: &Frame, spawned: usize, threads: usize) {
     let Some(w) = WorkerThread::current() else {
         return;
@@ -368,7 +372,7 @@ fn catch_up(frame: &Frame, spawned: usize, threads: usize) {
     while spawned.wrapping_sub(frame.completed.load(Ordering::Relaxed))
         > THROTTLE_PER_THREAD * threads
     {
-        if !w.run_one() {
+        if !w.run_own() {
             return;
         }
     }

@@ -350,10 +350,9 @@ fn a_part_is_released_when_its_children_are_done() {
 }
 
 /// A long stream of weak tasks past the spawn throttle: a weak task run at once returns
-/// before it completes, so the throttled spawner works on until tasks complete, and the
-/// weak tasks started but not completed stay near the throttle's mark (64 per worker) rather
-/// than growing with the stream (all 2000 of them, each holding its frame, on one worker
-/// without that).
+/// before it completes, so the throttled spawner runs its children before it goes on, and
+/// the weak tasks started but not completed stay a handful (on one worker, one at a time)
+/// rather than growing with the stream (1968 of the 2000 at once without that).
 #[test]
 fn a_stream_of_weak_tasks_stays_within_the_throttle() {
     within("weak stream", || {
@@ -381,7 +380,7 @@ fn a_stream_of_weak_tasks_stays_within_the_throttle() {
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
         let most = most.load(Ordering::Relaxed);
         assert!(
-            most <= 2 * 64,
+            most <= 8,
             "{most} weak tasks were started and not completed at once"
         );
     });
