@@ -362,7 +362,7 @@ fn throttles(throttling: bool, outstanding: usize, threads: usize) -> bool {
 /// are spawned and completes with the last of them, and its gates count too), and without
 /// this a stream of weak tasks past the mark would start them all, each holding its frame
 /// and tables, before any completed (the heat sweep's weak variant started all its 720;
-/// with this, the peak memory of `suite --bench heat` fell from 138 to 104 MB). Only the own
+/// with this, the peak memory of `suite --bench heat` fell from 135 to 102 MB). Only the own
 /// deque: stealing here could drain other workers' work into this stack while the children
 /// wait for something only later spawns provide.
 fn catch_up(frame: &Frame, spawned: usize, threads: usize) {
