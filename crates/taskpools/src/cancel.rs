@@ -16,7 +16,7 @@
 use std::any::Any;
 use std::error::Error as StdError;
 
-use crate::panics::{drop_payload, panic_text, Payload};
+use crate::panics::{drop_payload, Payload};
 use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 
 /// The error a fallible task returns, boxed: anything that converts into it (any
@@ -26,8 +26,8 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 /// What stopped a scope before all its tasks ran.
 #[non_exhaustive]
 pub enum Cause {
-    /// A task, or the scope's own closure, panicked: the first panic's payload.
-    Panic(Box<dyn Any + Send>),
+    /// A task, or the scope's own closure, panicked: the first panic.
+    Panic(TaskPanic),
     /// A task spawned with `try_spawn` returned this error (the first one).
     Error(BoxError),
     /// `cancel()` was called.
@@ -36,10 +36,9 @@ pub enum Cause {
 
 /// A scope that did not run to its end: what stopped it, and how many of its tasks never
 /// started. Returned by [`forkjoin::try_scope`](crate::forkjoin::try_scope) and
-/// [`dataflow::try_scope`](crate::dataflow::try_scope). It is an [`std::error::Error`] and
-/// `Send`, but not `Sync` (a panic's payload is only `Send`, as in
-/// [`std::thread::Result`]): where an error type needs `Sync` (`anyhow`'s), pass on its
-/// [`to_string`](ToString::to_string).
+/// [`dataflow::try_scope`](crate::dataflow::try_scope). It is an [`std::error::Error`],
+/// `Send`, `Sync` and `'static`, so `?` turns it into a `Box<dyn Error + Send + Sync>` (or an
+/// `anyhow::Error`).
 ///
 /// ```
 /// let rt = taskpools::Runtime::new(1)?;
@@ -65,10 +64,10 @@ pub struct ScopeError {
 }
 
 impl ScopeError {
-    /// The panic's payload, if a panic stopped the scope.
-    pub fn panic(&self) -> Option<&(dyn Any + Send)> {
+    /// The panic, if a panic stopped the scope.
+    pub fn panic(&self) -> Option<&TaskPanic> {
         match &self.cause {
-            Cause::Panic(p) => Some(&**p),
+            Cause::Panic(p) => Some(p),
             _ => None,
         }
     }
@@ -81,6 +80,14 @@ impl ScopeError {
         }
     }
 
+    /// The panic, taken out, if a panic stopped the scope.
+    pub fn into_panic(self) -> Option<TaskPanic> {
+        match self.cause {
+            Cause::Panic(p) => Some(p),
+            _ => None,
+        }
+    }
+
     /// Whether `cancel()` stopped the scope.
     pub fn is_cancelled(&self) -> bool {
         matches!(self.cause, Cause::Cancelled)
@@ -89,7 +96,7 @@ impl ScopeError {
     /// Resumes the panic if a panic stopped the scope; otherwise returns the error unchanged.
     pub fn resume_panic(self) -> ScopeError {
         match self.cause {
-            Cause::Panic(p) => std::panic::resume_unwind(p),
+            Cause::Panic(p) => p.resume(),
             _ => self,
         }
     }
@@ -98,7 +105,7 @@ impl ScopeError {
 impl std::fmt::Display for ScopeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.cause {
-            Cause::Panic(p) => write!(f, "a task panicked: {}", panic_text(&**p))?,
+            Cause::Panic(p) => write!(f, "a task panicked: {p}")?,
             Cause::Error(e) => write!(f, "a task failed: {e}")?,
             Cause::Cancelled => write!(f, "the scope was cancelled")?,
         }
@@ -110,10 +117,75 @@ impl std::fmt::Display for ScopeError {
     }
 }
 
+/// A panic that stopped a scope: its message, and its payload to resume or take.
+///
+/// ```
+/// let e = taskpools::forkjoin::try_scope(|s| {
+///     for i in 0..4 {
+///         s.spawn(move |_| assert!(i < 3, "{i} is too big"));
+///     }
+/// })
+/// .unwrap_err();
+/// assert_eq!(e.panic().and_then(|p| p.message()), Some("3 is too big"));
+/// // The payload, as `catch_unwind` would have returned it.
+/// let payload = e.into_panic().expect("a panic").into_payload();
+/// assert_eq!(*payload.downcast::<String>().unwrap(), "3 is too big");
+/// ```
+pub struct TaskPanic {
+    payload: Payload,
+}
+
+// SAFETY: the payload is `Send` only. Through `&TaskPanic` it is reached only by
+// `downcast_ref` to `&'static str` and `String` (`message`), which are `Sync`, so threads that
+// share a `TaskPanic` can only read values that may be read from many threads at once; every
+// other use of the payload (`into_payload`, `resume`, the drop) takes the `TaskPanic` by
+// value, on one thread.
+unsafe impl Sync for TaskPanic {}
+
+impl TaskPanic {
+    /// The panic's message, if its payload is a string (as `panic!` with a message makes it).
+    pub fn message(&self) -> Option<&str> {
+        let p = &*self.payload;
+        if let Some(s) = p.downcast_ref::<&'static str>() {
+            Some(s)
+        } else {
+            p.downcast_ref::<String>().map(String::as_str)
+        }
+    }
+
+    /// The payload, as [`std::panic::catch_unwind`] returns it.
+    pub fn into_payload(self) -> Box<dyn Any + Send> {
+        self.payload
+    }
+
+    /// Resumes the panic ([`std::panic::resume_unwind`]).
+    pub fn resume(self) -> ! {
+        std::panic::resume_unwind(self.payload)
+    }
+}
+
+impl std::fmt::Display for TaskPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            self.message()
+                .unwrap_or("a panic with a payload that is not a string"),
+        )
+    }
+}
+
+impl std::fmt::Debug for TaskPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.message() {
+            Some(m) => write!(f, "{m:?}"),
+            None => f.write_str("<a payload that is not a string>"),
+        }
+    }
+}
+
 impl std::fmt::Debug for Cause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Cause::Panic(p) => write!(f, "Panic({:?})", panic_text(&**p)),
+            Cause::Panic(p) => write!(f, "Panic({p:?})"),
             Cause::Error(e) => write!(f, "Error({e:?})"),
             Cause::Cancelled => write!(f, "Cancelled"),
         }
@@ -177,7 +249,7 @@ impl<R> Ended<R> {
     pub(crate) fn into_value(self, front_end: &str) -> R {
         match self {
             Ended::Done(r) | Ended::Cancelled(r) => r,
-            Ended::Failed(Cause::Panic(p)) => std::panic::resume_unwind(p),
+            Ended::Failed(Cause::Panic(p)) => p.resume(),
             Ended::Failed(Cause::Error(e)) => {
                 let msg = format!(
                     "taskpools::{front_end}: a task of the scope failed: {e} (try_scope returns \
@@ -275,7 +347,7 @@ impl Stop {
                         drop_payload(Box::new(e));
                     }
                 }
-                return Ended::Failed(Cause::Panic(p));
+                return Ended::Failed(Cause::Panic(TaskPanic { payload: p }));
             }
         };
         if self.failed.load(Ordering::Relaxed) {

@@ -114,7 +114,7 @@ mod task;
 mod typed_builder;
 
 pub use builder::Builder;
-pub use cancel::{BoxError, Cause, ScopeError};
+pub use cancel::{BoxError, Cause, ScopeError, TaskPanic};
 pub use error::Error;
 pub use typed_builder::TypedBuilder;
 

@@ -417,3 +417,44 @@ fn dataflow_plain_scope_panics_with_the_error_and_a_panic_wins() {
         ("a task failed: an error (1 task did not run)", 1)
     );
 }
+
+#[test]
+fn a_scope_error_goes_into_a_send_sync_error_with_its_panic() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<taskpools::ScopeError>();
+    assert_send_sync::<taskpools::TaskPanic>();
+    // What `anyhow` needs, checked with std's own boxed error: `?` converts it.
+    fn run(rt: &taskpools::Runtime) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let n = std::hint::black_box(3);
+        rt.try_scope(|s| s.spawn(move |_| panic!("task {n}")))?;
+        Ok(())
+    }
+    let e = run(&rt(2)).unwrap_err();
+    assert_eq!(e.to_string(), "a task panicked: task 3");
+    let e = e.downcast::<taskpools::ScopeError>().expect("a ScopeError");
+    // Shared between threads: the message is read from both.
+    std::thread::scope(|t| {
+        for _ in 0..2 {
+            t.spawn(|| assert_eq!(e.panic().and_then(|p| p.message()), Some("task 3")));
+        }
+    });
+    let payload = e.into_panic().expect("a panic").into_payload();
+    assert_eq!(payload.downcast_ref::<String>().unwrap(), "task 3");
+    // A payload that is not a string has no message, and says so.
+    let e = rt(1)
+        .try_scope(|s| s.spawn(|_| std::panic::panic_any(7u32)))
+        .unwrap_err();
+    assert_eq!(e.panic().expect("a panic").message(), None, "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "a task panicked: a panic with a payload that is not a string"
+    );
+    assert_eq!(
+        *e.into_panic()
+            .unwrap()
+            .into_payload()
+            .downcast::<u32>()
+            .unwrap(),
+        7
+    );
+}

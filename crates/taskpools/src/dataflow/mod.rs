@@ -278,7 +278,7 @@ mod tile;
 mod wait;
 mod weak;
 
-pub use crate::cancel::{BoxError, Cause, ScopeError};
+pub use crate::cancel::{BoxError, Cause, ScopeError, TaskPanic};
 pub use access::{
     Accesses, Elem, ElemRead, ElemRef, ElemWrite, Matrix, MatrixRef, Part, PartRef, Read, Reduce,
     ReduceOne, Region, RegionRef, Sub, SubRef, TileRead, TileWrite, WeakMut, WeakRead, WeakRef,

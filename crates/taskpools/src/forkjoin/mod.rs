@@ -114,7 +114,7 @@ mod loom_models;
 mod on_runtime;
 mod scope;
 
-pub use crate::cancel::{BoxError, Cause, ScopeError};
+pub use crate::cancel::{BoxError, Cause, ScopeError, TaskPanic};
 pub use crate::runtime::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
     max_num_threads, spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext,
