@@ -1,10 +1,24 @@
 //! Stopping a data-flow scope early (OpenMP's `cancel taskgroup`): [`Scope::cancel`] and
 //! [`Scope::try_spawn`]. The stop state is the root scope's (`crate::cancel`), shared by
-//! every nested task; a task checks it just before it starts (`task::run_task`).
+//! every nested task; a task checks it just before it starts (`task::run_task`, with
+//! [`skips`]). A skipped task still completes, so its successors are readied and skip in
+//! turn; it counts itself skipped before it completes. Loom model: `cancel/loom_models.rs`.
 
 use super::frame::Shared;
 use super::{Accesses, Scope};
-use crate::cancel::BoxError;
+use crate::cancel::{BoxError, Stop};
+
+#[cfg(all(test, loom))]
+mod loom_models;
+
+/// Whether a task about to start skips its closure: a predecessor failed (`cancelled`), or
+/// the scope was stopped. A wait's task is the spawner's own code, which goes on
+/// (`Scope::wait_for`). Checked just before the start, not at the spawn: a task readied by
+/// a predecessor that cancelled must see that cancel.
+#[inline]
+pub(super) fn skips(cancelled: bool, wait: bool, stop: &Stop) -> bool {
+    cancelled || (!wait && stop.is_stopped())
+}
 
 impl<'s, 'e> Scope<'s, 'e> {
     /// The root scope's shared state (a leaf task that only polls makes no frame).

@@ -5,6 +5,7 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+use super::cancel::skips;
 use super::commute::{lock_all, unlock_all, CommuteLock, Waiter};
 use super::frame::{Frame, LazyFrame};
 use super::notify::{DepCounter, NotifyList};
@@ -208,7 +209,7 @@ pub(super) unsafe fn run_task(h: *const JobHeader) {
     // A stopped scope skips its tasks that have not started (`crate::cancel`). A skipped
     // task completes normally, so its successors are readied and skip in turn; a wait's
     // task is the spawner's own code, which goes on (`Scope::wait_for`).
-    let skip = cancelled || (d.place != WAIT_PLACE && parent.shared().stop.is_stopped());
+    let skip = skips(cancelled, d.place == WAIT_PLACE, &parent.shared().stop);
     let locks = if skip { &[][..] } else { d.locks() };
     // SAFETY: the locks live in the parent's region; the waiter is this descriptor's, which
     // is queued nowhere now (it runs) and alive until it completes.
