@@ -60,6 +60,9 @@ pub(super) struct FrameLocal {
     /// Children spawned so far (the frame's own count; `Frame::completed` counts their
     /// completions).
     pub(super) spawned: usize,
+    /// Of `spawned`, the counts of weak gates (`weak`): children that are not tasks, which
+    /// the spawn throttle does not count.
+    pub(super) gates: usize,
     /// A value of `Frame::completed` read earlier: `spawned - seen` bounds the outstanding
     /// children from above without reading the line the children write.
     pub(super) seen: usize,
@@ -98,6 +101,9 @@ pub(super) struct Frame {
     /// longer than any frame of the scope lives).
     pub(super) registry: *const Registry,
     pub(super) shared: *const Shared,
+    /// Tasks spawned by this frame's weak children, from the end of each such child's body
+    /// to its completion: the spawn throttle counts them as this frame's own (`spawn.rs`).
+    pub(super) handed_on: AtomicUsize,
     /// Whether `panic` holds a panic (spares a lock per task in the common case).
     panicked: AtomicBool,
     /// The first panic of a child (or of a child's descendants).
@@ -114,6 +120,9 @@ pub(super) struct Frame {
     /// before the deferring read-modify-write, read by the child whose completion ends the
     /// count, after its own.
     deferred: Cell<(*const TaskDesc, bool, *mut LazyFrame)>,
+    /// A weak task's tasks, added to its parent's `handed_on` at the end of its body and
+    /// taken off as it completes (written and read as `deferred` is).
+    handed: Cell<usize>,
 }
 
 impl Frame {
@@ -124,6 +133,8 @@ impl Frame {
             trace_id,
             weak,
             deferred: Cell::new((std::ptr::null(), false, std::ptr::null_mut())),
+            handed: Cell::new(0),
+            handed_on: AtomicUsize::new(0),
             completed: Line(AtomicUsize::new(0)),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -135,6 +146,7 @@ impl Frame {
                 locks: Vec::new(),
                 links: Vec::new(),
                 spawned: 0,
+                gates: 0,
                 seen: 0,
                 throttling: false,
                 epoch: 0,
@@ -198,12 +210,40 @@ impl Frame {
         // SAFETY: a frame's waits run on its own thread (its task's end, `sync`, the root).
         let spawned = unsafe { self.spawned() };
         w.wait_until(|| self.completed.load(Ordering::Acquire) == spawned);
+        // Each weak child took what it handed on before its completion (Release), which the
+        // wait's Acquire saw.
+        debug_assert_eq!(
+            self.handed_on.load(Ordering::Relaxed),
+            0,
+            "tasks left handed on"
+        );
     }
 
     /// Records a weak task's completion (`d`, `failed`, the frame's allocation `boxed`) for
     /// the child that ends the count (`task::defer`).
     pub(super) fn set_deferred(&self, d: *const TaskDesc, failed: bool, boxed: *mut LazyFrame) {
         self.deferred.set((d, failed, boxed));
+    }
+
+    /// A weak task's frame, at the end of its body (its thread): adds the tasks it spawned
+    /// to its parent's `handed_on`, until `take_handed` takes them off.
+    pub(super) fn hand_on(&self, parent: &Frame) {
+        // SAFETY: the frame's thread, per the contract of the caller (`task::defer`).
+        let local = unsafe { &*self.local.get() };
+        let tasks = local.spawned.wrapping_sub(local.gates);
+        if tasks != 0 {
+            self.handed.set(tasks);
+            parent.handed_on.fetch_add(tasks, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes what `hand_on` added off the parent's count: by whoever completes the weak
+    /// task, before it completes it (after that, the parent may be gone).
+    pub(super) fn take_handed(&self, parent: &Frame) {
+        let tasks = self.handed.get();
+        if tasks != 0 {
+            parent.handed_on.fetch_sub(tasks, Ordering::Relaxed);
+        }
     }
 
     /// What `set_deferred` recorded: read by the child that ended the count.

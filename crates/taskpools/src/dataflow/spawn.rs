@@ -19,11 +19,12 @@ use crate::runtime::trace::{EventKind, Source, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::sync::{AtomicBool, Ordering};
 
-/// Outstanding children per worker thread past which a spawn first runs a job itself (the
-/// figure libgomp uses for its tasks).
+/// Outstanding tasks per worker thread past which a spawn first runs a job itself (the
+/// figure libgomp uses for its tasks). A frame's outstanding tasks are its outstanding
+/// children, or, with weak children, `outstanding_tasks`.
 const THROTTLE_PER_THREAD: usize = 64;
 
-/// Outstanding children per worker thread at which a throttled spawner goes back to spawning
+/// Outstanding tasks per worker thread at which a throttled spawner goes back to spawning
 /// without running jobs. Once at the mark, every spawn runs at least one job (the new task if
 /// it is ready) until the count falls to this lower mark; then spawns run nothing until the mark.
 /// Without the lower mark, the spawner alternated at the mark between runs and plain spawns
@@ -299,7 +300,10 @@ impl<'s, 'e> Scope<'s, 'e> {
             || local.spawned.wrapping_sub(local.seen) >= THROTTLE_PER_THREAD * threads;
         if throttled {
             local.seen = frame.completed.load(Ordering::Relaxed);
-            let outstanding = local.spawned.wrapping_sub(local.seen);
+            let mut outstanding = local.spawned.wrapping_sub(local.seen);
+            if local.gates != 0 {
+                outstanding = outstanding_tasks(frame, outstanding, local.spawned, local.gates);
+            }
             throttled = throttles(local.throttling, outstanding, threads);
             local.throttling = throttled;
         }
@@ -310,7 +314,7 @@ impl<'s, 'e> Scope<'s, 'e> {
             // SAFETY: past the last panic point, before the task is armed.
             unsafe { arm_weak(local, desc, gates, &mut found, tr, trace_id) };
         }
-        let spawned = local.spawned;
+        let (spawned, gates) = (local.spawned, local.gates);
         // `local` is not used past this point: what runs below may be a child of this frame
         // (which never touches `local`) or any other work.
         // SAFETY: the descriptor was just written and is alive.
@@ -329,7 +333,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                     t.end();
                 }
                 if weak {
-                    catch_up(frame, spawned, threads);
+                    catch_up(frame, (spawned, gates), threads);
                 }
                 return desc;
             }
@@ -342,6 +346,27 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
         desc
     }
+}
+
+/// The outstanding tasks of a frame with weak children, for the throttle: of its
+/// `outstanding` children (of `spawned` so far, `gates` of them weak gates), about as many
+/// tasks as their share so far (gates are bookkeeping: one or two per weak part), plus the
+/// tasks its weak children have spawned and not yet completed (`Frame::handed_on`).
+///
+/// Counted as tasks, the gates of the heat sweep's outer tasks (eight weak parts each) made
+/// 17 children of each outer task, so the spawner was throttled at about 4 outer tasks, a
+/// third of a step, ahead and ran the sweep one step after the other, against 1.3 steps for
+/// the flat sweep, whose workers thus ran wavefronts through several steps while the rows
+/// were in cache. Counting the outer tasks alone let it run 64 of them (5 steps) ahead, and
+/// the workers ran steep diagonals through 15 steps, fetching most rows again at 2 threads.
+/// Counting the outer task with the four children it hands its parts to matches the flat
+/// sweep's lookahead (docs/dataflow.md, "The order of a weak sweep").
+#[cold]
+#[inline(never)]
+fn outstanding_tasks(frame: &Frame, outstanding: usize, spawned: usize, gates: usize) -> usize {
+    let tasks = spawned.wrapping_sub(gates);
+    let own = (outstanding as u128 * tasks as u128 / spawned.max(1) as u128) as usize;
+    own + frame.handed_on.load(Ordering::Relaxed)
 }
 
 /// Whether a spawn with `outstanding` children before it is throttled, on a runtime of
@@ -359,18 +384,22 @@ fn throttles(throttling: bool, outstanding: usize, threads: usize) -> bool {
 /// outstanding children than the throttle's mark, runs this worker's own jobs (the newest
 /// first: the weak task's children). A task run at once usually completes, which leaves the
 /// count where it was before the spawn; a weak task does not (it returns once its children
-/// are spawned and completes with the last of them, and its gates count too), and without
+/// are spawned and completes with the last of them, and its children count too), and without
 /// this a stream of weak tasks past the mark would start them all, each holding its frame
 /// and tables, before any completed (the heat sweep's weak variant started all its 720;
 /// with this, the peak memory of `suite --bench heat` fell from 135 to 102 MB). Only the own
 /// deque: stealing here could drain other workers' work into this stack while the children
 /// wait for something only later spawns provide.
-fn catch_up(frame: &Frame, spawned: usize, threads: usize) {
+fn catch_up(frame: &Frame, (spawned, gates): (usize, usize), threads: usize) {
     let Some(w) = WorkerThread::current() else {
         return;
     };
-    while spawned.wrapping_sub(frame.completed.load(Ordering::Relaxed))
-        > THROTTLE_PER_THREAD * threads
+    while outstanding_tasks(
+        frame,
+        spawned.wrapping_sub(frame.completed.load(Ordering::Relaxed)),
+        spawned,
+        gates,
+    ) > THROTTLE_PER_THREAD * threads
     {
         if !w.run_own() {
             return;
@@ -465,7 +494,9 @@ unsafe fn arm_weak(
             .alloc(NotifyNode::new(ptr::addr_of!(gate.leave).cast()))
             .as_ptr();
         // SAFETY: once per gate, past every edge into it; the node is fresh.
-        local.spawned = local.spawned.wrapping_add(unsafe { gate.arm(node) });
+        let counted = unsafe { gate.arm(node) };
+        local.spawned = local.spawned.wrapping_add(counted);
+        local.gates = local.gates.wrapping_add(counted);
     }
 }
 

@@ -347,6 +347,8 @@ unsafe fn defer(
     // used after the count.
     let f = unsafe { &*frame };
     f.set_deferred(d, failed, boxed);
+    // SAFETY: the task's parent frame waits for it; this thread is the frame's.
+    f.hand_on(unsafe { &*(*d).parent });
     // SAFETY: the frame's thread.
     let spawned = unsafe { f.spawned() };
     owner_defers(&f.completed, spawned)
@@ -365,6 +367,9 @@ unsafe fn finish_weak(d: *const TaskDesc, frame: *mut LazyFrame, mut failed: boo
         // SAFETY: per the contract (the children's completions, seen with Acquire, came after
         // their panics were kept).
         let frame = unsafe { Box::from_raw(frame) };
+        if let Some(f) = frame.frame.get() {
+            f.take_handed(parent);
+        }
         if let Some(p) = frame.frame.get().and_then(Frame::take_panic) {
             failed = true;
             parent.keep_panic(p);
