@@ -7,9 +7,11 @@
 //! them), and a *ticket* of that heap goes where the task would have gone (the worker's
 //! deque, or the runtime's injector, whose tasks go to the first heap). Whoever runs a
 //! ticket, the worker itself or a thief, takes the most urgent task of the ticket's heap and
-//! runs it. (A task with a place hint goes to its place as before; a spawner that throttles
-//! queues its new task in the heap and runs one job of its own deque, a ticket.) One ticket is queued per heap entry, after the entry, and each ticket takes
-//! exactly one entry of its heap, so a ticket never finds its heap empty and no task is left
+//! runs it. (A task with a place hint goes to its place as before. A spawner that throttles
+//! runs the more urgent of its new task and its heap's most urgent one at once, leaving the
+//! other in the heap with no ticket of its own: the ticket of the entry it took stays
+//! queued for the entry it left, so the counts still match.) One ticket is queued per heap
+//! entry, after the entry, and each ticket takes exactly one entry of its heap, so a ticket never finds its heap empty and no task is left
 //! in one. A worker therefore runs its most urgent ready task first, and a thief that takes a
 //! ticket takes the victim's most urgent one. A ticket is one job header per heap, queued as
 //! many times as its heap has entries; it is queued only on the public deques, the place
@@ -97,6 +99,35 @@ impl Priorities {
     #[inline]
     pub(super) fn in_use(&self) -> bool {
         self.slots.get().is_some()
+    }
+
+    /// For a throttled spawner on worker `w`, which runs a ready task at once instead of
+    /// queueing its new ready task `d`: the task to run, the more urgent of `d` and the most
+    /// urgent of `w`'s heap (`d` on a tie: it is the newest). If that is the heap's, `d`
+    /// takes its entry's place, and the ticket queued for that entry stays queued for `d`.
+    #[cold]
+    pub(super) fn take_at_once(&self, d: *const TaskDesc, w: &WorkerThread) -> *const TaskDesc {
+        let slots = self.slots.get().expect("priorities in use");
+        let slot = &slots[w.index % slots.len()];
+        let mut h = lock(&slot.heap);
+        // SAFETY: a live descriptor (its parent waits for it).
+        let priority = unsafe { &*d }.priority;
+        if !h.0.peek().is_some_and(|top| top.priority > priority) {
+            return d;
+        }
+        let seq = h.1;
+        h.1 += 1;
+        let mut top = h.0.peek_mut().expect("not empty");
+        // (Re-sifted as `top` drops.)
+        std::mem::replace(
+            &mut *top,
+            Entry {
+                priority,
+                seq,
+                desc: d,
+            },
+        )
+        .desc
     }
 
     /// Queues the ready task `d` in the current worker's heap (the first one's, off the

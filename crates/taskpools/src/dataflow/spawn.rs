@@ -319,20 +319,34 @@ impl<'s, 'e> Scope<'s, 'e> {
         // (which never touches `local`) or any other work.
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
-            // (A scope with priorities queues it in its heap, and runs its most urgent task
-            // below instead.)
-            if throttled && place == NO_PLACE && !frame.shared().prio.in_use() {
+            // A throttled spawner runs it at once; in a scope with priorities, the more urgent
+            // of it and this worker's heap's most urgent task, the other staying queued.
+            let prio = &frame.shared().prio;
+            let here = if !throttled || place != NO_PLACE {
+                None
+            } else if !prio.in_use() {
+                Some(desc)
+            } else {
+                // The more urgent of it and the heap's most urgent (`take_at_once`).
+                WorkerThread::current()
+                    .filter(|w| ptr::eq(&*w.registry, frame.registry()))
+                    .map(|w| prio.take_at_once(desc, &w))
+            };
+            if let Some(run) = here {
                 // Run here, as a job of its own in the trace.
                 if let Some(t) = tr {
                     t.start(Source::Own);
                 }
-                // SAFETY: ready, and queued nowhere, so this is its one execution; its parent
-                // (this frame) is alive until it completes.
-                unsafe { run_task(desc.cast()) };
+                // SAFETY: ready and alive (its parent waits for it).
+                let run_weak = unsafe { &*run }.weak;
+                // SAFETY: ready, and queued nowhere (`desc`), or just taken from the heap in
+                // its place, so this is its one execution; its parent is alive until it
+                // completes.
+                unsafe { run_task(run.cast()) };
                 if let Some(t) = tr {
                     t.end();
                 }
-                if weak {
+                if run_weak {
                     catch_up(frame, (spawned, gates), threads);
                 }
                 return desc;
