@@ -112,7 +112,7 @@ impl Priorities {
         let mut h = lock(&slot.heap);
         // SAFETY: a live descriptor (its parent waits for it).
         let priority = unsafe { &*d }.priority;
-        if !h.0.peek().is_some_and(|top| top.priority > priority) {
+        if h.0.peek().is_none_or(|top| top.priority <= priority) {
             return d;
         }
         let seq = h.1;

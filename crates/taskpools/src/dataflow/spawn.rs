@@ -330,7 +330,7 @@ impl<'s, 'e> Scope<'s, 'e> {
                 // The more urgent of it and the heap's most urgent (`take_at_once`).
                 WorkerThread::current()
                     .filter(|w| ptr::eq(&*w.registry, frame.registry()))
-                    .map(|w| prio.take_at_once(desc, &w))
+                    .map(|w| prio.take_at_once(desc, w))
             };
             if let Some(run) = here {
                 // Run here, as a job of its own in the trace.
