@@ -136,13 +136,24 @@ pub struct TaskPanic {
 }
 
 // SAFETY: the payload is `Send` only. Through `&TaskPanic` it is reached only by
-// `downcast_ref` to `&'static str` and `String` (`message`), which are `Sync`, so threads that
-// share a `TaskPanic` can only read values that may be read from many threads at once; every
-// other use of the payload (`into_payload`, `resume`, the drop) takes the `TaskPanic` by
+// `downcast_ref` to `&'static str` and `String` (`message`), which are `Sync` (the type check
+// calls `type_id`, which reads no data), so threads that share a `TaskPanic` can only read
+// values that may be read from many threads at once; every other use of the payload
+// (`payload_mut`, `into_payload`, `resume`, the drop) takes the `TaskPanic` by `&mut` or by
 // value, on one thread.
 unsafe impl Sync for TaskPanic {}
 
 impl TaskPanic {
+    /// A panic from its payload (as [`std::panic::catch_unwind`] returns it).
+    pub fn new(payload: Box<dyn Any + Send>) -> TaskPanic {
+        TaskPanic { payload }
+    }
+
+    /// The payload, to inspect one that is not a string (`downcast_mut`).
+    pub fn payload_mut(&mut self) -> &mut (dyn Any + Send) {
+        &mut *self.payload
+    }
+
     /// The panic's message, if its payload is a string (as `panic!` with a message makes it).
     pub fn message(&self) -> Option<&str> {
         let p = &*self.payload;
@@ -347,7 +358,7 @@ impl Stop {
                         drop_payload(Box::new(e));
                     }
                 }
-                return Ended::Failed(Cause::Panic(TaskPanic { payload: p }));
+                return Ended::Failed(Cause::Panic(TaskPanic::new(p)));
             }
         };
         if self.failed.load(Ordering::Relaxed) {

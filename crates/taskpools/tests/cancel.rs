@@ -449,12 +449,13 @@ fn a_scope_error_goes_into_a_send_sync_error_with_its_panic() {
         e.to_string(),
         "a task panicked: a panic with a payload that is not a string"
     );
+    let mut p = e.into_panic().unwrap();
+    assert_eq!(p.payload_mut().downcast_mut::<u32>(), Some(&mut 7));
+    assert_eq!(*p.into_payload().downcast::<u32>().unwrap(), 7);
+    // Made by hand, as a test of code that handles a ScopeError might.
+    let p = taskpools::TaskPanic::new(Box::new("by hand"));
     assert_eq!(
-        *e.into_panic()
-            .unwrap()
-            .into_payload()
-            .downcast::<u32>()
-            .unwrap(),
-        7
+        (p.message(), format!("{p:?}")),
+        (Some("by hand"), "\"by hand\"".into())
     );
 }

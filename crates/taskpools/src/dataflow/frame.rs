@@ -60,13 +60,13 @@ pub(super) struct FrameLocal {
     /// Children spawned so far (the frame's own count; `Frame::completed` counts their
     /// completions).
     pub(super) spawned: usize,
-    /// Of `spawned`, the counts of weak gates (`weak`): children that are not tasks, which
-    /// the spawn throttle does not count.
+    /// Of `spawned`, the weak gates (`weak`): children that are not tasks, which the spawn
+    /// throttle does not count (`WeakCounts::gates_done` counts their completions).
     pub(super) gates: usize,
     /// A value of `Frame::completed` read earlier: `spawned - seen` bounds the outstanding
     /// children from above without reading the line the children write.
     pub(super) seen: usize,
-    /// In the throttled phase: entered at `THROTTLE_PER_THREAD` outstanding children per
+    /// In the throttled phase: entered at `THROTTLE_PER_THREAD` outstanding tasks per
     /// worker, left at `RESUME_PER_THREAD` (`spawn.rs`).
     pub(super) throttling: bool,
     /// Syncs so far: a task handle of an earlier epoch names a completed task.
@@ -76,6 +76,17 @@ pub(super) struct FrameLocal {
     pub(super) in_wait: bool,
     /// The open reduction groups (`reduce`).
     pub(super) reductions: Groups,
+}
+
+/// The counts of a frame's weak children that the spawn throttle reads (see
+/// `Frame::outstanding_tasks`).
+pub(super) struct WeakCounts {
+    /// Weak gates of the frame's children completed so far (each also counts in
+    /// `Frame::completed`, after this).
+    pub(super) gates_done: AtomicUsize,
+    /// Tasks that the frame's weak children had outstanding when their bodies ended, until
+    /// each such child completes.
+    pub(super) handed_on: AtomicUsize,
 }
 
 /// A value on a cache line of its own (64 bytes: frames live on stacks, so no wider).
@@ -97,13 +108,13 @@ pub(super) struct Frame {
     /// line only to wait and, now and then, to throttle, so a child's completion and the
     /// next spawn do not pass the line back and forth.
     pub(super) completed: Line<AtomicUsize>,
+    /// What the spawn throttle counts besides (`spawn::outstanding_tasks`), in a frame with
+    /// weak children only; written by the children's threads, on a line of its own.
+    pub(super) weak_counts: Line<WeakCounts>,
     /// The scope's runtime (kept alive by the root's worker, which holds an `Arc` of it for
     /// longer than any frame of the scope lives).
     pub(super) registry: *const Registry,
     pub(super) shared: *const Shared,
-    /// Tasks spawned by this frame's weak children, from the end of each such child's body
-    /// to its completion: the spawn throttle counts them as this frame's own (`spawn.rs`).
-    pub(super) handed_on: AtomicUsize,
     /// Whether `panic` holds a panic (spares a lock per task in the common case).
     panicked: AtomicBool,
     /// The first panic of a child (or of a child's descendants).
@@ -120,8 +131,8 @@ pub(super) struct Frame {
     /// before the deferring read-modify-write, read by the child whose completion ends the
     /// count, after its own.
     deferred: Cell<(*const TaskDesc, bool, *mut LazyFrame)>,
-    /// A weak task's tasks, added to its parent's `handed_on` at the end of its body and
-    /// taken off as it completes (written and read as `deferred` is).
+    /// A weak task's outstanding tasks at the end of its body, added to its parent's
+    /// `handed_on` then and taken off as it completes (written and read as `deferred` is).
     handed: Cell<usize>,
 }
 
@@ -134,7 +145,10 @@ impl Frame {
             weak,
             deferred: Cell::new((std::ptr::null(), false, std::ptr::null_mut())),
             handed: Cell::new(0),
-            handed_on: AtomicUsize::new(0),
+            weak_counts: Line(WeakCounts {
+                gates_done: AtomicUsize::new(0),
+                handed_on: AtomicUsize::new(0),
+            }),
             completed: Line(AtomicUsize::new(0)),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -213,7 +227,7 @@ impl Frame {
         // Each weak child took what it handed on before its completion (Release), which the
         // wait's Acquire saw.
         debug_assert_eq!(
-            self.handed_on.load(Ordering::Relaxed),
+            self.weak_counts.handed_on.load(Ordering::Relaxed),
             0,
             "tasks left handed on"
         );
@@ -225,15 +239,45 @@ impl Frame {
         self.deferred.set((d, failed, boxed));
     }
 
-    /// A weak task's frame, at the end of its body (its thread): adds the tasks it spawned
-    /// to its parent's `handed_on`, until `take_handed` takes them off.
-    pub(super) fn hand_on(&self, parent: &Frame) {
-        // SAFETY: the frame's thread, per the contract of the caller (`task::defer`).
+    /// This frame's outstanding tasks, for the spawn throttle: its outstanding children
+    /// less its outstanding weak gates, plus what its weak children handed on. Each count
+    /// is read on its own (Relaxed), so the figure may be off by the children that complete
+    /// meanwhile.
+    ///
+    /// # Safety
+    /// The frame's thread (it reads the local counts).
+    pub(super) unsafe fn outstanding_tasks(&self) -> usize {
+        // SAFETY: per the contract.
         let local = unsafe { &*self.local.get() };
-        let tasks = local.spawned.wrapping_sub(local.gates);
+        let children = local
+            .spawned
+            .wrapping_sub(self.completed.load(Ordering::Relaxed));
+        if local.gates == 0 {
+            return children;
+        }
+        let w = &*self.weak_counts;
+        let gates = local
+            .gates
+            .wrapping_sub(w.gates_done.load(Ordering::Relaxed));
+        children.saturating_sub(gates) + w.handed_on.load(Ordering::Relaxed)
+    }
+
+    /// A weak task's frame, at the end of its body (its thread): adds its outstanding tasks
+    /// to its parent's `handed_on`, until `take_handed` takes them off. (They stay counted
+    /// there until the weak task completes, as they complete: a bound of what the task
+    /// hands on, not a live count.)
+    ///
+    /// # Safety
+    /// The frame's thread.
+    pub(super) unsafe fn hand_on(&self, parent: &Frame) {
+        // SAFETY: per the contract.
+        let tasks = unsafe { self.outstanding_tasks() };
         if tasks != 0 {
             self.handed.set(tasks);
-            parent.handed_on.fetch_add(tasks, Ordering::Relaxed);
+            parent
+                .weak_counts
+                .handed_on
+                .fetch_add(tasks, Ordering::Relaxed);
         }
     }
 
@@ -242,7 +286,10 @@ impl Frame {
     pub(super) fn take_handed(&self, parent: &Frame) {
         let tasks = self.handed.get();
         if tasks != 0 {
-            parent.handed_on.fetch_sub(tasks, Ordering::Relaxed);
+            parent
+                .weak_counts
+                .handed_on
+                .fetch_sub(tasks, Ordering::Relaxed);
         }
     }
 

@@ -8,17 +8,18 @@
 //! deque, or the runtime's injector, whose tasks go to the first heap). Whoever runs a
 //! ticket, the worker itself or a thief, takes the most urgent task of the ticket's heap and
 //! runs it. (A task with a place hint goes to its place as before. A spawner that throttles
-//! runs the more urgent of its new task and its heap's most urgent one at once, leaving the
-//! other in the heap with no ticket of its own: the ticket of the entry it took stays
-//! queued for the entry it left, so the counts still match.) One ticket is queued per heap
-//! entry, after the entry, and each ticket takes exactly one entry of its heap, so a ticket never finds its heap empty and no task is left
-//! in one. A worker therefore runs its most urgent ready task first, and a thief that takes a
-//! ticket takes the victim's most urgent one. A ticket is one job header per heap, queued as
-//! many times as its heap has entries; it is queued only on the public deques, the place
-//! deques and the injector, which store the pointer and never link or mark the header (nor
-//! compare it with another), and its function may run on several threads at once: the one
-//! exception to `JobRef::execute`'s "at most once". The last ticket to run takes the last task, whose
-//! completion is its last access to the scope, so the heaps outlive every ticket.
+//! runs its new ready task at once if no task of its heap is more urgent; otherwise it runs
+//! the heap's most urgent one and puts the new task in that entry's place, where the ticket
+//! queued for the entry takes it, so the counts still match.) One ticket is queued per heap
+//! entry, after the entry, and each ticket takes exactly one entry of its heap, so a ticket
+//! never finds its heap empty and no task is left in one. A worker therefore runs its most
+//! urgent ready task first, and a thief that takes a ticket takes the victim's most urgent
+//! one. A ticket is one job header per heap, queued as many times as its heap has entries;
+//! it is queued only on the public deques, the place deques and the injector, which store
+//! the pointer and never link or mark the header (nor compare it with another), and its
+//! function may run on several threads at once: the one exception to `JobRef::execute`'s
+//! "at most once". The last ticket to run takes the last task, whose completion is its last
+//! access to the scope, so the heaps outlive every ticket.
 //!
 //! A heap is locked by its worker and by the thieves that took its tickets, so the locks are
 //! mostly uncontended; priorities order tasks within a worker's heap, and across workers

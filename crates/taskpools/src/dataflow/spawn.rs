@@ -14,7 +14,7 @@ use super::notify::{DepCounter, NotifyList, NotifyNode};
 use super::task::{call_body, run_task, schedule, Body, TaskDesc, NO_PLACE};
 use super::weak::WeakGate;
 use super::{Accesses, Footprint, Scope, TaskHandle};
-use crate::runtime::job::JobHeader;
+use crate::runtime::job::{JobHeader, JobRef};
 use crate::runtime::trace::{EventKind, Source, TraceBuf};
 use crate::runtime::worker::WorkerThread;
 use crate::sync::{AtomicBool, Ordering};
@@ -290,20 +290,22 @@ impl<'s, 'e> Scope<'s, 'e> {
             debug_assert!(cursor.is_null(), "a weak gate left unbound");
         }
         local.scratch = fps;
-        // Throttle: with many children outstanding, the spawner works before it goes on (as
+        // Throttle: with many tasks outstanding, the spawner works before it goes on (as
         // libgomp does), so that a long stream of spawns does not queue up all its
         // descriptors before any runs: it runs the new task at once if it is ready, else one
         // queued job (and, after a weak task, more: `catch_up`), on each spawn until the
-        // outstanding children fall to the lower mark.
+        // outstanding tasks fall to the lower mark.
         let threads = frame.registry().threads;
         let mut throttled = local.throttling
-            || local.spawned.wrapping_sub(local.seen) >= THROTTLE_PER_THREAD * threads;
+            || local.spawned.wrapping_sub(local.seen) >= THROTTLE_PER_THREAD * threads
+            || local.gates != 0;
         if throttled {
             local.seen = frame.completed.load(Ordering::Relaxed);
-            let mut outstanding = local.spawned.wrapping_sub(local.seen);
-            if local.gates != 0 {
-                outstanding = outstanding_tasks(frame, outstanding, local.spawned, local.gates);
-            }
+            let outstanding = if local.gates == 0 {
+                local.spawned.wrapping_sub(local.seen)
+            } else {
+                weak_outstanding(frame)
+            };
             throttled = throttles(local.throttling, outstanding, threads);
             local.throttling = throttled;
         }
@@ -314,9 +316,9 @@ impl<'s, 'e> Scope<'s, 'e> {
             // SAFETY: past the last panic point, before the task is armed.
             unsafe { arm_weak(local, desc, gates, &mut found, tr, trace_id) };
         }
-        let (spawned, gates) = (local.spawned, local.gates);
         // `local` is not used past this point: what runs below may be a child of this frame
-        // (which never touches `local`) or any other work.
+        // (which never touches `local`) or any other work. (`catch_up` reads the counts
+        // afresh, between jobs.)
         // SAFETY: the descriptor was just written and is alive.
         if unsafe { &*desc }.deps.arm(found) {
             // A throttled spawner runs it at once; in a scope with priorities, the more urgent
@@ -333,21 +335,29 @@ impl<'s, 'e> Scope<'s, 'e> {
                     .map(|w| prio.take_at_once(desc, w))
             };
             if let Some(run) = here {
-                // Run here, as a job of its own in the trace.
-                if let Some(t) = tr {
-                    t.start(Source::Own);
-                }
                 // SAFETY: ready and alive (its parent waits for it).
                 let run_weak = unsafe { &*run }.weak;
-                // SAFETY: ready, and queued nowhere (`desc`), or just taken from the heap in
-                // its place, so this is its one execution; its parent is alive until it
-                // completes.
-                unsafe { run_task(run.cast()) };
-                if let Some(t) = tr {
-                    t.end();
+                if run == desc {
+                    // Run here, as a job of its own in the trace.
+                    if let Some(t) = tr {
+                        t.start(Source::Own);
+                    }
+                    // SAFETY: ready, and queued nowhere, so this is its one execution; its
+                    // parent (this frame) is alive until it completes.
+                    unsafe { run_task(run.cast()) };
+                    if let Some(t) = tr {
+                        t.end();
+                    }
+                } else {
+                    // A task of any frame of the scope, taken from the heap: run as the
+                    // ticket that `run_one` would have taken for it (one wait deeper).
+                    let w = WorkerThread::current().expect("taken from this worker's heap");
+                    // SAFETY: taken from the heap, so this is its one execution (its
+                    // ticket stays queued for `desc`); alive until it completes.
+                    unsafe { w.run_nested(JobRef::from_header(run.cast())) };
                 }
                 if run_weak {
-                    catch_up(frame, (spawned, gates), threads);
+                    catch_up(frame, threads);
                 }
                 return desc;
             }
@@ -362,10 +372,10 @@ impl<'s, 'e> Scope<'s, 'e> {
     }
 }
 
-/// The outstanding tasks of a frame with weak children, for the throttle: of its
-/// `outstanding` children (of `spawned` so far, `gates` of them weak gates), about as many
-/// tasks as their share so far (gates are bookkeeping: one or two per weak part), plus the
-/// tasks its weak children have spawned and not yet completed (`Frame::handed_on`).
+/// The outstanding tasks of a frame with weak children, for the throttle
+/// (`Frame::outstanding_tasks`): its outstanding children less its outstanding weak gates
+/// (two per weak part: bookkeeping, not tasks), plus the tasks its weak children had
+/// outstanding when their bodies ended, until each of them completes.
 ///
 /// Counted as tasks, the gates of the heat sweep's outer tasks (eight weak parts each) made
 /// 17 children of each outer task, so the spawner was throttled at about 4 outer tasks, a
@@ -374,16 +384,17 @@ impl<'s, 'e> Scope<'s, 'e> {
 /// were in cache. Counting the outer tasks alone let it run 64 of them (5 steps) ahead, and
 /// the workers ran steep diagonals through 15 steps, fetching most rows again at 2 threads.
 /// Counting the outer task with the four children it hands its parts to matches the flat
-/// sweep's lookahead (docs/dataflow.md, "The order of a weak sweep").
+/// sweep's lookahead (docs/dataflow.md, "The order of a weak sweep"). The weak parts
+/// themselves are not counted: a stream of weak tasks with many parts per child holds up to
+/// the mark's worth of tasks, each with all its parts' regions and tables.
 #[cold]
 #[inline(never)]
-fn outstanding_tasks(frame: &Frame, outstanding: usize, spawned: usize, gates: usize) -> usize {
-    let tasks = spawned.wrapping_sub(gates);
-    let own = (outstanding as u128 * tasks as u128 / spawned.max(1) as u128) as usize;
-    own + frame.handed_on.load(Ordering::Relaxed)
+fn weak_outstanding(frame: &Frame) -> usize {
+    // SAFETY: the spawner's thread is the frame's.
+    unsafe { frame.outstanding_tasks() }
 }
 
-/// Whether a spawn with `outstanding` children before it is throttled, on a runtime of
+/// Whether a spawn with `outstanding` tasks before it is throttled, on a runtime of
 /// `threads` workers, given whether the frame's last spawn was (`throttling`): from the mark
 /// on, and then until the count falls to the lower mark.
 fn throttles(throttling: bool, outstanding: usize, threads: usize) -> bool {
@@ -395,26 +406,22 @@ fn throttles(throttling: bool, outstanding: usize, threads: usize) -> bool {
 }
 
 /// The end of a throttled spawn that ran a weak task at once: while the frame has more
-/// outstanding children than the throttle's mark, runs this worker's own jobs (the newest
-/// first: the weak task's children). A task run at once usually completes, which leaves the
-/// count where it was before the spawn; a weak task does not (it returns once its children
-/// are spawned and completes with the last of them, and its children count too), and without
-/// this a stream of weak tasks past the mark would start them all, each holding its frame
-/// and tables, before any completed (the heat sweep's weak variant started all its 720;
-/// with this, the peak memory of `suite --bench heat` fell from 135 to 102 MB). Only the own
-/// deque: stealing here could drain other workers' work into this stack while the children
-/// wait for something only later spawns provide.
-fn catch_up(frame: &Frame, (spawned, gates): (usize, usize), threads: usize) {
+/// outstanding tasks (`Frame::outstanding_tasks`) than the throttle's mark, runs this
+/// worker's own jobs (the newest first: the weak task's children). A task run at once
+/// usually completes, which leaves the count where it was before the spawn; a weak task does
+/// not (it returns once its children are spawned and completes with the last of them, and
+/// its children count too), and without this a stream of weak tasks past the mark would
+/// start them all, each holding its frame and tables, before any completed (the heat
+/// sweep's weak variant started all its 720; with this, the peak memory of `suite --bench
+/// heat` fell from 135 to 102 MB). Only the own deque: stealing here could drain other
+/// workers' work into this stack while the children wait for something only later spawns
+/// provide.
+fn catch_up(frame: &Frame, threads: usize) {
     let Some(w) = WorkerThread::current() else {
         return;
     };
-    while outstanding_tasks(
-        frame,
-        spawned.wrapping_sub(frame.completed.load(Ordering::Relaxed)),
-        spawned,
-        gates,
-    ) > THROTTLE_PER_THREAD * threads
-    {
+    // (`frame` is the spawner's: this thread's.)
+    while weak_outstanding(frame) > THROTTLE_PER_THREAD * threads {
         if !w.run_own() {
             return;
         }

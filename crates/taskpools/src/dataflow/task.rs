@@ -348,7 +348,7 @@ unsafe fn defer(
     let f = unsafe { &*frame };
     f.set_deferred(d, failed, boxed);
     // SAFETY: the task's parent frame waits for it; this thread is the frame's.
-    f.hand_on(unsafe { &*(*d).parent });
+    unsafe { f.hand_on(&*(*d).parent) };
     // SAFETY: the frame's thread.
     let spawned = unsafe { f.spawned() };
     owner_defers(&f.completed, spawned)

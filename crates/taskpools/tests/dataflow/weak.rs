@@ -386,6 +386,48 @@ fn a_stream_of_weak_tasks_stays_within_the_throttle() {
     });
 }
 
+/// The spawn throttle counts tasks, not a weak task's gates (two per weak part): on one
+/// worker, 32 weak tasks of 16 parts each are all queued before any starts, as 32 plain tasks
+/// would be (the mark is 64 per worker). Counted as children, their gates (32 each) had the
+/// spawner run the third task at once.
+#[test]
+fn weak_gates_do_not_count_against_the_throttle() {
+    within("weak gates and the throttle", || {
+        const TASKS: usize = 32;
+        const PARTS: usize = 16;
+        let rt = Runtime::new(1).unwrap();
+        let (started, spawned) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut v = vec![0u64; TASKS * PARTS];
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                let (started, spawned) = (&started, &spawned);
+                for i in 0..TASKS {
+                    let parts: Vec<_> = (i * PARTS..(i + 1) * PARTS)
+                        .map(|k| r.part(k..k + 1).weak_inout())
+                        .collect();
+                    df.spawn(parts, move |df, parts| {
+                        // How many spawns had returned when this one started.
+                        started.fetch_max(spawned.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                        for w in parts {
+                            let w = df.weak_region(w);
+                            df.spawn(w.out(), move |_, x| x[0] = i as u64);
+                        }
+                    });
+                    spawned.store(i + 1, Ordering::Relaxed);
+                }
+                // No task has started while the closure spawned.
+                assert_eq!(
+                    started.load(Ordering::Relaxed),
+                    0,
+                    "a weak task started early"
+                );
+            })
+        });
+        assert!(v.iter().enumerate().all(|(k, &x)| x == (k / PARTS) as u64));
+    });
+}
+
 /// Two weak levels: a child declares a weak part of its parent's weak part; the grandchild
 /// waits for the outermost predecessor, and the outer successor for the grandchild.
 #[test]

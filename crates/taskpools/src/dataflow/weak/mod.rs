@@ -172,6 +172,12 @@ impl WeakGate {
 pub(super) unsafe fn complete_gate(d: *const TaskDesc) {
     // SAFETY: alive until its completion is counted.
     let failed = unsafe { &*d }.cancelled.load(Ordering::Relaxed);
+    // For the spawn throttle, before the completion (after which the frame may be gone).
+    // SAFETY: the gate's frame waits for it.
+    unsafe { &*(*d).parent }
+        .weak_counts
+        .gates_done
+        .fetch_add(1, Ordering::Relaxed);
     // SAFETY: per the contract.
     unsafe { complete(d, failed, None) };
 }

@@ -91,7 +91,7 @@ impl WorkerThread {
     /// # Safety
     /// As [`run_job`](Self::run_job): `j` was taken from a queue and runs once, here.
     #[inline(always)]
-    unsafe fn run_nested(&self, j: JobRef) {
+    pub(crate) unsafe fn run_nested(&self, j: JobRef) {
         let depth = self.waits.get();
         self.waits.set(depth + 1);
         // SAFETY: the caller's.
