@@ -108,7 +108,7 @@ pub(super) struct Frame {
     /// line only to wait and, now and then, to throttle, so a child's completion and the
     /// next spawn do not pass the line back and forth.
     pub(super) completed: Line<AtomicUsize>,
-    /// What the spawn throttle counts besides (`spawn::outstanding_tasks`), in a frame with
+    /// What the spawn throttle counts besides (`Frame::outstanding_tasks`), in a frame with
     /// weak children only; written by the children's threads, on a line of its own.
     pub(super) weak_counts: Line<WeakCounts>,
     /// The scope's runtime (kept alive by the root's worker, which holds an `Arc` of it for
@@ -245,10 +245,17 @@ impl Frame {
     /// meanwhile.
     ///
     /// # Safety
-    /// The frame's thread (it reads the local counts).
+    /// The frame's thread, with no reference to its local state alive (it reads the local
+    /// counts through the cell): between spawns. A spawn, which holds one, uses
+    /// [`outstanding_tasks_of`](Self::outstanding_tasks_of).
     pub(super) unsafe fn outstanding_tasks(&self) -> usize {
         // SAFETY: per the contract.
-        let local = unsafe { &*self.local.get() };
+        self.outstanding_tasks_of(unsafe { &*self.local.get() })
+    }
+
+    /// [`outstanding_tasks`](Self::outstanding_tasks), with the frame's local state `local`
+    /// (the reference its thread holds).
+    pub(super) fn outstanding_tasks_of(&self, local: &FrameLocal) -> usize {
         let children = local
             .spawned
             .wrapping_sub(self.completed.load(Ordering::Relaxed));

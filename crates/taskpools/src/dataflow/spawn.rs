@@ -304,7 +304,9 @@ impl<'s, 'e> Scope<'s, 'e> {
             let outstanding = if local.gates == 0 {
                 local.spawned.wrapping_sub(local.seen)
             } else {
-                weak_outstanding(frame)
+                // (Through `local`: a read through the frame's cell would end this
+                // reference's exclusive claim while it is still used below.)
+                weak_outstanding(frame, local)
             };
             throttled = throttles(local.throttling, outstanding, threads);
             local.throttling = throttled;
@@ -324,19 +326,18 @@ impl<'s, 'e> Scope<'s, 'e> {
             // A throttled spawner runs it at once; in a scope with priorities, the more urgent
             // of it and this worker's heap's most urgent task, the other staying queued.
             let prio = &frame.shared().prio;
-            let here = if !throttled || place != NO_PLACE {
-                None
+            let (here, worker) = if !throttled || place != NO_PLACE {
+                (None, None)
             } else if !prio.in_use() {
-                Some(desc)
+                (Some(desc), None)
             } else {
                 // The more urgent of it and the heap's most urgent (`take_at_once`).
-                WorkerThread::current()
-                    .filter(|w| ptr::eq(&*w.registry, frame.registry()))
-                    .map(|w| prio.take_at_once(desc, w))
+                match WorkerThread::current().filter(|w| ptr::eq(&*w.registry, frame.registry())) {
+                    Some(w) => (Some(prio.take_at_once(desc, w)), Some(w)),
+                    None => (None, None),
+                }
             };
             if let Some(run) = here {
-                // SAFETY: ready and alive (its parent waits for it).
-                let run_weak = unsafe { &*run }.weak;
                 if run == desc {
                     // Run here, as a job of its own in the trace.
                     if let Some(t) = tr {
@@ -348,16 +349,17 @@ impl<'s, 'e> Scope<'s, 'e> {
                     if let Some(t) = tr {
                         t.end();
                     }
-                } else {
-                    // A task of any frame of the scope, taken from the heap: run as the
-                    // ticket that `run_one` would have taken for it (one wait deeper).
-                    let w = WorkerThread::current().expect("taken from this worker's heap");
+                    if weak {
+                        catch_up(frame, threads);
+                    }
+                } else if let Some(w) = worker {
+                    // A task of any frame of the scope, taken from this worker's heap: run as
+                    // the ticket that `run_one` would have popped for it (one wait deeper).
+                    // The new task waits in its place; this frame's count is as before.
+                    w.source.set(Source::Own);
                     // SAFETY: taken from the heap, so this is its one execution (its
                     // ticket stays queued for `desc`); alive until it completes.
                     unsafe { w.run_nested(JobRef::from_header(run.cast())) };
-                }
-                if run_weak {
-                    catch_up(frame, threads);
                 }
                 return desc;
             }
@@ -389,9 +391,8 @@ impl<'s, 'e> Scope<'s, 'e> {
 /// the mark's worth of tasks, each with all its parts' regions and tables.
 #[cold]
 #[inline(never)]
-fn weak_outstanding(frame: &Frame) -> usize {
-    // SAFETY: the spawner's thread is the frame's.
-    unsafe { frame.outstanding_tasks() }
+fn weak_outstanding(frame: &Frame, local: &FrameLocal) -> usize {
+    frame.outstanding_tasks_of(local)
 }
 
 /// Whether a spawn with `outstanding` tasks before it is throttled, on a runtime of
@@ -420,8 +421,10 @@ fn catch_up(frame: &Frame, threads: usize) {
     let Some(w) = WorkerThread::current() else {
         return;
     };
-    // (`frame` is the spawner's: this thread's.)
-    while weak_outstanding(frame) > THROTTLE_PER_THREAD * threads {
+    // SAFETY: `frame` is the spawner's, this thread's, and the spawn no longer uses its
+    // reference to the local state (jobs run here cannot spawn into this frame: its scope
+    // is not `Send`, and its body is below on this stack).
+    while unsafe { frame.outstanding_tasks() } > THROTTLE_PER_THREAD * threads {
         if !w.run_own() {
             return;
         }

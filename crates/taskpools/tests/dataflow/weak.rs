@@ -388,8 +388,8 @@ fn a_stream_of_weak_tasks_stays_within_the_throttle() {
 
 /// The spawn throttle counts tasks, not a weak task's gates (two per weak part): on one
 /// worker, 32 weak tasks of 16 parts each are all queued before any starts, as 32 plain tasks
-/// would be (the mark is 64 per worker). Counted as children, their gates (32 each) had the
-/// spawner run the third task at once.
+/// would be (the mark is 64 per worker). Counted as children, their gates (two per part, the
+/// enter gates completed at once) made 17 children of each, and the fifth task ran at once.
 #[test]
 fn weak_gates_do_not_count_against_the_throttle() {
     within("weak gates and the throttle", || {
