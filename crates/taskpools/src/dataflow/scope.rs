@@ -431,6 +431,8 @@ where
         }))
     };
     let child_panic = frame.finish(w, tr);
+    // Every task has completed; tickets whose tasks a thief moved may still be queued.
+    shared.prio.wait_spare(w);
     drop(frame);
     // The closure's panic first; a child's, then, is dropped (its drop may panic in turn).
     (shared.stop.end(r, child_panic), shared.stop.skipped())

@@ -169,8 +169,8 @@ fn the_overlap_check_of_two_strided_accesses_is_linear_in_their_rows() {
 }
 
 /// Under Miri (`scripts/test.sh` runs `dataflow::tests::miri_`): prioritized tasks through
-/// the per-worker heaps and their tickets, stolen and not, with a dependence and a cancel
-/// (the ticket's pointer must reach its whole slot).
+/// the per-worker heaps and their tickets, stolen and not, moved by a thief and spare, with
+/// a dependence and a cancel (the ticket's pointer must reach the whole slice of slots).
 #[test]
 fn miri_prioritized_tasks_run_once_through_their_tickets() {
     let rt = crate::Runtime::new(2).unwrap();
@@ -185,6 +185,23 @@ fn miri_prioritized_tasks_run_once_through_their_tickets() {
         })
     });
     assert_eq!(v, [11, 1, 1, 1]);
+    // Independent tasks, all queued in the spawner's heap before it throttles: a thief that
+    // takes a ticket moves half of the rest into its own heap (spare tickets left behind,
+    // which the scope's end waits for).
+    let mut w = [0u8; 100];
+    rt.install(|| {
+        scope(|df| {
+            let r = df.region(&mut w[..]);
+            for i in 0..100 {
+                df.spawn_with_priority((i % 3) as i16, r.at(i).inout(), |_, x| {
+                    // (Under Miri, lets the other worker run: it steals.)
+                    std::thread::yield_now();
+                    *x += 1
+                });
+            }
+        })
+    });
+    assert_eq!(w, [1; 100]);
     let e = rt
         .install(|| {
             try_scope(Config::default(), |df| {
