@@ -26,7 +26,7 @@ pub(super) struct Shared {
     /// Cancelled, or failed with a task's error (`crate::cancel`): also counts the tasks
     /// that did not run, for either reason or because a predecessor failed.
     pub(super) stop: Stop,
-    /// The ready heap of a scope that uses priorities (`priority.rs`).
+    /// The ready heap of a scope that uses priorities (`priority`).
     pub(super) prio: Priorities,
 }
 

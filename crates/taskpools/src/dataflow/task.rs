@@ -165,7 +165,7 @@ pub(super) const WAIT_PLACE: u32 = u32::MAX - 1;
 /// Queues a ready task of `parent` on the current worker (every data-flow task is readied on
 /// a worker of its scope's runtime: by its parent, or by a predecessor as it completes), or on
 /// its place's deque when it has a hint, or, in a scope that uses priorities, in the scope's
-/// ready heap (`priority.rs`).
+/// ready heap (`priority`).
 ///
 /// Takes `parent` as a raw pointer: once the task is queued, another thread may run it and
 /// complete its parent (a weak task's heap frame, freed by its last child) before this call

@@ -214,6 +214,32 @@ fn miri_prioritized_tasks_run_once_through_their_tickets() {
     assert_eq!((e.is_cancelled(), e.skipped, v[0]), (true, 1, 11));
 }
 
+/// Thieves do move prioritized tasks between the heaps (what the stress test in
+/// `tests/dataflow/priority.rs` and the Miri test above rely on to cover the moves).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn thieves_move_prioritized_tasks_between_heaps() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let rt = crate::Runtime::new(2).unwrap();
+    let before = super::priority::MOVES.load(Relaxed);
+    let mut v = vec![0u8; 2000];
+    for round in 0..200 {
+        rt.install(|| {
+            scope(|df| {
+                let r = df.region(&mut v[..]);
+                for i in 0..2000 {
+                    df.spawn_with_priority((i % 3) as i16, r.at(i).inout(), |_, x| *x += 1);
+                }
+            })
+        });
+        if super::priority::MOVES.load(Relaxed) > before {
+            assert!(v.iter().all(|&x| usize::from(x) == round + 1));
+            return;
+        }
+    }
+    panic!("no thief moved a task in 200 scopes of 2000 tasks");
+}
+
 /// Under Miri (`cargo +nightly miri test -p taskpools --lib dataflow::tests::miri_`):
 /// reductions, whose members reach their reducer through a raw pointer and whose combine
 /// writes the part through another; with non-`Copy` values (clones, moves, drops), a group

@@ -73,7 +73,7 @@ impl JobHeader {
 
 /// A pointer to a job. Two `JobRef`s are equal when they point to the same job (live jobs have
 /// distinct addresses). One kind of job is queued several times at once: a data-flow scope's
-/// priority *ticket* (`dataflow/priority.rs`), whose function may run any number of times and
+/// priority *ticket* (`dataflow/priority`), whose function may run any number of times and
 /// which goes only where jobs are stored by pointer and never compared (public deques, place
 /// deques, the injector).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,19 +15,23 @@
 //! A thief that runs a ticket of another worker's heap also moves up to half of what is left
 //! there (Manber's steal-half), the most urgent first, into its own heap and queues a ticket
 //! of its own for each, so that it runs them without touching the victim's lock. The tickets
-//! left behind for the moved entries become *spare*: each heap counts its spare tickets, and
-//! for every heap, at all times, its queued (or running, not yet counted off) tickets number
-//! its entries plus its spare count. Tickets are interchangeable, so a thief that can count
-//! itself off as spare does (no lock, no line the victim writes), and any ticket that finds
-//! its heap empty counts itself off; no entry is ever left without a ticket. A ticket's last
-//! access to the heaps is its task's completion or its count off (Release), so the root
-//! scope's end, which waits for every task and then for every spare count to reach 0
-//! (Acquire), frees the heaps after every ticket has used them. A ticket is one job header
-//! per heap, queued as many times as needed; it is queued only on the public deques, the
-//! place deques and the injector, which store the pointer and never link or mark the header
-//! (nor compare it with another), and its function may run on several threads at once: the
-//! one exception to `JobRef::execute`'s "at most once". The loom model (`loom_models.rs`)
-//! checks the counting and the end's wait, with two planted bugs.
+//! left behind for the moved entries become *spare*: each heap counts its spare units, and
+//! for every heap, at all times, its tickets not yet counted off (queued or running) number
+//! its entries plus its spare units. Tickets are interchangeable: a thief counts itself off
+//! as spare if a unit is counted (one compare-and-swap, no lock), and a ticket that finds
+//! its heap empty counts itself off, or, if another ticket took the last unit meanwhile
+//! (then an entry came: the count says one is there for it), looks again. A count-off never
+//! takes the count below zero, so no entry is left without a ticket. A ticket's last access
+//! to the heaps is its task's completion or its count-off (Release, made through raw
+//! pointers, with no reference to the slots alive), so the root scope's end, which waits
+//! for every task and then for every spare count to reach 0 (Acquire), frees the heaps after
+//! every ticket has used them. A ticket is one job header per heap, queued as many times as
+//! needed; it is queued only on the public deques, the place deques and the injector, which
+//! store the pointer and never link or mark the header (nor compare it with another), and
+//! its function may run on several threads at once: the one exception to
+//! `JobRef::execute`'s "at most once". The loom models (`loom_models.rs`) check the counts,
+//! the end's wait and a ticket that finds its heap empty while another takes its unit, with
+//! three planted bugs.
 //!
 //! Priorities order tasks within a worker's heap, and across workers only as far as a thief
 //! takes the most urgent tasks of its victim. Scopes that never use a priority make no heaps
@@ -49,6 +53,10 @@ mod loom_models;
 /// The most entries a thief moves from its victim's heap to its own, besides the one it
 /// runs (half of what is left, up to this).
 const MAX_MOVED: usize = 32;
+
+/// Moves so far, in this process (the tests check that thieves move entries).
+#[cfg(test)]
+pub(super) static MOVES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A ready task in the heap: the highest priority first, then the newest.
 struct Entry {
@@ -96,10 +104,22 @@ impl Heap {
     }
 }
 
-/// A slot's count of spare tickets, on lines of its own: the thieves write it, the slot's
-/// worker does not read it (until the scope's end).
+/// A slot's count of spare tickets, on lines of its own (the heap's worker writes it only
+/// when it finds its own heap empty).
 #[repr(align(128))]
 struct Spare(AtomicUsize);
+
+/// A slot's heap, on lines of its own: the ticket's header, which every thief reads, is not
+/// on a line that the heap's pushes and pops write.
+#[repr(align(128))]
+struct HeapLine(Mutex<Heap>);
+
+impl std::ops::Deref for HeapLine {
+    type Target = Mutex<Heap>;
+    fn deref(&self) -> &Mutex<Heap> {
+        &self.0
+    }
+}
 
 /// One worker's ready heap and its ticket (see the design note), on lines of its own.
 #[repr(align(128))]
@@ -108,13 +128,17 @@ struct Slot {
     /// This slot's place in its slice, and the slice's length (for `run_ticket`).
     index: usize,
     count: usize,
-    heap: Mutex<Heap>,
+    heap: HeapLine,
     /// The tickets of this heap queued beyond its entries (a thief moved their entries to
     /// its own heap, with tickets of its own): each counts itself off once, and the scope's
     /// end waits for this count to reach 0.
     spare: Spare,
     #[cfg(loom)]
     mutation: Mutation,
+    /// The slot's memory as the loom model sees it: every access of `take` to the slot reads
+    /// it first, and the model's scope end writes it when it frees the slots.
+    #[cfg(loom)]
+    memory: crate::sync::UnsafeCell<u64>,
 }
 
 /// Planted bugs for the loom models: each must make a model fail.
@@ -126,6 +150,9 @@ enum Mutation {
     UncountedMove,
     /// A spare ticket counts itself off Relaxed (no order with the scope's end).
     RelaxedSpare,
+    /// A ticket that finds its heap empty counts itself off even when no spare unit is
+    /// counted (then another ticket took it, and an entry came meanwhile).
+    EmptyCountsOff,
 }
 
 impl Slot {
@@ -133,15 +160,26 @@ impl Slot {
         Slot {
             #[cfg(loom)]
             mutation: Mutation::None,
+            #[cfg(loom)]
+            memory: crate::sync::UnsafeCell::new(0),
             ticket: JobHeader::new(run_ticket),
             index,
             count,
-            heap: Mutex::new(Heap {
+            heap: HeapLine(Mutex::new(Heap {
                 entries: BinaryHeap::new(),
                 seq: 0,
-            }),
+            })),
             spare: Spare(AtomicUsize::new(0)),
         }
+    }
+
+    /// Under loom, a read of the slot's memory (see `memory`); nothing otherwise.
+    #[inline(always)]
+    fn touch(&self) {
+        #[cfg(loom)]
+        // SAFETY (test): a read; loom reports one that the model's free does not follow.
+        self.memory
+            .with(|m| assert_eq!(unsafe { *m }, 0, "a ticket used the heaps after the end"));
     }
 
     /// The order of a spare ticket's last access (Release: the scope's end waits for it).
@@ -157,63 +195,101 @@ impl Slot {
 
 /// What a ticket of heap `s` does for the runner whose own heap is `me` (see the design
 /// note): takes the heap's most urgent task, or, if a thief moved it away, counts itself off
-/// `spare` (its last access to the slots) and returns `None`. A runner of another heap (a
-/// thief) first counts itself off as spare if it can; if not, it also moves up to half of
-/// the rest, the most urgent first (the victim keeps the least urgent), into its own heap,
-/// keeping their order, and returns how many: the caller queues that many tickets of `me`.
-fn take(slots: &[Slot], s: usize, me: usize) -> (Option<*const TaskDesc>, usize) {
-    let slot = &slots[s];
-    if me != s {
-        // A thief counts itself off as spare if it can (no lock, and no line the victim
-        // writes): tickets are interchangeable, and as many as the entries remain.
-        let mut n = slot.spare.0.load(Ordering::Relaxed);
-        while n > 0 {
-            match slot.spare.0.compare_exchange_weak(
-                n,
-                n - 1,
-                slot.spare_release(),
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return (None, 0),
-                Err(m) => n = m,
+/// `spare` and returns `None`. A runner of another heap (a thief) first counts itself off as
+/// spare if it can; if not, it also moves up to half of the rest, the most urgent first (the
+/// victim keeps the least urgent), into its own heap, keeping their order, and returns how
+/// many: the caller queues that many tickets of `me`.
+///
+/// # Safety
+/// `slots` points to `count` live slots, which stay alive until this call's last access to
+/// them: its count-off when it returns `None`, after which the scope's end may free them (so
+/// no reference argument may cover them); else the taken task's completion.
+unsafe fn take(
+    slots: *const Slot,
+    count: usize,
+    s: usize,
+    me: usize,
+) -> (Option<*const TaskDesc>, usize) {
+    assert!(s < count && me < count, "a heap outside the scope's");
+    // SAFETY: per the contract. A local reference (not a protected argument), last used at
+    // the count-off.
+    let slot = unsafe { &*slots.add(s) };
+    slot.touch();
+    if me != s && count_off(slot) {
+        return (None, 0);
+    }
+    loop {
+        let mut h = lock(&slot.heap);
+        let Some(top) = h.entries.pop() else {
+            drop(h);
+            #[cfg(loom)]
+            if slot.mutation == Mutation::EmptyCountsOff {
+                slot.spare.0.fetch_sub(1, Ordering::Release);
+                return (None, 0);
             }
+            // Nothing left: this ticket is spare. While it is not counted off, the heap has
+            // an entry or a spare unit for it (design note), so if another ticket counted
+            // the last unit off meanwhile, an entry came: look again.
+            if count_off(slot) {
+                return (None, 0);
+            }
+            crate::sync::spin_loop();
+            continue;
+        };
+        let k = if me == s {
+            0
+        } else {
+            (h.entries.len() / 2).min(MAX_MOVED)
+        };
+        if k == 0 {
+            return (Some(top.desc), 0);
+        }
+        // Counted before the entries leave, under the lock: the tickets left behind for them
+        // are spare from now on.
+        #[cfg(loom)]
+        let counted = slot.mutation != Mutation::UncountedMove;
+        #[cfg(not(loom))]
+        let counted = true;
+        if counted {
+            slot.spare.0.fetch_add(k, Ordering::Relaxed);
+        }
+        #[cfg(test)]
+        MOVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut moved = [const { (0i16, std::ptr::null::<TaskDesc>()) }; MAX_MOVED];
+        for m in moved.iter_mut().take(k) {
+            let e = h.entries.pop().expect("k entries left");
+            *m = (e.priority, e.desc);
+        }
+        drop(h);
+        // SAFETY: per the contract (alive: this ticket took a task).
+        let mine = unsafe { &*slots.add(me) };
+        mine.touch();
+        let mut mine = lock(&mine.heap);
+        // The least urgent first, so that among equal priorities the order stays newest
+        // first.
+        for &(priority, desc) in moved[..k].iter().rev() {
+            mine.push(priority, desc);
+        }
+        return (Some(top.desc), k);
+    }
+}
+
+/// Counts a ticket of `slot` off as spare if a spare unit is counted (Release: its last
+/// access to the slots, which the scope's end waits for); returns whether it did.
+fn count_off(slot: &Slot) -> bool {
+    slot.touch();
+    let mut n = slot.spare.0.load(Ordering::Relaxed);
+    while n > 0 {
+        match slot
+            .spare
+            .0
+            .compare_exchange_weak(n, n - 1, slot.spare_release(), Ordering::Relaxed)
+        {
+            Ok(_) => return true,
+            Err(m) => n = m,
         }
     }
-    let mut h = lock(&slot.heap);
-    let Some(top) = h.entries.pop() else {
-        drop(h);
-        slot.spare.0.fetch_sub(1, slot.spare_release());
-        return (None, 0);
-    };
-    let k = if me == s {
-        0
-    } else {
-        (h.entries.len() / 2).min(MAX_MOVED)
-    };
-    if k == 0 {
-        return (Some(top.desc), 0);
-    }
-    // Counted before the entries leave, under the lock: the tickets left behind for them
-    // are spare from now on.
-    #[cfg(loom)]
-    let counted = slot.mutation != Mutation::UncountedMove;
-    #[cfg(not(loom))]
-    let counted = true;
-    if counted {
-        slot.spare.0.fetch_add(k, Ordering::Relaxed);
-    }
-    let mut moved = [const { (0i16, std::ptr::null::<TaskDesc>()) }; MAX_MOVED];
-    for m in moved.iter_mut().take(k) {
-        let e = h.entries.pop().expect("k entries left");
-        *m = (e.priority, e.desc);
-    }
-    drop(h);
-    let mut mine = lock(&slots[me].heap);
-    // The least urgent first, so that among equal priorities the order stays newest first.
-    for &(priority, desc) in moved[..k].iter().rev() {
-        mine.push(priority, desc);
-    }
-    (Some(top.desc), k)
+    false
 }
 
 /// A root scope's ready heaps, one per worker, made at its first prioritized spawn.
@@ -317,18 +393,23 @@ unsafe fn run_ticket(h: *const JobHeader) {
     let off = std::mem::offset_of!(Slot, ticket);
     // SAFETY: the header is the `ticket` field of a live `Slot`, element `index` of a slice
     // of `count` (`Slot::new`), and the pointer covers the slice (`ticket_of`); the slots
-    // outlive every ticket (design note).
-    let (slots, slot) = unsafe {
+    // live until this ticket's last access to them, which `take` makes.
+    let (slots, index, count) = unsafe {
         let slot = h.cast::<u8>().sub(off).cast::<Slot>();
         let (index, count) = ((*slot).index, (*slot).count);
-        (std::slice::from_raw_parts(slot.sub(index), count), index)
+        (slot.sub(index), index, count)
     };
     let w = WorkerThread::current().expect("tickets run on a worker");
-    let (task, moved) = take(slots, slot, w.index % slots.len());
-    for _ in 0..moved {
-        w.push_spawn(ticket_of(slots, w.index % slots.len()));
-    }
+    let me = w.index % count;
+    // SAFETY: as above; raw pointers, so that no reference covers the slots when a
+    // count-off lets the scope's end free them.
+    let (task, moved) = unsafe { take(slots, count, index, me) };
     if let Some(d) = task {
+        // SAFETY: this ticket took a task, whose completion is after this: the slots live.
+        let all = unsafe { std::slice::from_raw_parts(slots, count) };
+        for _ in 0..moved {
+            w.push_spawn(ticket_of(all, me));
+        }
         // SAFETY: taken from a heap once, so run once; ready, and alive until it completes.
         // The slots are not touched after this.
         unsafe { run_task(d.cast()) };
@@ -339,7 +420,8 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// [`spawn`](Self::spawn) with a priority (OpenMP's `priority`, StarPU's): from the first
     /// such spawn on, each worker runs the ready tasks it readied most urgent first (the
     /// others have priority 0; among equals, the newest first), and a thief takes its
-    /// victim's most urgent one; there is no order across workers beyond that. Dependences
+    /// victim's most urgent ones (the most urgent to run, up to half of the rest into its
+    /// own heap); there is no order across workers beyond that. Dependences
     /// come first: a priority orders only tasks that are ready; tasks with a place hint
     /// ([`spawn_at`](Self::spawn_at)) go to their place instead. For the critical path of a
     /// factorization (its panel tasks): the ready tasks of a scope that uses priorities pass
