@@ -215,7 +215,8 @@ unsafe fn take(
     // the count-off.
     let slot = unsafe { &*slots.add(s) };
     slot.touch();
-    if me != s && count_off(slot) {
+    // SAFETY (both count-offs): the slot is live until this ticket's count-off.
+    if me != s && unsafe { count_off(slot) } {
         return (None, 0);
     }
     loop {
@@ -230,7 +231,8 @@ unsafe fn take(
             // Nothing left: this ticket is spare. While it is not counted off, the heap has
             // an entry or a spare unit for it (design note), so if another ticket counted
             // the last unit off meanwhile, an entry came: look again.
-            if count_off(slot) {
+            // SAFETY: as above.
+            if unsafe { count_off(slot) } {
                 return (None, 0);
             }
             crate::sync::spin_loop();
@@ -276,15 +278,20 @@ unsafe fn take(
 
 /// Counts a ticket of `slot` off as spare if a spare unit is counted (Release: its last
 /// access to the slots, which the scope's end waits for); returns whether it did.
-fn count_off(slot: &Slot) -> bool {
-    slot.touch();
-    let mut n = slot.spare.0.load(Ordering::Relaxed);
+///
+/// # Safety
+/// `slot` is live until this call's count-off. (A raw pointer: a reference argument would
+/// be protected for the whole call, past the count-off after which the slots may be
+/// freed; the atomic's own `&self` covers interior-mutable bytes only, as in `Arc`'s drop.)
+unsafe fn count_off(slot: *const Slot) -> bool {
+    // SAFETY: per the contract; local references, not used past the count-off.
+    let (spare, release) = unsafe {
+        (*slot).touch();
+        (&(*slot).spare.0, (*slot).spare_release())
+    };
+    let mut n = spare.load(Ordering::Relaxed);
     while n > 0 {
-        match slot
-            .spare
-            .0
-            .compare_exchange_weak(n, n - 1, slot.spare_release(), Ordering::Relaxed)
-        {
+        match spare.compare_exchange_weak(n, n - 1, release, Ordering::Relaxed) {
             Ok(_) => return true,
             Err(m) => n = m,
         }
