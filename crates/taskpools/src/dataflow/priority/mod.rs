@@ -23,7 +23,7 @@
 //! (then an entry came: the count says one is there for it), looks again. A count-off never
 //! takes the count below zero, so no entry is left without a ticket. A ticket's last access
 //! to the heaps is its task's completion or its count-off (Release, made through raw
-//! pointers, with no reference to the slots alive), so the root scope's end, which waits
+//! pointers: no reference argument, which would be protected past it, covers the slots), so the root scope's end, which waits
 //! for every task and then for every spare count to reach 0 (Acquire), frees the heaps after
 //! every ticket has used them. A ticket is one job header per heap, queued as many times as
 //! needed; it is queued only on the public deques, the place deques and the injector, which
