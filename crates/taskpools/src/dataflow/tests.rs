@@ -55,6 +55,66 @@ fn exact_spawns_use_rectangle_mode_until_a_row_access() {
     });
 }
 
+/// A tile read with its one-element halo overlaps the tiles around it in part: the spawn
+/// path turns rectangle mode into grid mode (still one state per piece, not per row), and
+/// an access of another row stride ends it; the results are those of the sequential sweep.
+#[test]
+fn halo_reads_turn_rectangle_mode_into_grid_mode() {
+    let n = 16;
+    let mut src: Vec<u32> = (0..(n * n) as u32).collect();
+    let mut dst = vec![0u32; n * n];
+    // Each tile of 4 x 4 of `dst` gets the sum of its halo in `src`, sequentially.
+    let sum = |s: &[u32], (r0, c0, h, w): (usize, usize, usize, usize)| -> u32 {
+        (r0..r0 + h)
+            .flat_map(|r| (c0..c0 + w).map(move |c| s[r * n + c]))
+            .sum()
+    };
+    let halo = |i: usize, j: usize| {
+        let (r0, c0) = ((4 * i).saturating_sub(1), (4 * j).saturating_sub(1));
+        (r0, c0, (4 * i + 5).min(n) - r0, (4 * j + 5).min(n) - c0)
+    };
+    let mut expect = vec![0u32; n * n];
+    for i in 0..4 {
+        for j in 0..4 {
+            let v = sum(&src, halo(i, j));
+            for r in 4 * i..4 * i + 4 {
+                for c in 4 * j..4 * j + 4 {
+                    expect[r * n + c] = v;
+                }
+            }
+        }
+    }
+    scope_with(Config::exact(), |df| {
+        let rs = df.region(&mut src[..]);
+        let (ms, md) = (rs.matrix(n, n), df.region(&mut dst[..]).matrix(n, n));
+        for i in 0..4 {
+            for j in 0..4 {
+                let (r0, c0, h, w) = halo(i, j);
+                df.spawn(
+                    (ms.sub(r0, c0, h, w).read(), md.tile(i, j, 4).out()),
+                    move |_, (a, mut t)| {
+                        let v: u32 = (0..a.rows()).flat_map(|r| a.row(r).iter().copied()).sum();
+                        for r in 0..4 {
+                            t.row_mut(r).fill(v);
+                        }
+                    },
+                );
+            }
+        }
+        // Halos overlap the tiles around them: grid mode, on both regions.
+        assert_eq!(rect_modes(df), [true, true]);
+        // The source as 8 rows of 32: rows twice as far apart, row by row from now on.
+        df.spawn((rs.matrix(8, 32).sub(0, 0, 2, 1).read(),), |_, _| {});
+        assert_eq!(rect_modes(df), [false, true]);
+        // A write after the halo readers waits for them all.
+        df.spawn((ms.tile(1, 1, 4).inout(),), |_, (mut t,)| {
+            t.row_mut(0)[0] = 0
+        });
+    });
+    assert_eq!(dst, expect);
+    assert_eq!(src[4 * n + 4], 0);
+}
+
 fn fp(start: usize, len: usize, rows: usize, ld: usize) -> Footprint {
     Footprint {
         frame: ptr::null(),
@@ -173,6 +233,7 @@ fn the_overlap_check_of_two_strided_accesses_is_linear_in_their_rows() {
 /// a dependence and a cancel (the ticket's pointer must reach the whole slice of slots).
 #[test]
 fn miri_prioritized_tasks_run_once_through_their_tickets() {
+    let _one = PRIORITIZED.lock().unwrap_or_else(|e| e.into_inner());
     let rt = crate::Runtime::new(2).unwrap();
     let mut v = [0u32; 4];
     rt.install(|| {
@@ -214,12 +275,16 @@ fn miri_prioritized_tasks_run_once_through_their_tickets() {
     assert_eq!((e.is_cancelled(), e.skipped, v[0]), (true, 1, 11));
 }
 
+/// One prioritized unit test at a time: `priority::MOVES` counts the moves of the process.
+static PRIORITIZED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Thieves do move prioritized tasks between the heaps (what the stress test in
-/// `tests/dataflow/priority.rs` and the Miri test above rely on to cover the moves).
+/// `tests/dataflow/priority.rs` relies on to cover the moves).
 #[test]
 #[cfg_attr(miri, ignore)]
 fn thieves_move_prioritized_tasks_between_heaps() {
     use std::sync::atomic::Ordering::Relaxed;
+    let _one = PRIORITIZED.lock().unwrap_or_else(|e| e.into_inner());
     let rt = crate::Runtime::new(2).unwrap();
     let before = super::priority::MOVES.load(Relaxed);
     let mut v = vec![0u8; 2000];

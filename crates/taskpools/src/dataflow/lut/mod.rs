@@ -42,6 +42,14 @@
 //!   writer and readers are copied into per-row entries ([`RectMode::leave`]) and the table
 //!   goes on as above. Same edges as the per-row table, found with fewer look-ups.
 //!
+//! - **Grid mode** (after rectangle mode): the first rectangle that overlaps one in part
+//!   (a stencil's read of a tile with its halo beside the writes of the tiles) turns the
+//!   table to one state per cell of the grid that all the rectangles' edges cut, if they
+//!   share one row stride and each one's columns lie within a row; each access then makes a
+//!   block-mode access per cell it covers. Cells are never accessed in part, so the edges
+//!   are exact. An access of another stride, or one that would make more than
+//!   [`grid::MAX_CELLS`] cells, ends it as rectangle mode ends ([`grid`]).
+//!
 //! - **Shared kinds** (OmpSs-2's `concurrent` and `commutative`, OpenMP's `inoutset` and
 //!   `mutexinoutset`). Reads are one of three kinds of access that do not order each other:
 //!   a range's (or a block's) accesses since its last writer form a *group* of one kind, and
@@ -65,6 +73,7 @@ use std::ptr::{self, NonNull};
 use super::footprint::Mode;
 use crate::mem::region::Region;
 
+mod grid;
 mod rect;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 
 use std::ptr;
 
+use super::grid::Grid;
 use super::{block_access, Entry, Mode, Sink, State, Trie};
 use crate::mem::region::Region;
 
@@ -33,7 +34,8 @@ struct RectState<D> {
 }
 
 /// Rectangle mode, for exact tables: the look-up table of a region starts in it, and leaves it
-/// for good at the first access it cannot take.
+/// for good at the first access it cannot take (or turns to grid mode, `grid.rs`, at the
+/// first one that overlaps a rectangle in part, if grid mode can take them all).
 ///
 /// Strided accesses (a tile of a matrix, say) are many rows, and the trie has an entry per
 /// row and block: a 128 × 128 tile of `f64` is 128 entries to look at per access. But most
@@ -57,6 +59,9 @@ pub(crate) struct RectMode<D> {
     bytes: usize,
     /// Every rectangle of the table (a list through `RectState::next`).
     all: *mut RectState<D>,
+    /// Grid mode, once a rectangle overlapped another in part (then `cover` and `all` are
+    /// no longer used).
+    grid: Option<Grid<D>>,
 }
 
 impl<D> RectMode<D> {
@@ -66,6 +71,7 @@ impl<D> RectMode<D> {
             cover: Trie { leaves: Vec::new() },
             bytes,
             all: ptr::null_mut(),
+            grid: None,
         }
     }
 
@@ -82,6 +88,9 @@ impl<D> RectMode<D> {
         region: &mut Region,
         sink: &mut dyn Sink<D>,
     ) -> bool {
+        if let Some(g) = &mut self.grid {
+            return g.access(&rect, mode, task, region, sink);
+        }
         if rect.rows < 2 {
             return false;
         }
@@ -101,8 +110,44 @@ impl<D> RectMode<D> {
                 );
                 true
             }
-            None => false,
+            None => {
+                self.enter_grid(&rect) && {
+                    let g = self.grid.as_mut().expect("grid mode");
+                    g.access(&rect, mode, task, region, sink)
+                }
+            }
         }
+    }
+
+    /// Whether the table is in grid mode (the tests).
+    #[cfg(test)]
+    pub(crate) fn in_grid(&self) -> bool {
+        self.grid.is_some()
+    }
+
+    /// Turns to grid mode, with `rect` (which overlaps a rectangle in part) coming next:
+    /// returns whether grid mode can take every rectangle so far and `rect`.
+    #[cold]
+    #[inline(never)]
+    fn enter_grid(&mut self, rect: &Rect) -> bool {
+        if rect.stride == 0 {
+            return false;
+        }
+        let mut g = Grid::new(rect.stride, self.bytes);
+        let mut s = self.all;
+        while !s.is_null() {
+            // SAFETY: rectangle states live in the owner's region (see `access`).
+            let st = unsafe { &*s };
+            if !g.place(&st.rect, st.state) {
+                return false;
+            }
+            s = st.next;
+        }
+        if !g.fits_rect(rect) {
+            return false;
+        }
+        self.grid = Some(g);
+        true
     }
 
     /// Ends rectangle mode: copies every rectangle's state into per-row entries of `trie`
@@ -114,6 +159,10 @@ impl<D> RectMode<D> {
             trie.leaves.iter().all(|l| l.is_null()),
             "rectangle mode ends on a region whose trie is still empty"
         );
+        if let Some(g) = self.grid {
+            g.leave(trie, block, region);
+            return;
+        }
         let mut s = self.all;
         while !s.is_null() {
             // SAFETY: rectangle states live in the owner's region (see `access`).

@@ -179,13 +179,32 @@ fn close(dep: &mut [Vec<bool>]) {
 
 /// Runs tasks of rectangle accesses `(lo, len, rows, stride, write)` through one table;
 /// returns each task's predecessors (sorted, deduplicated) and whether the table was still
-/// in rectangle mode at the end.
+/// in rectangle mode at the end (grid mode included).
 fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<Vec<usize>>, bool) {
+    let (e, mode) = rect_edges_mode(tasks, (exact, block));
+    (e, mode.is_some())
+}
+
+/// [`rect_edges`], with the mode at the end: `None` (row by row), `Some(false)` (rectangle
+/// mode) or `Some(true)` (grid mode).
+fn rect_edges_mode(
+    tasks: &[Vec<RectAccess>],
+    (exact, block): (bool, usize),
+) -> (Vec<Vec<usize>>, Option<bool>) {
+    rect_edges_mode_sized(tasks, (exact, block), 256)
+}
+
+/// [`rect_edges_mode`] on a region of `size` bytes.
+fn rect_edges_mode_sized(
+    tasks: &[Vec<RectAccess>],
+    (exact, block): (bool, usize),
+    size: usize,
+) -> (Vec<Vec<usize>>, Option<bool>) {
     let mut region = Region::new();
     // As the data-flow spawn path drives them: rectangle mode while it takes the
     // accesses, then the trie.
-    let mut trie: Trie<u16> = Trie::new(256, block);
-    let mut rects: Option<RectMode<u16>> = exact.then(|| RectMode::new(256));
+    let mut trie: Trie<u16> = Trie::new(size, block);
+    let mut rects: Option<RectMode<u16>> = exact.then(|| RectMode::new(size));
     let ids = vec![0u16; tasks.len()];
     let base = ids.as_ptr();
     let found = tasks
@@ -224,7 +243,7 @@ fn rect_edges(tasks: &[Vec<RectAccess>], (exact, block): (bool, usize)) -> (Vec<
             found
         })
         .collect();
-    (found, rects.is_some())
+    (found, rects.map(|r| r.in_grid()))
 }
 
 /// Tiles of a 16-byte-wide matrix (4 × 4 tiles of 4 × 4 bytes): the same tile is ordered
@@ -267,13 +286,14 @@ fn rectangle_mode_orders_tiles_at_one_state_each() {
     }
 }
 
-/// An access that meets a rectangle in part ends rectangle mode, and what the
-/// rectangles recorded still orders it: it waits for the writers and readers of every
-/// tile it overlaps.
+/// An access that meets a rectangle in part turns rectangle mode to grid mode, and what the
+/// rectangles recorded still orders it: it waits for the writers and readers of every tile
+/// it overlaps, and later accesses wait for it where they overlap it. An access of another
+/// stride ends grid mode with the state kept.
 #[test]
-fn a_partial_overlap_leaves_rectangle_mode_with_the_state_kept() {
+fn a_partial_overlap_turns_to_grid_mode_with_the_state_kept() {
     let tile = |i: usize, j: usize, w: bool| (i * 64 + j * 4, 4, 4, 16, w);
-    let tasks = vec![
+    let mut tasks = vec![
         vec![tile(0, 0, true)],             // 0
         vec![tile(0, 1, true)],             // 1
         vec![tile(0, 0, false)],            // 2: after 0
@@ -281,14 +301,106 @@ fn a_partial_overlap_leaves_rectangle_mode_with_the_state_kept() {
         vec![tile(0, 1, false)],            // 4: after 3 (not 1: 3 took over part of its bytes)
         vec![tile(1, 1, true)],             // 5: after 3
     ];
-    let (e, rect_mode) = rect_edges(&tasks, (true, 8));
-    assert!(!rect_mode);
-    assert_eq!(e[3], [1, 2]); // the readers of (0,0) since 0, and the writer of (0,1)
-    assert_eq!(e[4], [1, 3]); // rows 0-1 of the tile were last written by 1
-    assert_eq!(e[5], [3]);
-    // A rectangle whose rows overlap each other goes row by row too.
+    for block in [4, 8, 64] {
+        let (e, mode) = rect_edges_mode(&tasks, (true, block));
+        assert_eq!(mode, Some(true), "block {block}");
+        assert_eq!(e[3], [1, 2]); // the readers of (0,0) since 0, and the writer of (0,1)
+        assert_eq!(e[4], [1, 3]); // rows 0-1 of the tile were last written by 1
+        assert_eq!(e[5], [3]);
+    }
+    // Rows 32 bytes apart: grid mode ends, the cells' states go into the per-row entries.
+    tasks.push(vec![(3 * 16 + 4, 2, 2, 32, false)]); // 6: bytes 4-5 of rows 3 and 5: after 3, 5
+    tasks.push(vec![tile(1, 1, true)]); //               7: after 6, and 5 for the rest of the tile
+    let (e, mode) = rect_edges_mode(&tasks, (true, 8));
+    assert_eq!(mode, None);
+    assert_eq!(e[6], [3, 5]);
+    assert_eq!(e[7], [5, 6]);
+    // A rectangle whose rows overlap each other goes row by row at once.
     let (_, rect_mode) = rect_edges(&[vec![(0, 8, 2, 4, true)]], (true, 8));
     assert!(!rect_mode);
+    // So does a partial overlap of rectangles with different strides.
+    let (_, mode) = rect_edges_mode(
+        &[vec![(0, 4, 2, 16, true)], vec![(0, 4, 2, 32, true)]],
+        (true, 8),
+    );
+    assert_eq!(mode, None);
+}
+
+/// A Jacobi sweep over 4 × 4 tiles of a 16 × 16-byte matrix, declared as OpenMP ports
+/// declare it: each task reads its tile with a one-byte halo (clipped at the edges) of one
+/// grid and writes its tile of the other. The table stays in grid mode, every edge is a
+/// true conflict, and every conflict is ordered.
+#[test]
+fn halo_reads_beside_tile_writes_stay_in_grid_mode_and_exact() {
+    let halo = |grid: usize, i: usize, j: usize| {
+        let (r0, r1) = ((4 * i).saturating_sub(1), (4 * i + 5).min(16));
+        let (c0, c1) = ((4 * j).saturating_sub(1), (4 * j + 5).min(16));
+        (grid * 256 + r0 * 16 + c0, c1 - c0, r1 - r0, 16, false)
+    };
+    let tile = |grid: usize, i: usize, j: usize| (grid * 256 + i * 64 + j * 4, 4, 4, 16, true);
+    let mut tasks = Vec::new();
+    for step in 0..3 {
+        let (src, dst) = (step % 2, 1 - step % 2);
+        for i in 0..4 {
+            for j in 0..4 {
+                tasks.push(vec![halo(src, i, j), tile(dst, i, j)]);
+            }
+        }
+    }
+    let (e, mode) = rect_edges_mode_sized(&tasks, (true, 8), 512);
+    assert_eq!(mode, Some(true));
+    check_exact_and_complete(&tasks, &e, 512);
+    // Task (1, 1) of step 1 reads around tile (1, 1) of grid 1: it waits for the step-0
+    // writers of that tile and its eight neighbours.
+    let mut want = Vec::new();
+    for i in 0..3 {
+        for j in 0..3 {
+            want.push(i * 4 + j);
+        }
+    }
+    assert_eq!(e[16 + 5], want);
+}
+
+/// Checks the edges found for `tasks` (on a region of `size` bytes) against the bytes they
+/// touch: every edge joins two conflicting tasks (exact), and every two conflicting tasks are
+/// ordered, directly or through others (complete).
+fn check_exact_and_complete(tasks: &[Vec<RectAccess>], edges: &[Vec<usize>], size: usize) {
+    let bytes_of = |&(lo, len, rows, stride, _): &RectAccess| {
+        let mut set = vec![0u64; size.div_ceil(64)];
+        for x in (0..rows).flat_map(move |r| lo + r * stride..lo + r * stride + len) {
+            set[x / 64] |= 1 << (x % 64);
+        }
+        set
+    };
+    let conflict = |a: &Vec<RectAccess>, b: &Vec<RectAccess>| {
+        a.iter().any(|fa| {
+            b.iter().any(|fb| {
+                let (x, y) = (bytes_of(fa), bytes_of(fb));
+                (fa.4 || fb.4) && x.iter().zip(&y).any(|(p, q)| p & q != 0)
+            })
+        })
+    };
+    let n = tasks.len();
+    let mut dep = vec![vec![false; n]; n];
+    for (i, e) in edges.iter().enumerate() {
+        for &j in e {
+            assert!(j < i, "an edge from task {i} to task {j}");
+            assert!(
+                conflict(&tasks[i], &tasks[j]),
+                "a false dependence {i} -> {j}"
+            );
+            dep[i][j] = true;
+        }
+    }
+    close(&mut dep);
+    for i in 0..n {
+        for j in 0..i {
+            assert!(
+                !conflict(&tasks[i], &tasks[j]) || dep[i][j],
+                "task {i} is not ordered after task {j}"
+            );
+        }
+    }
 }
 
 /// A xorshift generator from `seed` (not 0): each call a number below `n`.
@@ -308,7 +420,7 @@ fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
 #[test]
 fn random_rectangles_leave_no_conflict_unordered() {
     let mut rnd = xorshift(0x0dd_ba11_cafe_f00d);
-    let (mut left_rect_mode, mut stayed) = (0, 0);
+    let (mut left_rect_mode, mut stayed, mut grid) = (0, 0, 0);
     for _ in 0..20_000 {
         let exact = rnd(4) != 0;
         let block = [2usize, 4, 8, 64][rnd(4)];
@@ -321,6 +433,10 @@ fn random_rectangles_leave_no_conflict_unordered() {
                         if rnd(8) != 0 {
                             let (i, j) = (rnd(4), rnd(4));
                             (i * 64 + j * 4, 4, 4, 16, w)
+                        } else if rnd(6) == 0 {
+                            // Rows 32 bytes apart (grid mode cannot take them).
+                            let (r, c) = (rnd(8), rnd(16));
+                            (r * 16 + c, 1 + rnd(16 - c), 1 + rnd(8 - r), 32, w)
                         } else {
                             let (r, c) = (rnd(16), rnd(16));
                             let rows = 1 + rnd(16 - r);
@@ -348,12 +464,13 @@ fn random_rectangles_leave_no_conflict_unordered() {
                 })
             })
         };
-        let (edges, rect_mode) = rect_edges(&tasks, (exact, block));
-        if exact && !rect_mode {
-            left_rect_mode += 1;
-        }
-        if exact && rect_mode {
-            stayed += 1;
+        let (edges, mode) = rect_edges_mode(&tasks, (exact, block));
+        if exact {
+            match mode {
+                None => left_rect_mode += 1,
+                Some(false) => stayed += 1,
+                Some(true) => grid += 1,
+            }
         }
         let mut dep = vec![vec![false; n]; n];
         for (i, e) in edges.iter().enumerate() {
@@ -379,10 +496,11 @@ fn random_rectangles_leave_no_conflict_unordered() {
             }
         }
     }
-    // Both ways were taken: sequences that stayed in rectangle mode and ones that left.
+    // Every way was taken: sequences that stayed in rectangle mode, that went on in grid
+    // mode, and that left both.
     assert!(
-        left_rect_mode > 1000 && stayed > 1000,
-        "{left_rect_mode} {stayed}"
+        left_rect_mode > 1000 && stayed > 1000 && grid > 1000,
+        "{left_rect_mode} {stayed} {grid}"
     );
 }
 

@@ -9,8 +9,10 @@
 //! The `tiles` variants are the same sweep blocked in two dimensions (a blocked Jacobi, as an
 //! OpenMP port writes it): square tiles of `tile` × `tile`, each task writing its tile and
 //! reading its tile and the four neighbours the grid has (whole tiles: the declarations are
-//! the tiles themselves), every step's tiles spawned at once; and the same tiles with a
-//! fork-join scope per step.
+//! the tiles themselves), every step's tiles spawned at once; the same with each task
+//! declaring its tile and halo as one read (`halo tiles`: sub-matrices that overlap in part,
+//! which the exact tables take in grid mode); and the same tiles with a fork-join scope per
+//! step.
 //!
 //! The `nested` and `weak` variants nest the band sweep two levels, an outer task per group
 //! of bands and a child per band, with strong and with weak accesses (`nested.rs`).
@@ -206,6 +208,45 @@ fn dataflow_tiles(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, t: usize
     });
 }
 
+/// The same tiles, each task declaring one read of its tile with the one-element halo
+/// around it (a sub-matrix that overlaps each neighbouring tile by a row or a column), as an
+/// OmpSs-2 port writes `in(a[i-1;h+2][j-1;w+2])`: the halo form of [`dataflow_tiles`].
+fn dataflow_halo_tiles(a: &mut [f64], b: &mut [f64], n: usize, steps: usize, t: usize) {
+    let g = Tiles { n, t };
+    dataflow::scope(|df| {
+        let (ma, mb) = (df.region(a).matrix(n, n), df.region(b).matrix(n, n));
+        for s in 0..steps {
+            let (src, dst) = if s % 2 == 0 { (&ma, &mb) } else { (&mb, &ma) };
+            for i in 0..g.count() {
+                for j in 0..g.count() {
+                    let (r, c, h, w) = g.at(i, j);
+                    let (r0, c0) = (r.saturating_sub(1), c.saturating_sub(1));
+                    let (r1, c1) = ((r + h + 1).min(n), (c + w + 1).min(n));
+                    df.spawn(
+                        (
+                            src.sub(r0, c0, r1 - r0, c1 - c0).read(),
+                            dst.sub(r, c, h, w).out(),
+                        ),
+                        move |_, (around, out)| {
+                            let at = |(rr, cc, hh, ww): (usize, usize, usize, usize)| {
+                                view(around, (rr - r0, cc - c0, hh, ww))
+                            };
+                            let a = Around {
+                                own: at((r, c, h, w)),
+                                up: (r > 0).then(|| at((r - 1, c, 1, w))),
+                                down: (r + h < n).then(|| at((r + h, c, 1, w))),
+                                left: (c > 0).then(|| at((r, c - 1, h, 1))),
+                                right: (c + w < n).then(|| at((r, c + w, h, 1))),
+                            };
+                            kernels::heat_tile(a, out, (r, c), n)
+                        },
+                    );
+                }
+            }
+        }
+    });
+}
+
 /// A view of rows `r..r + h` and columns `c..c + w` of `v`.
 fn view(v: TileRef<'_, f64>, (r, c, h, w): (usize, usize, usize, usize)) -> TileRef<'_, f64> {
     let v = v.split_at_row(r).1.split_at_row(h).0;
@@ -271,6 +312,7 @@ impl Program for Heat {
             "nd",
             "rayon",
             "dataflow tiles",
+            "dataflow halo tiles",
             "nd tiles",
             "dataflow nested",
             "dataflow weak",
@@ -299,6 +341,9 @@ impl Program for Heat {
             "nd" => timed(|| ctx.rt.install(|| nd(a, b, n, steps, band))),
             "rayon" => timed(|| ctx.pool.install(|| rayon_run(a, b, n, steps, band))),
             "dataflow tiles" => timed(|| ctx.rt.install(|| dataflow_tiles(a, b, n, steps, tile))),
+            "dataflow halo tiles" => {
+                timed(|| ctx.rt.install(|| dataflow_halo_tiles(a, b, n, steps, tile)))
+            }
             "nd tiles" => timed(|| ctx.rt.install(|| nd_tiles(a, b, n, steps, tile))),
             "dataflow nested" => timed(|| {
                 ctx.rt

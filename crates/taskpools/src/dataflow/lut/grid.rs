@@ -1,0 +1,187 @@
+//! Grid mode of an exact look-up table: what rectangle mode becomes when rectangles of one
+//! matrix overlap in part (a stencil's reads of a tile with its halo beside the writes of
+//! the tiles), so that such programs keep one state per piece instead of going row by row.
+//!
+//! Every access so far is a rectangle of the same row stride whose columns lie within one
+//! row, so together their edges cut the matrix into a grid: *row bands* between consecutive
+//! row cuts and *column bands* between consecutive column cuts. No access ends inside a cell
+//! (a row band by a column band), so every byte of a cell has had the same accesses, and one
+//! state per cell orders accesses exactly as per-row entries would. A new rectangle adds its
+//! four edges as cuts (a cut splits a band in two, each half keeping the band's states) and
+//! then makes one block-mode access per cell it covers: a tile read with its one-element
+//! halo, among tiles so read, covers 5 × 5 cells. An access of another stride, or whose
+//! columns wrap into the next row, or one that would take the grid past [`MAX_CELLS`] cells,
+//! ends grid mode: each cell's state goes into per-row entries ([`Grid::leave`]), as
+//! rectangle mode's do.
+
+use super::rect::Rect;
+use super::{block_access, Entry, Mode, Sink, State, Trie};
+use crate::mem::region::Region;
+
+/// The most cells a grid holds (16 bytes each); an access that would need more ends grid
+/// mode (a cut copies a row or a column of cells, up to the whole grid). Tiles of 128² with halos on a 4096² matrix make about 9 200; tiles of 64² on an 8192² one would make 147 000, and go row by row.
+pub(super) const MAX_CELLS: usize = 1 << 16;
+
+/// Grid mode's state (see the module docs).
+pub(super) struct Grid<D> {
+    /// Bytes from one row of the matrix to the next (not 0).
+    stride: usize,
+    /// Row cuts (row numbers: byte offset / `stride`), increasing, from 0 to past the last
+    /// row: row band `i` is rows `rows[i]..rows[i + 1]`.
+    rows: Vec<usize>,
+    /// Column cuts (byte offsets in a row), increasing, from 0 to `stride`.
+    cols: Vec<usize>,
+    /// One state per cell, row band after row band.
+    cells: Vec<State<D>>,
+}
+
+impl<D> Grid<D> {
+    /// An empty grid (one cell, never accessed) of rows `stride` bytes apart over a region
+    /// of `bytes` bytes.
+    pub(super) fn new(stride: usize, bytes: usize) -> Grid<D> {
+        assert!(stride > 0, "a grid of rows 0 bytes apart");
+        Grid {
+            stride,
+            rows: vec![0, bytes.div_ceil(stride).max(1)],
+            cols: vec![0, stride],
+            cells: vec![State::EMPTY],
+        }
+    }
+
+    /// The row range and column range of `rect` in this grid's terms, if it is a rectangle
+    /// of the grid's stride (or a single row) whose columns lie within one row.
+    fn span(&self, rect: &Rect) -> Option<((usize, usize), (usize, usize))> {
+        if rect.rows > 1 && rect.stride != self.stride {
+            return None;
+        }
+        let (r0, c0) = (rect.lo / self.stride, rect.lo % self.stride);
+        let c1 = c0.checked_add(rect.len)?;
+        let r1 = r0.checked_add(rect.rows)?;
+        (c1 <= self.stride && r1 <= *self.rows.last().expect("cuts"))
+            .then_some(((r0, r1), (c0, c1)))
+    }
+
+    /// Whether the cuts of `(r, c)` fit within [`MAX_CELLS`] cells.
+    fn fits(&self, (r0, r1): (usize, usize), (c0, c1): (usize, usize)) -> bool {
+        let new = |cuts: &[usize], a: usize, b: usize| {
+            usize::from(cuts.binary_search(&a).is_err())
+                + usize::from(cuts.binary_search(&b).is_err())
+        };
+        let h = self.rows.len() - 1 + new(&self.rows, r0, r1);
+        let w = self.cols.len() - 1 + new(&self.cols, c0, c1);
+        h.checked_mul(w).is_some_and(|n| n <= MAX_CELLS)
+    }
+
+    /// Whether [`access`](Self::access) can take `rect` (a rectangle of the grid's stride
+    /// that fits).
+    pub(super) fn fits_rect(&self, rect: &Rect) -> bool {
+        self.span(rect).is_some_and(|(r, c)| self.fits(r, c))
+    }
+
+    /// Cuts the row band holding row `x` at `x` (nothing if `x` is a cut already): both
+    /// halves keep the band's states. Returns the band that starts at `x`.
+    fn cut_row(&mut self, x: usize) -> usize {
+        let i = match self.rows.binary_search(&x) {
+            Ok(i) => return i,
+            Err(i) => i,
+        };
+        let w = self.cols.len() - 1;
+        let band = (i - 1) * w..i * w;
+        self.rows.insert(i, x);
+        let copy: Vec<State<D>> = self.cells[band.clone()].to_vec();
+        self.cells.splice(band.end..band.end, copy);
+        i
+    }
+
+    /// Cuts the column band holding byte column `x` at `x`, as [`cut_row`](Self::cut_row)
+    /// does rows. Returns the band that starts at `x`.
+    fn cut_col(&mut self, x: usize) -> usize {
+        let j = match self.cols.binary_search(&x) {
+            Ok(j) => return j,
+            Err(j) => j,
+        };
+        let (h, w) = (self.rows.len() - 1, self.cols.len() - 1);
+        self.cols.insert(j, x);
+        let mut cells = Vec::with_capacity(h * (w + 1));
+        for row in self.cells.chunks_exact(w) {
+            cells.extend_from_slice(&row[..j]);
+            cells.extend_from_slice(&row[j - 1..]);
+        }
+        self.cells = cells;
+        j
+    }
+
+    /// Cuts the grid at `rect`'s edges and gives `f` the state of each cell it covers;
+    /// `false` (and nothing changed) if grid mode cannot take `rect`.
+    fn cover(&mut self, rect: &Rect, mut f: impl FnMut(&mut State<D>)) -> bool {
+        let Some((r, c)) = self.span(rect) else {
+            return false;
+        };
+        if !self.fits(r, c) {
+            return false;
+        }
+        let (i0, i1) = (self.cut_row(r.0), self.cut_row(r.1));
+        let (j0, j1) = (self.cut_col(c.0), self.cut_col(c.1));
+        let w = self.cols.len() - 1;
+        for i in i0..i1 {
+            for st in &mut self.cells[i * w + j0..i * w + j1] {
+                f(st);
+            }
+        }
+        true
+    }
+
+    /// Places the state of a rectangle of rectangle mode (disjoint from every other placed
+    /// one); `false` if grid mode cannot take it.
+    pub(super) fn place(&mut self, rect: &Rect, state: State<D>) -> bool {
+        self.cover(rect, |st| *st = state)
+    }
+
+    /// Records an access of `task` to `rect` if grid mode can take it, calling `sink` for
+    /// each earlier access it must wait for (once per cell: the caller removes
+    /// duplicates); returns whether it did.
+    pub(super) fn access(
+        &mut self,
+        rect: &Rect,
+        mode: Mode,
+        task: *const D,
+        region: &mut Region,
+        sink: &mut dyn Sink<D>,
+    ) -> bool {
+        self.cover(rect, |st| {
+            block_access(st, mode, task, region, &mut &mut *sink)
+        })
+    }
+
+    /// Ends grid mode: copies every accessed cell's state into per-row entries of `trie`
+    /// (empty so far).
+    pub(super) fn leave(self, trie: &mut Trie<D>, block: usize, region: &mut Region) {
+        let w = self.cols.len() - 1;
+        for (k, st) in self.cells.iter().enumerate() {
+            if st.is_empty() {
+                continue;
+            }
+            let (i, j) = (k / w, k % w);
+            for r in self.rows[i]..self.rows[i + 1] {
+                let (lo, hi) = (
+                    r * self.stride + self.cols[j],
+                    r * self.stride + self.cols[j + 1],
+                );
+                for b in lo / block..=(hi - 1) / block {
+                    let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
+                    let slot = trie.slot(b, region);
+                    // The cells are disjoint, so the entries of a slot do not overlap, and
+                    // reader lists are shared read-only (later accesses only prepend to a
+                    // list or drop it), as in `RectMode::leave`.
+                    let e = region.alloc(Entry {
+                        lo: l,
+                        hi: h,
+                        st: *st,
+                        next: slot.entries,
+                    });
+                    slot.entries = e.as_ptr();
+                }
+            }
+        }
+    }
+}
