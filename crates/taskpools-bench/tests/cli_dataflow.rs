@@ -147,7 +147,7 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     let variants = [
         ("black-scholes", 3 + p),
         ("cholesky", 3 + 2 * p + s),
-        ("heat", 8 + p + s),
+        ("heat", 9 + p + s),
         ("lu", 2 + p + s),
         ("matmul", 3 + p),
         ("mergesort", 3 + p),

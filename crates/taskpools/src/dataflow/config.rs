@@ -60,8 +60,10 @@ impl Config {
     /// bytes, each holding the exact ranges that touch it (see
     /// [`with_index_block`](Self::with_index_block)). While a region's accesses are whole
     /// tiles (each equal to an earlier one or disjoint from all), its table keeps one state
-    /// per tile, in a second trie of the same size made at the first tile access; the first
-    /// one-row or partly overlapping access returns it to per-row entries.
+    /// per tile, in a second trie of the same size made at the first tile access; a partly
+    /// overlapping one (a tile read with its halo) turns that into one state per cell of the
+    /// grid that the tiles' edges cut, and the first one-row access, or one of another row
+    /// stride, returns it to per-row entries.
     ///
     /// ```
     /// use taskpools::dataflow::{self, Config};

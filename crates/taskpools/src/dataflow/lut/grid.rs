@@ -6,12 +6,15 @@
 //! row, so together their edges cut the matrix into a grid: *row bands* between consecutive
 //! row cuts and *column bands* between consecutive column cuts. No access ends inside a cell
 //! (a row band by a column band), so every byte of a cell has had the same accesses, and one
-//! state per cell orders accesses exactly as per-row entries would. A new rectangle adds its
+//! state per cell orders accesses as exactly as per-row entries would (commutative accesses
+//! join a group per cell, as in block mode, where the per-row entries join one only on the
+//! very same range: two that overlap in part share the lock of the cells they share, instead
+//! of being ordered; both are what `commutative` allows). A new rectangle adds its
 //! four edges as cuts (a cut splits a band in two, each half keeping the band's states) and
 //! then makes one block-mode access per cell it covers: a tile read with its one-element
 //! halo, among tiles so read, covers 5 × 5 cells. An access of another stride, or whose
-//! columns wrap into the next row, or one that would take the grid past [`MAX_CELLS`] cells,
-//! ends grid mode: each cell's state goes into per-row entries ([`Grid::leave`]), as
+//! columns wrap into the next row, or one that would take the grid past [`MAX_CELLS`] cells
+//! or past its budget of copies ([`FREE_COPIES`]), ends grid mode: each cell's state goes into per-row entries ([`Grid::leave`]), as
 //! rectangle mode's do.
 
 use super::rect::Rect;
@@ -19,8 +22,21 @@ use super::{block_access, Entry, Mode, Sink, State, Trie};
 use crate::mem::region::Region;
 
 /// The most cells a grid holds (16 bytes each); an access that would need more ends grid
-/// mode (a cut copies a row or a column of cells, up to the whole grid). Tiles of 128² with halos on a 4096² matrix make about 9 200; tiles of 64² on an 8192² one would make 147 000, and go row by row.
+/// mode. Tiles of `t`² read with their halos make about (3 · tiles per side)² cells: 8 836
+/// for tiles of 128² on a 4096² matrix; tiles of 64² on an 8192² one would make 145 924, and
+/// go row by row.
 pub(super) const MAX_CELLS: usize = 1 << 16;
+
+/// Cells a grid may copy for its cuts (a row cut moves the cells after it, a column cut
+/// rebuilds the grid) beyond [`COPIES_PER_ACCESS`] per access: past that, an access that
+/// needs a cut ends grid mode. A stencil's cuts all come with its first sweep, in order
+/// (about 31 000 cells copied in all for tiles of 128² read with their halos on a 4096²
+/// matrix, 126 000 on an 8192² one); a stream of ever new sub-matrices in no order, whose
+/// cuts would cost time quadratic in their number, goes row by row instead.
+const FREE_COPIES: usize = 32 * MAX_CELLS;
+
+/// See [`FREE_COPIES`].
+const COPIES_PER_ACCESS: usize = 64;
 
 /// Grid mode's state (see the module docs).
 pub(super) struct Grid<D> {
@@ -33,6 +49,9 @@ pub(super) struct Grid<D> {
     cols: Vec<usize>,
     /// One state per cell, row band after row band.
     cells: Vec<State<D>>,
+    /// Cells copied by cuts so far, and the copies allowed (see [`FREE_COPIES`]).
+    copied: usize,
+    allowed: usize,
 }
 
 impl<D> Grid<D> {
@@ -45,6 +64,8 @@ impl<D> Grid<D> {
             rows: vec![0, bytes.div_ceil(stride).max(1)],
             cols: vec![0, stride],
             cells: vec![State::EMPTY],
+            copied: 0,
+            allowed: FREE_COPIES,
         }
     }
 
@@ -61,15 +82,19 @@ impl<D> Grid<D> {
             .then_some(((r0, r1), (c0, c1)))
     }
 
-    /// Whether the cuts of `(r, c)` fit within [`MAX_CELLS`] cells.
+    /// Whether the cuts of `(r, c)` keep the grid within [`MAX_CELLS`] cells and its copies
+    /// within those allowed.
     fn fits(&self, (r0, r1): (usize, usize), (c0, c1): (usize, usize)) -> bool {
         let new = |cuts: &[usize], a: usize, b: usize| {
             usize::from(cuts.binary_search(&a).is_err())
                 + usize::from(cuts.binary_search(&b).is_err())
         };
-        let h = self.rows.len() - 1 + new(&self.rows, r0, r1);
-        let w = self.cols.len() - 1 + new(&self.cols, c0, c1);
-        h.checked_mul(w).is_some_and(|n| n <= MAX_CELLS)
+        let (nr, nc) = (new(&self.rows, r0, r1), new(&self.cols, c0, c1));
+        let h = self.rows.len() - 1 + nr;
+        let w = self.cols.len() - 1 + nc;
+        // Each cut copies at most the grid it ends with.
+        h.checked_mul(w)
+            .is_some_and(|n| n <= MAX_CELLS && self.copied + (nr + nc) * n <= self.allowed)
     }
 
     /// Whether [`access`](Self::access) can take `rect` (a rectangle of the grid's stride
@@ -87,6 +112,7 @@ impl<D> Grid<D> {
         };
         let w = self.cols.len() - 1;
         let band = (i - 1) * w..i * w;
+        self.copied += self.cells.len() - band.start;
         self.rows.insert(i, x);
         let copy: Vec<State<D>> = self.cells[band.clone()].to_vec();
         self.cells.splice(band.end..band.end, copy);
@@ -101,6 +127,7 @@ impl<D> Grid<D> {
             Err(j) => j,
         };
         let (h, w) = (self.rows.len() - 1, self.cols.len() - 1);
+        self.copied += h * (w + 1);
         self.cols.insert(j, x);
         let mut cells = Vec::with_capacity(h * (w + 1));
         for row in self.cells.chunks_exact(w) {
@@ -120,6 +147,7 @@ impl<D> Grid<D> {
         if !self.fits(r, c) {
             return false;
         }
+        self.allowed = self.allowed.saturating_add(COPIES_PER_ACCESS);
         let (i0, i1) = (self.cut_row(r.0), self.cut_row(r.1));
         let (j0, j1) = (self.cut_col(c.0), self.cut_col(c.1));
         let w = self.cols.len() - 1;

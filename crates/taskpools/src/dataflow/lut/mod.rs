@@ -37,18 +37,22 @@
 //!   disjoint from all earlier ones, the region's table keeps one exact-mode state per
 //!   rectangle instead, found through the entry of its first row; a second trie (`cover`)
 //!   records which bytes each rectangle covers, so that a new rectangle is checked once, row
-//!   by row, for overlap. The first access that is a single row, overlaps a rectangle in
-//!   part, or has overlapping rows ends rectangle mode for the region: each rectangle's
-//!   writer and readers are copied into per-row entries ([`RectMode::leave`]) and the table
-//!   goes on as above. Same edges as the per-row table, found with fewer look-ups.
+//!   by row, for overlap. The first access that is a single row or has overlapping rows ends
+//!   rectangle mode for the region (one that overlaps a rectangle in part turns it into grid
+//!   mode, below, where it can): each rectangle's writer and readers are copied into per-row
+//!   entries ([`RectMode::leave`]) and the table goes on as above. Same edges as the per-row
+//!   table, found with fewer look-ups.
 //!
 //! - **Grid mode** (after rectangle mode): the first rectangle that overlaps one in part
 //!   (a stencil's read of a tile with its halo beside the writes of the tiles) turns the
 //!   table to one state per cell of the grid that all the rectangles' edges cut, if they
 //!   share one row stride and each one's columns lie within a row; each access then makes a
 //!   block-mode access per cell it covers. Cells are never accessed in part, so the edges
-//!   are exact. An access of another stride, or one that would make more than
-//!   [`grid::MAX_CELLS`] cells, ends it as rectangle mode ends ([`grid`]).
+//!   are exact. (Commutative accesses join a group per cell, as in block mode, not only on
+//!   the very same range: two that overlap in part share the lock of the cells they share.)
+//!   An access of another stride, one whose columns wrap into the next row, or one that
+//!   would make more than [`grid::MAX_CELLS`] cells or pass the grid's budget of copies for
+//!   its cuts ends it as rectangle mode ends ([`grid`]).
 //!
 //! - **Shared kinds** (OmpSs-2's `concurrent` and `commutative`, OpenMP's `inoutset` and
 //!   `mutexinoutset`). Reads are one of three kinds of access that do not order each other:

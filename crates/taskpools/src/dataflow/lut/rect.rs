@@ -46,10 +46,10 @@ struct RectState<D> {
 /// the table keeps one state per rectangle, and a trie of rectangles (`cover`) only records
 /// which bytes each covers: a new rectangle is checked against it once, row by row, when it
 /// first comes; an access that meets it again finds it by its first row. The first access
-/// that overlaps a rectangle in part, or is a single row (which gains nothing from it), or
-/// whose rows overlap each other, ends rectangle mode: each rectangle's state is copied into
-/// the per-row entries of the region's trie, and that access and all later ones go row by
-/// row.
+/// that is a single row (which gains nothing from it), or whose rows overlap each other, or
+/// that overlaps a rectangle in part where grid mode cannot take it, ends rectangle mode:
+/// each rectangle's state is copied into the per-row entries of the region's trie, and that
+/// access and all later ones go row by row.
 pub(crate) struct RectMode<D> {
     /// Which bytes each rectangle covers: exact-mode entries whose "writer" is the
     /// rectangle's state. Empty (no leaf vector) until the first rectangle comes, so that a

@@ -326,6 +326,30 @@ fn a_partial_overlap_turns_to_grid_mode_with_the_state_kept() {
     assert_eq!(mode, None);
 }
 
+/// A grid that would pass its cell limit ends grid mode and goes row by row, with its state
+/// kept: 300 writes of 2 × 2-byte squares down the diagonal of a 512 × 512-byte matrix, each
+/// overlapping the one before in part, cut the grid ever finer; a read of the whole matrix
+/// then waits for all 300 (each is still the last writer of three of its bytes).
+#[test]
+fn a_grid_past_its_cells_goes_row_by_row_with_the_state_kept() {
+    let mut tasks: Vec<Vec<RectAccess>> = (0..300)
+        .map(|k| vec![(k * 512 + k, 2, 2, 512, true)])
+        .collect();
+    let (_, mode) = rect_edges_mode_sized(&tasks, (true, 64), 512 * 512);
+    assert_eq!(
+        mode,
+        None,
+        "the grid stayed past {} cells",
+        super::grid::MAX_CELLS
+    );
+    tasks.push(vec![(0, 512, 512, 512, false)]);
+    let (e, _) = rect_edges_mode_sized(&tasks, (true, 64), 512 * 512);
+    assert_eq!(e[300], (0..300).collect::<Vec<_>>());
+    for (k, e) in e.iter().enumerate().take(300).skip(1) {
+        assert_eq!(e, &[k - 1]);
+    }
+}
+
 /// A Jacobi sweep over 4 × 4 tiles of a 16 × 16-byte matrix, declared as OpenMP ports
 /// declare it: each task reads its tile with a one-byte halo (clipped at the edges) of one
 /// grid and writes its tile of the other. The table stays in grid mode, every edge is a
@@ -746,4 +770,145 @@ fn shared_kinds_form_groups() {
         assert_eq!(locks[5].len(), 1);
         assert_eq!(locks[5], locks[6], "one lock per commutative group");
     }
+}
+
+/// Random tasks of random kinds on a 16 × 16-byte matrix, as rectangles: tiles of a 4 × 4
+/// grid, the same tiles with their one-byte halos (which overlap the tiles around them in
+/// part: grid mode), and some arbitrary rectangles; driven as the spawn path drives the
+/// table (rectangle or grid mode while it takes the accesses, then row by row). The rules of
+/// `random_kinds_order_what_conflicts_and_lock_what_commutes` hold: conflicting kinds are
+/// ordered, overlapping commutative accesses that are not ordered share a lock, and every
+/// edge joins overlapping accesses that must be ordered or are commutative.
+#[test]
+fn random_rectangle_kinds_order_what_conflicts_and_lock_what_commutes() {
+    type Access = (usize, usize, usize, Mode);
+    let bytes_of = |&(lo, len, rows, _): &Access| {
+        let mut set = [0u64; 4];
+        for x in (0..rows).flat_map(move |r| lo + r * 16..lo + r * 16 + len) {
+            set[x / 64] |= 1 << (x % 64);
+        }
+        set
+    };
+    let meet = |a: &Access, b: &Access| {
+        let (x, y) = (bytes_of(a), bytes_of(b));
+        (0..4).any(|k| x[k] & y[k] != 0)
+    };
+    let mut rnd = xorshift(0x9e1d_5eed);
+    let mut in_grid = 0;
+    for round in 0..6000 {
+        let block = [4usize, 8, 64][round % 3];
+        let n = 2 + rnd(9);
+        let tasks: Vec<Vec<Access>> = (0..n)
+            .map(|_| {
+                let mut fps: Vec<Access> = Vec::new();
+                for _ in 0..1 + rnd(2) {
+                    let (i, j) = (rnd(4), rnd(4));
+                    let (lo, len, rows) = match rnd(8) {
+                        0..=2 => (i * 64 + j * 4, 4, 4),
+                        3..=6 => {
+                            let (r0, c0) = ((4 * i).saturating_sub(1), (4 * j).saturating_sub(1));
+                            let (r1, c1) = ((4 * i + 5).min(16), (4 * j + 5).min(16));
+                            (r0 * 16 + c0, c1 - c0, r1 - r0)
+                        }
+                        _ => {
+                            let (r, c) = (rnd(16), rnd(16));
+                            (r * 16 + c, 1 + rnd(16 - c), 1 + rnd(16 - r))
+                        }
+                    };
+                    let a = (lo, len, rows, MODES[rnd(4)]);
+                    // As a spawn checks: overlapping accesses of one task both shared.
+                    if fps
+                        .iter()
+                        .all(|b| !meet(&a, b) || (a.3.shared() && b.3.shared()))
+                    {
+                        fps.push(a);
+                    }
+                }
+                fps
+            })
+            .collect();
+        let mut region = Region::new();
+        let mut trie: Trie<u16> = Trie::new(256, block);
+        let mut rects: Option<RectMode<u16>> = Some(RectMode::new(256));
+        let ids = vec![0u16; n];
+        let base = ids.as_ptr();
+        let mut dep = vec![vec![false; n]; n];
+        let mut held: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut next_lock = 0;
+        for (i, fps) in tasks.iter().enumerate() {
+            for &(lo, len, rows, m) in fps {
+                let mut edges = Vec::new();
+                // SAFETY (test): pointers into `ids`, used as identities only.
+                let me = unsafe { base.add(i) };
+                let mut sink = Recorder {
+                    base,
+                    edges: &mut edges,
+                    locks: &mut held[i],
+                    next_lock: &mut next_lock,
+                };
+                let rect = Rect {
+                    lo,
+                    len,
+                    rows,
+                    stride: if rows == 1 { 0 } else { 16 },
+                };
+                let taken = rects
+                    .as_mut()
+                    .is_some_and(|rm| rm.access(rect, m, block, me, &mut region, &mut sink));
+                if !taken {
+                    if let Some(rm) = rects.take() {
+                        rm.leave(&mut trie, block, &mut region);
+                    }
+                    for r in 0..rows {
+                        let (a, b) = rect.row(r);
+                        trie.access(a..b, m, (true, block), me, &mut region, &mut sink);
+                    }
+                }
+                for j in edges {
+                    assert!(j < i, "an edge from task {i} to task {j}");
+                    let a = (lo, len, rows, m);
+                    assert!(
+                        tasks[j]
+                            .iter()
+                            .any(|b| meet(&a, b) && (must_order(m, b.3) || m == Mode::Commutative)),
+                        "block {block}: a false dependence of task {i} on task {j}: {tasks:?}"
+                    );
+                    dep[i][j] = true;
+                }
+            }
+        }
+        if rects.as_ref().is_some_and(|r| r.in_grid()) {
+            in_grid += 1;
+        }
+        close(&mut dep);
+        for i in 0..n {
+            for j in 0..i {
+                for a in &tasks[i] {
+                    for b in &tasks[j] {
+                        if !meet(a, b) {
+                            continue;
+                        }
+                        assert!(
+                            !must_order(a.3, b.3) || dep[i][j],
+                            "block {block}: task {i} ({:?}) is not ordered after task {j} \
+                             ({:?}): {tasks:?}",
+                            a.3,
+                            b.3
+                        );
+                        if a.3 == Mode::Commutative && b.3 == Mode::Commutative && !dep[i][j] {
+                            assert!(
+                                held[i].iter().any(|l| held[j].contains(l)),
+                                "block {block}: commutative tasks {j} and {i} overlap, \
+                                 unordered, with no common lock: {tasks:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        in_grid > 1000,
+        "only {in_grid} sequences ended in grid mode"
+    );
 }
