@@ -62,8 +62,9 @@ impl Config {
     /// tiles (each equal to an earlier one or disjoint from all), its table keeps one state
     /// per tile, in a second trie of the same size made at the first tile access; a partly
     /// overlapping one (a tile read with its halo) turns that into one state per cell of the
-    /// grid that the tiles' edges cut, and the first one-row access, or one of another row
-    /// stride, returns it to per-row entries.
+    /// grid that the tiles' edges cut. A one-row access before that, or, after it, one of
+    /// another row stride, one that wraps into the next row, or one that the grid's limits
+    /// refuse, returns the table to per-row entries.
     ///
     /// ```
     /// use taskpools::dataflow::{self, Config};

@@ -125,6 +125,8 @@ fn halo_reads_turn_rectangle_mode_into_grid_mode() {
         });
     });
     assert_eq!(dst, expect);
+    // The write ran.
+    assert_eq!(src[4 * n + 4], 0);
 }
 
 fn fp(start: usize, len: usize, rows: usize, ld: usize) -> Footprint {

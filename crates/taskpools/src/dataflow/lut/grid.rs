@@ -14,8 +14,8 @@
 //! then makes one block-mode access per cell it covers: a tile read with its one-element
 //! halo, among tiles so read, covers 5 × 5 cells. An access of another stride, or whose
 //! columns wrap into the next row, or one that would take the grid past [`MAX_CELLS`] cells
-//! or past its budget of copies ([`FREE_COPIES`]), ends grid mode: each cell's state goes into per-row entries ([`Grid::leave`]), as
-//! rectangle mode's do.
+//! or past its budget of copies ([`FREE_COPIES`]), ends grid mode: each cell's state goes
+//! into per-row entries ([`Grid::leave`]), as rectangle mode's do.
 
 use super::rect::Rect;
 use super::{block_access, Entry, Mode, Sink, State, Trie};
@@ -29,11 +29,12 @@ pub(super) const MAX_CELLS: usize = 1 << 16;
 
 /// Cells a grid may copy for its cuts (a row cut moves the cells after it, a column cut
 /// rebuilds the grid) beyond [`COPIES_PER_ACCESS`] per access: past that, an access that
-/// needs a cut ends grid mode. A stencil's cuts all come with its first sweep, in order
-/// (about 31 000 cells copied in all for tiles of 128² read with their halos on a 4096²
-/// matrix, 126 000 on an 8192² one); a stream of ever new sub-matrices in no order, whose
-/// cuts would cost time quadratic in their number, goes row by row instead.
-const FREE_COPIES: usize = 32 * MAX_CELLS;
+/// needs a cut ends grid mode. A stencil's cuts all come with its first two sweeps (for the
+/// halo reads, then the tile writes, of each matrix): about 256 000 cells copied in all for
+/// tiles of 128² on a 4096² matrix, 2.1 million on an 8192² one, 4.1 million on a 10240²
+/// one, whose 56 644 cells are near the limit; a stream of ever new sub-matrices in no
+/// order, whose cuts would cost time quadratic in their number, goes row by row instead.
+const FREE_COPIES: usize = 128 * MAX_CELLS;
 
 /// See [`FREE_COPIES`].
 const COPIES_PER_ACCESS: usize = 64;
@@ -92,9 +93,17 @@ impl<D> Grid<D> {
         let (nr, nc) = (new(&self.rows, r0, r1), new(&self.cols, c0, c1));
         let h = self.rows.len() - 1 + nr;
         let w = self.cols.len() - 1 + nc;
-        // Each cut copies at most the grid it ends with.
+        // Each row cut copies at most the grid it ends with, and the column cuts rebuild it
+        // once.
+        let cuts = nr + usize::from(nc > 0);
         h.checked_mul(w)
-            .is_some_and(|n| n <= MAX_CELLS && self.copied + (nr + nc) * n <= self.allowed)
+            .is_some_and(|n| n <= MAX_CELLS && self.copied + cuts * n <= self.allowed)
+    }
+
+    /// The grid's cells and the cells its cuts have copied (the tests).
+    #[cfg(test)]
+    pub(super) fn stats(&self) -> (usize, usize) {
+        (self.cells.len(), self.copied)
     }
 
     /// Whether [`access`](Self::access) can take `rect` (a rectangle of the grid's stride
@@ -119,23 +128,40 @@ impl<D> Grid<D> {
         i
     }
 
-    /// Cuts the column band holding byte column `x` at `x`, as [`cut_row`](Self::cut_row)
-    /// does rows. Returns the band that starts at `x`.
-    fn cut_col(&mut self, x: usize) -> usize {
-        let j = match self.cols.binary_search(&x) {
-            Ok(j) => return j,
-            Err(j) => j,
-        };
-        let (h, w) = (self.rows.len() - 1, self.cols.len() - 1);
-        self.copied += h * (w + 1);
-        self.cols.insert(j, x);
-        let mut cells = Vec::with_capacity(h * (w + 1));
-        for row in self.cells.chunks_exact(w) {
-            cells.extend_from_slice(&row[..j]);
-            cells.extend_from_slice(&row[j - 1..]);
+    /// Cuts the column bands holding byte columns `a` and `b` there (nothing for a cut that
+    /// is one already), in one rebuild of the grid: each new band keeps the states of the
+    /// band it was part of. Returns the bands that start at `a` and at `b`.
+    fn cut_cols(&mut self, a: usize, b: usize) -> (usize, usize) {
+        let new: Vec<usize> = [a, b]
+            .into_iter()
+            .filter(|x| self.cols.binary_search(x).is_err())
+            .collect();
+        if !new.is_empty() {
+            let mut cols = self.cols.clone();
+            for &x in &new {
+                let j = cols.binary_search(&x).expect_err("a new cut");
+                cols.insert(j, x);
+            }
+            cols.dedup();
+            // The old band each new band lies in.
+            let from: Vec<usize> = cols[..cols.len() - 1]
+                .iter()
+                .map(|x| match self.cols.binary_search(x) {
+                    Ok(k) => k,
+                    Err(k) => k - 1,
+                })
+                .collect();
+            let w = self.cols.len() - 1;
+            let mut cells = Vec::with_capacity((self.rows.len() - 1) * from.len());
+            for row in self.cells.chunks_exact(w) {
+                cells.extend(from.iter().map(|&k| row[k]));
+            }
+            self.copied += cells.len();
+            self.cells = cells;
+            self.cols = cols;
         }
-        self.cells = cells;
-        j
+        let at = |x: usize| self.cols.binary_search(&x).expect("a cut");
+        (at(a), at(b))
     }
 
     /// Cuts the grid at `rect`'s edges and gives `f` the state of each cell it covers;
@@ -149,7 +175,7 @@ impl<D> Grid<D> {
         }
         self.allowed = self.allowed.saturating_add(COPIES_PER_ACCESS);
         let (i0, i1) = (self.cut_row(r.0), self.cut_row(r.1));
-        let (j0, j1) = (self.cut_col(c.0), self.cut_col(c.1));
+        let (j0, j1) = self.cut_cols(c.0, c.1);
         let w = self.cols.len() - 1;
         for i in i0..i1 {
             for st in &mut self.cells[i * w + j0..i * w + j1] {

@@ -125,6 +125,12 @@ impl<D> RectMode<D> {
         self.grid.is_some()
     }
 
+    /// In grid mode, its cells and the cells its cuts have copied (the tests).
+    #[cfg(test)]
+    pub(crate) fn grid_stats(&self) -> Option<(usize, usize)> {
+        self.grid.as_ref().map(|g| g.stats())
+    }
+
     /// Turns to grid mode, with `rect` (which overlaps a rectangle in part) coming next:
     /// returns whether grid mode can take every rectangle so far and `rect`.
     #[cold]
@@ -134,14 +140,20 @@ impl<D> RectMode<D> {
             return false;
         }
         let mut g = Grid::new(rect.stride, self.bytes);
+        // In the order the rectangles came (the list is newest first): a tiled program's
+        // row cuts then fall near the grid's end, where they move few cells.
+        let mut all = Vec::new();
         let mut s = self.all;
         while !s.is_null() {
             // SAFETY: rectangle states live in the owner's region (see `access`).
             let st = unsafe { &*s };
-            if !g.place(&st.rect, st.state) {
+            all.push((st.rect, st.state));
+            s = st.next;
+        }
+        for (r, state) in all.into_iter().rev() {
+            if !g.place(&r, state) {
                 return false;
             }
-            s = st.next;
         }
         if !g.fits_rect(rect) {
             return false;

@@ -327,27 +327,52 @@ fn a_partial_overlap_turns_to_grid_mode_with_the_state_kept() {
 }
 
 /// A grid that would pass its cell limit ends grid mode and goes row by row, with its state
-/// kept: 300 writes of 2 × 2-byte squares down the diagonal of a 512 × 512-byte matrix, each
-/// overlapping the one before in part, cut the grid ever finer; a read of the whole matrix
-/// then waits for all 300 (each is still the last writer of three of its bytes).
+/// kept. On a 512 × 512-byte matrix: two overlapping 2 × 2 squares (grid mode), then 299
+/// one-byte-wide columns of rows 0-1 (the column cuts, while the grid is two row bands
+/// tall), then 2 × 1 pieces down column 0 (a row cut each, at the grid's end) until the
+/// grid would pass [`MAX_CELLS`](super::grid::MAX_CELLS), far below its budget of copies. A
+/// read of the whole matrix then waits for every writer (each still owns some bytes).
 #[test]
 fn a_grid_past_its_cells_goes_row_by_row_with_the_state_kept() {
-    let mut tasks: Vec<Vec<RectAccess>> = (0..300)
-        .map(|k| vec![(k * 512 + k, 2, 2, 512, true)])
-        .collect();
-    let (_, mode) = rect_edges_mode_sized(&tasks, (true, 64), 512 * 512);
-    assert_eq!(
-        mode,
-        None,
-        "the grid stayed past {} cells",
-        super::grid::MAX_CELLS
+    let mut tasks: Vec<Vec<RectAccess>> =
+        vec![vec![(0, 2, 2, 512, true)], vec![(1, 2, 2, 512, true)]];
+    tasks.extend((3..302).map(|c| vec![(c, 1, 2, 512, true)]));
+    tasks.extend((1..256).map(|r| vec![(2 * r * 512, 1, 2, 512, true)]));
+    let mut region = Region::new();
+    let mut rm: RectMode<u16> = RectMode::new(512 * 512);
+    let ids = vec![0u16; tasks.len()];
+    let mut last = None;
+    let mut left_at = None;
+    for (i, t) in tasks.iter().enumerate() {
+        let (lo, len, rows, stride, _) = t[0];
+        let rect = Rect {
+            lo,
+            len,
+            rows,
+            stride,
+        };
+        // SAFETY (test): pointers into `ids`, used as identities only.
+        let me = unsafe { ids.as_ptr().add(i) };
+        if !rm.access(rect, Mode::Write, 64, me, &mut region, &mut Edges(|_| {})) {
+            left_at = Some(i);
+            break;
+        }
+        last = rm.grid_stats();
+    }
+    let (cells, copied) = last.expect("grid mode before the limit");
+    let at = left_at.expect("the grid passed its cell limit");
+    assert!(
+        at > 301,
+        "left grid mode at access {at}, before the row cuts"
+    );
+    assert!(
+        cells + 303 > super::grid::MAX_CELLS && copied < 4 * super::grid::MAX_CELLS,
+        "left grid mode at {cells} cells, {copied} copied: not for its cells"
     );
     tasks.push(vec![(0, 512, 512, 512, false)]);
-    let (e, _) = rect_edges_mode_sized(&tasks, (true, 64), 512 * 512);
-    assert_eq!(e[300], (0..300).collect::<Vec<_>>());
-    for (k, e) in e.iter().enumerate().take(300).skip(1) {
-        assert_eq!(e, &[k - 1]);
-    }
+    let (e, mode) = rect_edges_mode_sized(&tasks, (true, 64), 512 * 512);
+    assert_eq!(mode, None);
+    assert_eq!(e[tasks.len() - 1], (0..tasks.len() - 1).collect::<Vec<_>>());
 }
 
 /// A Jacobi sweep over 4 × 4 tiles of a 16 × 16-byte matrix, declared as OpenMP ports
