@@ -276,9 +276,14 @@ pub fn loglog_speedup(
     let ymax = pts.iter().map(|p| p.1).fold(xmax, f64::max);
     let ymin = pts.iter().map(|p| p.1).fold(0.5f64, f64::min);
     let (x1, y0, y1) = (lg(xmax) + 0.15, (lg(ymin) - 0.3).floor(), lg(ymax) + 0.4);
-    let root = SVGBackend::new(path, (720, 520)).into_drawing_area();
+    // Many series: their legend goes into a column right of the axes, where it covers no
+    // point (inside, at the lower right, it hid the low speedups of the last thread count).
+    let many = series.len() > 5;
+    let legend_w = if many { 190 } else { 0 };
+    let root = SVGBackend::new(path, (720 + legend_w, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot_area, legend_area) = root.split_horizontally(720);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(40)
@@ -307,6 +312,27 @@ pub fn loglog_speedup(
         .map_err(|e| anyhow!("{e}"))?
         .label("linear")
         .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], grey.stroke_width(1)));
+    // An entry of the legend column: a line in the series' colour and its name.
+    let entry = |k: usize, name: &str, color: RGBAColor, width: u32| -> Result<()> {
+        let y = 60 + 18 * k as i32;
+        legend_area
+            .draw(&PathElement::new(
+                [(6, y), (24, y)],
+                color.stroke_width(width),
+            ))
+            .map_err(|e| anyhow!("{e}"))?;
+        legend_area
+            .draw(&Text::new(
+                name.to_string(),
+                (30, y - 7),
+                ("sans-serif", 13).into_font(),
+            ))
+            .map_err(|e| anyhow!("{e}"))?;
+        Ok(())
+    };
+    if many {
+        entry(0, "linear", grey.to_rgba(), 1)?;
+    }
     let palette = [
         RGBColor(0, 150, 60),
         RGBColor(200, 30, 30),
@@ -340,14 +366,19 @@ pub fn loglog_speedup(
                     .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
             )
             .map_err(|e| anyhow!("{e}"))?;
+        if many {
+            entry(i + 1, name, color, 2)?;
+        }
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()
-        .map_err(|e| anyhow!("{e}"))?;
+    if !many {
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.9))
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|e| anyhow!("{e}"))?;
+    }
     root.present().map_err(|e| anyhow!("{e}"))?;
     Ok(())
 }
