@@ -17,8 +17,8 @@
 //! or past its budget of copies ([`FREE_COPIES`]), ends grid mode: each cell's state goes
 //! into per-row entries ([`Grid::leave`]), as rectangle mode's do.
 
-use super::rect::Rect;
-use super::{block_access, Entry, Mode, Sink, State, Trie};
+use super::rect::{put_range, Rect};
+use super::{block_access, Mode, Sink, State, Trie};
 use crate::mem::region::Region;
 
 /// The most cells a grid holds (16 bytes each); an access that would need more ends grid
@@ -221,20 +221,7 @@ impl<D> Grid<D> {
                     r * self.stride + self.cols[j],
                     r * self.stride + self.cols[j + 1],
                 );
-                for b in lo / block..=(hi - 1) / block {
-                    let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
-                    let slot = trie.slot(b, region);
-                    // The cells are disjoint, so the entries of a slot do not overlap, and
-                    // reader lists are shared read-only (later accesses only prepend to a
-                    // list or drop it), as in `RectMode::leave`.
-                    let e = region.alloc(Entry {
-                        lo: l,
-                        hi: h,
-                        st: *st,
-                        next: slot.entries,
-                    });
-                    slot.entries = e.as_ptr();
-                }
+                put_range(trie, block, region, lo, hi, *st);
             }
         }
     }

@@ -181,20 +181,7 @@ impl<D> RectMode<D> {
             let st = unsafe { &*s };
             for r in 0..st.rect.rows {
                 let (lo, hi) = st.rect.row(r);
-                for b in lo / block..=(hi - 1) / block {
-                    let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
-                    let slot = trie.slot(b, region);
-                    // The rectangles are disjoint, so the entries of a slot do not overlap,
-                    // and reader lists are shared read-only (later accesses only prepend to
-                    // a list or drop it).
-                    let e = region.alloc(Entry {
-                        lo: l,
-                        hi: h,
-                        st: st.state,
-                        next: slot.entries,
-                    });
-                    slot.entries = e.as_ptr();
-                }
+                put_range(trie, block, region, lo, hi, st.state);
             }
             s = st.next;
         }
@@ -270,5 +257,30 @@ impl<D> RectMode<D> {
             }
         }
         Some(state)
+    }
+}
+
+/// Puts state `st` of bytes `lo..hi` (not empty) into per-row entries of `trie`, one per
+/// block it touches: what leaving rectangle or grid mode does for each row of a rectangle or
+/// cell. Those are disjoint, so the entries of a slot do not overlap, and reader lists are
+/// shared read-only (later accesses only prepend to a list or drop it).
+pub(super) fn put_range<D>(
+    trie: &mut Trie<D>,
+    block: usize,
+    region: &mut Region,
+    lo: usize,
+    hi: usize,
+    st: State<D>,
+) {
+    for b in lo / block..=(hi - 1) / block {
+        let (l, h) = (lo.max(b * block), hi.min((b + 1) * block));
+        let slot = trie.slot(b, region);
+        let e = region.alloc(Entry {
+            lo: l,
+            hi: h,
+            st,
+            next: slot.entries,
+        });
+        slot.entries = e.as_ptr();
     }
 }
