@@ -222,6 +222,38 @@ fn one_worker_keeps_one_copy_for_the_whole_group() {
 }
 
 #[test]
+fn groups_closed_and_opened_again_keep_their_members_apart() {
+    // Groups close and open while members of other parts and operators come between: each
+    // member joins the group of its own part and operator, whatever group it or its
+    // predecessor found before (a group's place is reused once it closes).
+    for threads in [1, 2] {
+        let rt = Runtime::new(threads).unwrap();
+        let mut v = vec![0u64; 3];
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let r = df.region(&mut v);
+                for _ in 0..3 {
+                    df.spawn(r.at(0).reduce(0, add), |_, mut p| *p += 1);
+                }
+                // Closes the group on element 0; the next opens on element 1.
+                df.spawn(r.at(0).inout(), |_, x| *x += 100);
+                df.spawn(r.at(1).reduce(0, add), |_, mut p| *p += 1);
+                for i in 0..4u64 {
+                    df.spawn(r.at(0).reduce(0, add), |_, mut p| *p += 1);
+                    df.spawn(r.at(2).reduce(0, max), move |_, mut p| *p = (*p).max(i));
+                    df.spawn(r.at(1).reduce(0, add), |_, mut p| *p += 10);
+                }
+                // Another operator on element 0 closes its sums, then opens a group of its own.
+                df.spawn(r.at(0).reduce(0, max), |_, mut p| *p = (*p).max(1000));
+                df.spawn(r.at(0).reduce(0, max), |_, mut p| *p = (*p).max(7));
+                df.spawn(r.at(2).reduce(0, add), |_, mut p| *p += 5);
+            })
+        });
+        assert_eq!(v, [1000, 41, 8], "{threads} threads");
+    }
+}
+
+#[test]
 fn members_with_nested_reductions_into_their_copies() {
     // Each member runs a data-flow scope of its own whose tasks reduce into the member's
     // copy; that scope folds them in before it returns, and the copies go into the data

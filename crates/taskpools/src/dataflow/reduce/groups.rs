@@ -2,7 +2,6 @@
 //! combine task that closing spawns (see the module docs).
 
 use std::any::TypeId;
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -10,7 +9,7 @@ use std::sync::Arc;
 use super::copies::{Combine, Reducer};
 use crate::dataflow::edges::TaskHandle;
 use crate::dataflow::footprint::{Footprint, Mode};
-use crate::dataflow::task::NO_PLACE;
+use crate::dataflow::task::{TaskDesc, NO_PLACE};
 use crate::dataflow::wait::Declared;
 use crate::dataflow::Scope;
 
@@ -19,21 +18,40 @@ struct Group {
     /// The part, as the members declared it (a `Concurrent` footprint with its key).
     fp: Footprint,
     key: TypeId,
+    /// The function that gave `key` (the first member's): a member with the same function
+    /// has the same key, found without calling it.
+    key_fn: fn() -> TypeId,
     reducer: Arc<dyn Combine>,
     /// The part's first element.
     data: *mut u8,
-    /// The members spawned so far: the combine runs after each.
-    members: Vec<TaskHandle<'static>>,
+    /// The members spawned so far (their descriptors; one pointer each, pushed with one
+    /// store): the combine runs after each.
+    members: Vec<*const TaskDesc>,
+    /// The frame and epoch of the members' handles (a group closes before its frame's next
+    /// sync: every member was spawned in the same epoch).
+    frame: *const (),
+    epoch: usize,
 }
 
 /// A frame's open reduction groups: none overlaps another, and each is one run of elements
 /// (parts and elements only).
 #[doc(hidden)]
 pub struct Groups {
-    /// By region and first element: a member finds its group with one look-up.
-    by_part: HashMap<(u32, usize), Group, BuildHasherDefault<PartHasher>>,
-    /// The same keys in order, each with its group's end: what a declaration overlaps.
-    order: BTreeMap<(u32, usize), usize>,
+    /// The open groups, in slots that stay put while a group is open (freed slots are
+    /// reused).
+    slots: Vec<Option<Group>>,
+    /// The free slots.
+    free: Vec<u32>,
+    /// Each open group's slot, by region and first element.
+    by_part: HashMap<(u32, usize), u32, BuildHasherDefault<PartHasher>>,
+    /// The same keys in order, each with its group's end and slot: what a declaration
+    /// overlaps.
+    order: BTreeMap<(u32, usize), (usize, u32)>,
+    /// The slot of the group that a member last joined or opened (or `NO_SLOT`): where
+    /// [`Groups::joins`] and [`Groups::bind`] look first, so that a member costs at most
+    /// one look-up, and none while members keep joining one group. (The slot may hold
+    /// another group since, or none: its key is checked.)
+    last: u32,
     /// Open groups per region id (a declaration on a region without any looks no further).
     per_region: Vec<u32>,
     /// The reducer of a group being closed, while its combine is spawned: the members' views
@@ -46,7 +64,10 @@ pub struct Groups {
 impl Groups {
     pub(crate) fn new() -> Self {
         Groups {
+            slots: Vec::new(),
+            free: Vec::new(),
             by_part: HashMap::default(),
+            last: NO_SLOT,
             order: BTreeMap::new(),
             per_region: Vec::new(),
             retired: Vec::new(),
@@ -79,42 +100,113 @@ impl Groups {
     {
         let key = TypeId::of::<Reducer<T, F>>();
         let k = (fp.region, fp.start);
-        let g = match self.by_part.entry(k) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => {
-                self.order.insert(k, fp.start + fp.len);
-                let r = fp.region as usize;
-                if self.per_region.len() <= r {
-                    self.per_region.resize(r + 1, 0);
-                }
-                self.per_region[r] += 1;
-                e.insert(Group {
-                    fp: *fp,
-                    key,
-                    reducer: Arc::new(make()),
-                    data: data.cast(),
-                    members: Vec::new(),
-                })
-            }
+        let i = if self.slot_keyed(self.last, k) {
+            self.last
+        } else if let Some(&i) = self.by_part.get(&k) {
+            i
+        } else {
+            self.open(fp, key, data.cast(), task, Arc::new(make()))
         };
+        self.last = i;
+        let g = self.slots[i as usize]
+            .as_mut()
+            .expect("an open group's slot holds it");
         // Groups are disjoint and non-empty, and every group a reduction overlaps without
         // joining it was closed: the group at its first element is its own.
         assert!(
             g.key == key && same_part(&g.fp, fp),
             "taskpools::dataflow: a reduction met a group it does not belong to (a bug)"
         );
-        g.members.push(task);
+        debug_assert!((g.frame, g.epoch) == (task.frame, task.epoch));
+        g.members.push(task.desc);
         // The key is the reducer's type: the pointer is to a `Reducer<T, F>`.
         Arc::as_ptr(&g.reducer).cast::<Reducer<T, F>>()
     }
 
+    /// Opens a group on `fp`'s part, with its first member `task`: returns its slot.
+    #[cold]
+    #[inline(never)]
+    fn open(
+        &mut self,
+        fp: &Footprint,
+        key: TypeId,
+        data: *mut u8,
+        task: TaskHandle<'static>,
+        reducer: Arc<dyn Combine>,
+    ) -> u32 {
+        let key_fn = fp.reduce.expect("a reduction's footprint has a key");
+        debug_assert!(
+            key_fn() == key,
+            "a member's key function gives its group's key"
+        );
+        let g = Group {
+            fp: *fp,
+            key,
+            key_fn,
+            reducer,
+            data,
+            members: Vec::new(),
+            frame: task.frame,
+            epoch: task.epoch,
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(g);
+                i
+            }
+            None => {
+                let i = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&i| i != NO_SLOT)
+                    .expect("taskpools::dataflow: too many open reduction groups");
+                self.slots.push(Some(g));
+                i
+            }
+        };
+        let k = (fp.region, fp.start);
+        self.by_part.insert(k, i);
+        self.order.insert(k, (fp.start + fp.len, i));
+        let r = fp.region as usize;
+        if self.per_region.len() <= r {
+            self.per_region.resize(r + 1, 0);
+        }
+        self.per_region[r] += 1;
+        i
+    }
+
     /// Whether reduction `fp` joins the group open on its part (and so closes none: groups
-    /// are disjoint).
-    fn joins(&self, fp: &Footprint) -> bool {
+    /// are disjoint). Remembers the group's slot for [`Groups::bind`].
+    fn joins(&mut self, fp: &Footprint) -> bool {
         let Some(key) = fp.reduce else { return false };
-        self.by_part
-            .get(&(fp.region, fp.start))
-            .is_some_and(|g| same_part(fp, &g.fp) && key() == g.key)
+        let k = (fp.region, fp.start);
+        let i = if self.slot_keyed(self.last, k) {
+            self.last
+        } else if let Some(&i) = self.by_part.get(&k) {
+            i
+        } else {
+            return false;
+        };
+        let g = self.group(i);
+        let joins = same_part(fp, &g.fp) && same_key(key, g);
+        if joins {
+            self.last = i;
+        }
+        joins
+    }
+
+    /// The open group in slot `i`.
+    fn group(&self, i: u32) -> &Group {
+        self.slots[i as usize]
+            .as_ref()
+            .expect("an open group's slot holds it")
+    }
+
+    /// Whether slot `i` holds the open group at `k` (region, first element).
+    fn slot_keyed(&self, i: u32, k: (u32, usize)) -> bool {
+        self.slots
+            .get(i as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|g| (g.fp.region, g.fp.start) == k)
     }
 
     /// The groups that declaration `fp` closes: it touches their elements and is not a
@@ -130,12 +222,12 @@ impl Groups {
             return;
         }
         let (lo, hi) = (fp.start, fp.start + (fp.rows - 1) * fp.ld + fp.len);
-        for (&k, &end) in self.order.range((fp.region, 0)..(fp.region, hi)).rev() {
+        for (&k, &(end, i)) in self.order.range((fp.region, 0)..(fp.region, hi)).rev() {
             if end <= lo {
                 break;
             }
-            let g = &self.by_part[&k];
-            let member = fp.reduce.is_some_and(|key| key() == g.key) && same_part(fp, &g.fp);
+            let g = self.group(i);
+            let member = fp.reduce.is_some_and(|key| same_key(key, g)) && same_part(fp, &g.fp);
             if !member && fp.overlaps(&g.fp) {
                 out.push(k);
             }
@@ -144,10 +236,11 @@ impl Groups {
 
     /// Removes the group at `k`.
     fn remove(&mut self, k: (u32, usize)) -> Option<Group> {
-        let g = self.by_part.remove(&k)?;
+        let i = self.by_part.remove(&k)?;
         self.order.remove(&k);
         self.per_region[k.0 as usize] -= 1;
-        Some(g)
+        self.free.push(i);
+        self.slots[i as usize].take()
     }
 
     /// Removes every group, in order.
@@ -186,6 +279,17 @@ impl Hasher for PartHasher {
     }
 }
 
+/// No slot (see [`Groups::last`]).
+const NO_SLOT: u32 = u32::MAX;
+
+/// Whether reduction key `key` is group `g`'s: the function that gave the group's key, or
+/// one that gives the same. (The same function gives the same key; distinct functions that
+/// give the same key, as copies of one generic instance in two codegen units may be, are
+/// found by calling it.)
+fn same_key(key: fn() -> TypeId, g: &Group) -> bool {
+    std::ptr::fn_addr_eq(key, g.key_fn) || key() == g.key
+}
+
 /// Whether two footprints name the same elements of one region the same way.
 fn same_part(a: &Footprint, b: &Footprint) -> bool {
     (a.region, a.start, a.len, a.ld, a.rows) == (b.region, b.start, b.len, b.ld, b.rows)
@@ -205,7 +309,7 @@ impl<'s> Scope<'s, '_> {
         let mut closed = Vec::new();
         {
             // SAFETY: the frame's thread; the reference ends before the spawns below.
-            let groups = &unsafe { self.frame().local() }.reductions;
+            let groups = &mut unsafe { self.frame().local() }.reductions;
             for fp in fps {
                 if !groups.joins(fp) {
                     groups.closed_by(fp, &mut closed);
@@ -250,7 +354,10 @@ impl<'s> Scope<'s, '_> {
         let retired = &mut unsafe { self.frame().local() }.reductions.retired;
         retired.push(Arc::clone(&g.reducer));
         let (reducer, data) = (g.reducer, DataPtr(g.data));
-        self.spawn_to(NO_PLACE, 0, &g.members, Declared(vec![fp]), move |_, ()| {
+        let members: Vec<TaskHandle<'_>> = (g.members.iter())
+            .map(|&d| TaskHandle::new(d, g.frame, g.epoch))
+            .collect();
+        self.spawn_to(NO_PLACE, 0, &members, Declared(vec![fp]), move |_, ()| {
             let data = data;
             // SAFETY: the combine's `inout` of the part: every member has completed, and no
             // other task touches the part until this one completes.
