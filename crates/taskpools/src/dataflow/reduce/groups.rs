@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::copies::{Combine, Reducer};
 use crate::dataflow::edges::TaskHandle;
 use crate::dataflow::footprint::{Footprint, Mode};
+use crate::dataflow::frame::Frame;
 use crate::dataflow::task::{TaskDesc, NO_PLACE};
 use crate::dataflow::wait::Declared;
 use crate::dataflow::Scope;
@@ -27,9 +28,9 @@ struct Group {
     /// The members spawned so far (their descriptors; one pointer each, pushed with one
     /// store): the combine runs after each.
     members: Vec<*const TaskDesc>,
-    /// The frame and epoch of the members' handles (a group closes before its frame's next
-    /// sync: every member was spawned in the same epoch).
-    frame: *const (),
+    /// The epoch of the members' handles: every member was spawned in the same one, as a
+    /// group closes before its frame's next sync (`Scope::sync` closes every group first),
+    /// and a scope's groups are its own frame's.
     epoch: usize,
 }
 
@@ -117,7 +118,7 @@ impl Groups {
             g.key == key && same_part(&g.fp, fp),
             "taskpools::dataflow: a reduction met a group it does not belong to (a bug)"
         );
-        debug_assert!((g.frame, g.epoch) == (task.frame, task.epoch));
+        debug_assert_eq!(g.epoch, task.epoch, "a group spans a sync");
         g.members.push(task.desc);
         // The key is the reducer's type: the pointer is to a `Reducer<T, F>`.
         Arc::as_ptr(&g.reducer).cast::<Reducer<T, F>>()
@@ -146,7 +147,6 @@ impl Groups {
             reducer,
             data,
             members: Vec::new(),
-            frame: task.frame,
             epoch: task.epoch,
         };
         let i = match self.free.pop() {
@@ -327,18 +327,44 @@ impl<'s> Scope<'s, '_> {
         }
     }
 
-    /// Closes every open group (before a sync or the scope's end).
+    /// Closes every open group (before a sync or the scope's end). Inlined: every task's end
+    /// calls it, and most have no group open.
+    #[inline]
     pub(crate) fn close_reductions(&self) {
         // SAFETY: a scope is handed out only by reference while its frame is alive. (Without
         // a frame, nothing was spawned, so nothing is open.)
         let Some(frame) = (unsafe { &*self.frame }).frame.get() else {
             return;
         };
+        // SAFETY: the frame's thread; the reference ends here.
+        if !unsafe { frame.local() }.reductions.is_empty() {
+            self.close_open_reductions(frame);
+        }
+    }
+
+    /// [`Scope::close_reductions`], with groups open in `frame`, this scope's.
+    #[cold]
+    #[inline(never)]
+    fn close_open_reductions(&self, frame: &Frame) {
         // SAFETY: the frame's thread; the reference ends before the spawns below.
-        let groups = unsafe { frame.local() }.reductions.take_all();
+        let reductions = &mut unsafe { frame.local() }.reductions;
+        let groups = reductions.take_all();
+        // Should a close unwind, the groups after it are dropped with `groups`, while their
+        // members may still run: their reducers stay in `retired` until the frame's next sync
+        // or end, when every member has completed.
+        let mark = reductions.retired.len();
+        (reductions.retired).extend(groups.iter().map(|g| Arc::clone(&g.reducer)));
         for g in groups {
             self.close(g);
         }
+        // Every combine holds its reducer now.
+        // SAFETY: as above (the spawns have returned); the reference ends with the statement.
+        let kept: Vec<_> = unsafe { frame.local() }
+            .reductions
+            .retired
+            .drain(mark..)
+            .collect();
+        drop(kept);
     }
 
     /// Spawns group `g`'s combine: an `inout` of the part, after every member too, that
@@ -355,7 +381,7 @@ impl<'s> Scope<'s, '_> {
         retired.push(Arc::clone(&g.reducer));
         let (reducer, data) = (g.reducer, DataPtr(g.data));
         let members: Vec<TaskHandle<'_>> = (g.members.iter())
-            .map(|&d| TaskHandle::new(d, g.frame, g.epoch))
+            .map(|&d| TaskHandle::new(d, self.frame.cast(), g.epoch))
             .collect();
         self.spawn_to(NO_PLACE, 0, &members, Declared(vec![fp]), move |_, ()| {
             let data = data;
