@@ -69,6 +69,7 @@ pub(crate) fn keep_first(slot: &Mutex<Option<Payload>>, p: Payload) {
 
 /// The first of two outcomes' payloads to resume, the other one's (if any) dropped with
 /// [`drop_payload`] first, so that its drop neither escapes nor runs during the unwind.
+#[inline]
 pub(crate) fn first_of(first: Option<Payload>, second: Option<Payload>) -> Option<Payload> {
     match (first, second) {
         (Some(p), Some(q)) => {

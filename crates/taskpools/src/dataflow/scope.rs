@@ -51,6 +51,7 @@ impl<'s, 'e> Scope<'s, 'e> {
         }
     }
 
+    #[inline]
     pub(super) fn frame(&self) -> &Frame {
         // SAFETY: a scope is handed out only by reference while its frame is alive.
         unsafe { &*self.frame }.get()

@@ -83,6 +83,7 @@ impl NotifyList {
         }
     }
 
+    #[inline]
     fn state(h: *mut NotifyNode) -> Option<Push> {
         if h == closed(false) {
             Some(Push::Done)
@@ -137,6 +138,7 @@ impl NotifyList {
     }
 
     /// `Some` once the list's task has completed (a hint for the analysis: no node needed).
+    #[inline]
     pub(crate) fn closed_state(&self) -> Option<Push> {
         Self::state(self.head.load(Ordering::Acquire))
     }
