@@ -10,7 +10,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{drivers_built, json_rows, taskpools, SMALL_SUITE};
+use common::{drivers_built, json_rows_and_notes, taskpools, SMALL_SUITE};
 
 const LIBGOMP: &str = env!("TASKPOOLS_DRIVER_LIBGOMP");
 const LIBOMP: &str = env!("TASKPOOLS_DRIVER_LIBOMP");
@@ -23,7 +23,7 @@ fn built() -> Vec<&'static str> {
 
 #[test]
 fn every_built_peer_runtime_has_checked_dataflow_rows() {
-    let recs = json_rows(&[
+    let (recs, notes) = json_rows_and_notes(&[
         "dataflow",
         "--tasks",
         "2000",
@@ -51,7 +51,7 @@ fn every_built_peer_runtime_has_checked_dataflow_rows() {
                         })
                         .inspect(|r| assert!(r["ns_per_task"].as_f64().unwrap() > 0.0, "{r}"))
                         .count();
-                    assert_eq!(n, 1, "{rt} {v} {g} x{t}");
+                    assert_eq!(n, 1, "{rt} {v} {g} x{t}; the run's notes: {notes}");
                 }
             }
         }
@@ -72,7 +72,7 @@ fn every_built_peer_runtime_has_checked_suite_rows() {
         .chain(SMALL_SUITE.iter().copied())
         .chain(["--json", "-"])
         .collect();
-    let recs = json_rows(&args);
+    let (recs, notes) = json_rows_and_notes(&args);
     for rt in built() {
         for (b, construct) in [
             ("black-scholes", "tasks"),
@@ -93,7 +93,7 @@ fn every_built_peer_runtime_has_checked_suite_rows() {
             assert!(
                 recs.iter()
                     .any(|r| r["bench"] == b && r["variant"] == v.as_str() && r["ms"].is_f64()),
-                "{v} {b}"
+                "{v} {b}: no row with a time; the run's notes: {notes}"
             );
         }
     }

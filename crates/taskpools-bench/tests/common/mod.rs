@@ -15,13 +15,17 @@ pub fn taskpools(args: &[&str]) -> std::process::Output {
 /// Runs `taskpools` with `args` (which write JSON to stdout, `--json -`), which must succeed
 /// (else the test fails with its stderr), and returns the JSON rows.
 pub fn json_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    json_rows_and_notes(args).0
+}
+
+/// [`json_rows`], with what the run printed on stderr (a peer runtime left out of the run
+/// says why there: a test that misses its rows shows it).
+pub fn json_rows_and_notes(args: &[&str]) -> (Vec<serde_json::Value>, String) {
     let out = taskpools(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON rows on stdout")
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let rows = serde_json::from_slice(&out.stdout).expect("JSON rows on stdout");
+    (rows, stderr)
 }
 
 /// Runs `taskpools` with `args`, which must be refused before any work starts: a non-zero exit
