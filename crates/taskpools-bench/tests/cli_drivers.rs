@@ -49,7 +49,12 @@ fn every_built_peer_runtime_has_checked_dataflow_rows() {
                                 && r["threads"] == t
                                 && r["variant"] == format!("{rt} {v}").as_str()
                         })
-                        .inspect(|r| assert!(r["ns_per_task"].as_f64().unwrap() > 0.0, "{r}"))
+                        .inspect(|r| {
+                            assert!(
+                                r["ns_per_task"].as_f64().is_some_and(|ns| ns > 0.0),
+                                "{r}; the run's notes: {notes}"
+                            )
+                        })
                         .count();
                     assert_eq!(n, 1, "{rt} {v} {g} x{t}; the run's notes: {notes}");
                 }
@@ -58,10 +63,12 @@ fn every_built_peer_runtime_has_checked_dataflow_rows() {
     }
     // Every non-sequential row is compared with the fastest `depend` row, where there is one.
     if !built().is_empty() {
-        assert!(recs
-            .iter()
-            .filter(|r| r["variant"] != "sequential")
-            .all(|r| r["vs_openmp_depend"].is_f64()));
+        assert!(
+            recs.iter()
+                .filter(|r| r["variant"] != "sequential")
+                .all(|r| r["vs_openmp_depend"].is_f64()),
+            "a row without its ratio to the fastest depend row; the run's notes: {notes}"
+        );
     }
 }
 
@@ -97,10 +104,12 @@ fn every_built_peer_runtime_has_checked_suite_rows() {
             );
         }
     }
-    assert!(recs
-        .iter()
-        .filter(|r| r["variant"] != "sequential")
-        .all(|r| r["vs_best_peer"].is_f64()));
+    assert!(
+        recs.iter()
+            .filter(|r| r["variant"] != "sequential")
+            .all(|r| r["vs_best_peer"].is_f64()),
+        "a row without its ratio to the best peer; the run's notes: {notes}"
+    );
 }
 
 /// Whether `compiler` compiles and links a program with `flags` (an OpenMP runtime is

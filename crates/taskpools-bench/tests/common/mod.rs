@@ -25,7 +25,12 @@ pub fn json_rows_and_notes(args: &[&str]) -> (Vec<serde_json::Value>, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     let rows = serde_json::from_slice(&out.stdout).expect("JSON rows on stdout");
-    (rows, stderr)
+    let notes = if stderr.trim().is_empty() {
+        "(none)".to_string()
+    } else {
+        stderr
+    };
+    (rows, notes)
 }
 
 /// Runs `taskpools` with `args`, which must be refused before any work starts: a non-zero exit

@@ -325,11 +325,11 @@ fn rect_access(
 /// references.
 #[inline]
 pub(super) fn check(fps: &[Footprint], frame: *const ()) {
-    if let [a] = fps {
+    match fps {
+        [] => return,
         // One access: nothing to overlap.
-        if a.frame == frame {
-            return;
-        }
+        [a] if a.frame == frame => return,
+        _ => {}
     }
     check_all(fps, frame);
 }

@@ -55,10 +55,12 @@ pub struct Groups {
     last: u32,
     /// Open groups per region id (a declaration on a region without any looks no further).
     per_region: Vec<u32>,
-    /// The reducer of a group being closed, while its combine is spawned: the members' views
-    /// point at it, and should that spawn unwind (dropping the combine's closure), it lives
-    /// here until the frame's next sync or end. Once the spawn returns, the combine's closure
-    /// keeps it: the combine runs, or is dropped unrun, only after every member completed.
+    /// The reducer of a group being closed, while its combine is spawned (and, while
+    /// `close_reductions` closes every group, the reducers of the groups not closed yet): the
+    /// members' views point at them, and should a spawn unwind (dropping the combine's
+    /// closure, or the groups left), they live here until the frame's next sync or end. Once
+    /// a spawn returns, the combine's closure keeps its reducer: the combine runs, or is
+    /// dropped unrun, only after every member completed.
     retired: Vec<Arc<dyn Combine>>,
 }
 
@@ -359,11 +361,7 @@ impl<'s> Scope<'s, '_> {
         }
         // Every combine holds its reducer now.
         // SAFETY: as above (the spawns have returned); the reference ends with the statement.
-        let kept: Vec<_> = unsafe { frame.local() }
-            .reductions
-            .retired
-            .drain(mark..)
-            .collect();
+        let kept = unsafe { frame.local() }.reductions.retired.split_off(mark);
         drop(kept);
     }
 
