@@ -346,6 +346,52 @@ fn miri_reductions_fold_their_copies_once() {
     assert_eq!((v, n), (vec![vec![0, 2, 4], vec![1, 3, 5]], [6]));
 }
 
+/// Weak sub-matrices side by side, their rows interleaved in memory: each task's children
+/// write their tile's rows (non-`Copy` values) through the weak matrices while the other
+/// tile's children and a reader of the first tile run on the other worker.
+#[test]
+fn miri_weak_sub_matrices_with_interleaved_rows() {
+    let rt = crate::Runtime::new(2).unwrap();
+    let mut m = vec![Vec::<u32>::new(); 2 * 4];
+    let mut seen = [0usize; 1];
+    rt.install(|| {
+        scope(|df| {
+            let (r, s) = (df.region(&mut m[..]), df.region(&mut seen[..]));
+            let a = r.matrix(2, 4);
+            let tiles = [a.tile(0, 0, 2).weak_inout(), a.tile(0, 1, 2).weak_inout()];
+            df.spawn(tiles, |df, tiles| {
+                for (k, t) in tiles.into_iter().enumerate() {
+                    let t = df.weak_matrix(t);
+                    for i in 0..2 {
+                        df.spawn(t.sub(i, 0, 1, 2).inout(), move |_, mut row| {
+                            row.row_mut(0).iter_mut().for_each(|x| x.push(k as u32));
+                        });
+                    }
+                }
+            });
+            df.spawn((a.tile(0, 0, 2).read(), s.at(0).out()), |_, (t, s)| {
+                *s = (0..2)
+                    .map(|i| t.row(i).iter().map(Vec::len).sum::<usize>())
+                    .sum();
+            });
+        })
+    });
+    assert_eq!(
+        m,
+        [
+            vec![0],
+            vec![0],
+            vec![1],
+            vec![1],
+            vec![0],
+            vec![0],
+            vec![1],
+            vec![1]
+        ]
+    );
+    assert_eq!(seen, [4]);
+}
+
 /// Weak tasks under Miri: a writer still running when the weak task starts, gates linking the
 /// children to it, two weak levels, a part released to a reader while the other's child
 /// runs, and the deferred completion (a frame on the heap, freed by whichever thread

@@ -16,6 +16,7 @@ mod reduce;
 mod taskloop;
 mod wait;
 mod weak;
+mod weak_matrix;
 
 #[path = "../common/watchdog.rs"]
 mod watchdog;

@@ -518,7 +518,7 @@ impl<'s, T> MatrixRef<'s, T> {
 /// });
 /// ```
 pub struct SubRef<'s, T> {
-    block: Block<T>,
+    pub(super) block: Block<T>,
     marker: PhantomData<&'s [T]>,
 }
 

@@ -237,7 +237,12 @@ impl<T> Clone for Block<T> {
 impl<T> Copy for Block<T> {}
 
 impl<T> Block<T> {
-    fn footprint(&self, mode: Mode) -> Footprint {
+    /// The block's first element.
+    pub(super) fn ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    pub(super) fn footprint(&self, mode: Mode) -> Footprint {
         Footprint {
             frame: self.frame,
             region: self.id,

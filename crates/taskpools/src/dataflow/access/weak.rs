@@ -8,8 +8,10 @@
 use std::marker::PhantomData;
 
 use super::declare::sealed;
-use super::span::Span;
-use super::{Accesses, Part, PartRef, Region, RegionRef};
+use super::matrix::Sub;
+use super::shared::SubRef;
+use super::span::{Grid, Span};
+use super::{Accesses, Matrix, MatrixRef, Part, PartRef, Region, RegionRef};
 use crate::dataflow::footprint::Mode;
 use crate::dataflow::weak::WeakGate;
 use crate::dataflow::{Footprint, Scope};
@@ -34,12 +36,13 @@ pub struct WeakRead<'s, T> {
     marker: PhantomData<&'s [T]>,
 }
 
-/// A part a task declared weak with [`Part::weak_inout`]: not the data, which the task's
-/// predecessors may still be writing, but the right to hand it to the task's children, through
-/// [`Scope::weak_region`]. Only the task's own scope takes it, and it cannot leave the task.
+/// A part a task declared weak with [`Part::weak_inout`] (or a sub-matrix, with
+/// [`Sub::weak_inout`]): not the data, which the task's predecessors may still be writing, but
+/// the right to hand it to the task's children, through [`Scope::weak_region`] (or
+/// [`Scope::weak_matrix`]). Only the task's own scope takes it, and it cannot leave the task.
 pub struct WeakMut<'t, T> {
     ptr: *mut T,
-    len: usize,
+    shape: Shape,
     gate: *const WeakGate,
     /// Invariant in `'t` (only the task's own scope, of exactly that lifetime, takes it);
     /// neither `Send` nor `Sync` (raw pointers): it stays on the task's thread.
@@ -50,33 +53,71 @@ pub struct WeakMut<'t, T> {
 /// children to read, through [`Scope::weak_region_ref`].
 pub struct WeakRef<'t, T> {
     ptr: *const T,
-    len: usize,
+    shape: Shape,
     gate: *const WeakGate,
     /// As for [`WeakMut`].
     marker: PhantomData<(&'t [T], Invariant<'t>)>,
 }
 
+/// A weak part's elements: `rows` rows of `cols`, `ld` apart (one row for a contiguous
+/// part).
+#[derive(Clone, Copy)]
+struct Shape {
+    rows: usize,
+    cols: usize,
+    ld: usize,
+}
+
+impl Shape {
+    /// The shape a weak footprint declares.
+    fn of(fp: &Footprint) -> Shape {
+        Shape {
+            rows: fp.rows,
+            cols: fp.len,
+            ld: fp.ld,
+        }
+    }
+
+    fn len(self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// Whether the elements are one run (what a region covers).
+    fn contiguous(self) -> bool {
+        self.rows <= 1 || self.cols == self.ld
+    }
+
+    /// The elements from the first to the last, those of other rows between included.
+    fn extent(self) -> usize {
+        if self.len() == 0 {
+            0
+        } else {
+            (self.rows - 1) * self.ld + self.cols
+        }
+    }
+}
+
 impl<T> WeakMut<'_, T> {
     /// The number of elements of the part.
     pub fn len(&self) -> usize {
-        self.len
+        self.shape.len()
     }
 
     /// Whether the part has no elements.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 }
 
 impl<T> WeakRef<'_, T> {
     /// The number of elements of the part.
     pub fn len(&self) -> usize {
-        self.len
+        self.shape.len()
     }
 
     /// Whether the part has no elements.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 }
 
@@ -182,6 +223,73 @@ impl<'s, T> RegionRef<'s, T> {
     }
 }
 
+impl<'s, T> Sub<'s, T> {
+    /// Declares a weak read-write access to the sub-matrix (see [`Part::weak_inout`]): its
+    /// children get it as a matrix of their own ([`Scope::weak_matrix`]), to cut into tiles,
+    /// and it is released when they are done with it. Two levels of blocking, as in a
+    /// blocked Cholesky factorization whose tile tasks spawn tasks on sub-tiles:
+    ///
+    /// ```
+    /// # let rt = taskpools::Runtime::new(2)?;
+    /// # rt.install(|| {
+    /// let mut m = vec![1u32; 8 * 8];
+    /// taskpools::dataflow::scope(|df| {
+    ///     let a = df.region(&mut m).matrix(8, 8);
+    ///     for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+    ///         // A task per 4 × 4 tile, which hands its tile on in 2 × 2 sub-tiles.
+    ///         df.spawn(a.tile(i, j, 4).weak_inout(), |df, w| {
+    ///             let t = df.weak_matrix(w);
+    ///             for (k, l) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+    ///                 df.spawn(t.tile(k, l, 2).inout(), |_, mut s| s[(0, 0)] += 1);
+    ///             }
+    ///         });
+    ///     }
+    ///     // Waits only for the children on the tile at (0, 0).
+    ///     df.spawn(a.tile(0, 0, 4).read(), |_, t| assert_eq!(t[(2, 2)], 2));
+    /// });
+    /// assert_eq!(m.iter().sum::<u32>(), 64 + 16);
+    /// # });
+    /// # Ok::<(), taskpools::Error>(())
+    /// ```
+    pub fn weak_inout(self) -> WeakWrite<'s, T> {
+        WeakWrite {
+            fp: Footprint {
+                weak: true,
+                ..self.block.footprint(Mode::Write)
+            },
+            ptr: self.block.ptr(),
+            gate: std::ptr::null(),
+            marker: PhantomData,
+        }
+    }
+
+    /// Declares a weak read of the sub-matrix (see [`Sub::weak_inout`] and
+    /// [`Part::weak_read`]): its children get it as a read-only matrix
+    /// ([`Scope::weak_matrix_ref`]).
+    pub fn weak_read(self) -> WeakRead<'s, T> {
+        weak_read_block(&self.block)
+    }
+}
+
+impl<'s, T> SubRef<'s, T> {
+    /// Declares a weak read of the sub-matrix (see [`Sub::weak_read`]).
+    pub fn weak_read(self) -> WeakRead<'s, T> {
+        weak_read_block(&self.block)
+    }
+}
+
+fn weak_read_block<'s, T>(block: &super::span::Block<T>) -> WeakRead<'s, T> {
+    WeakRead {
+        fp: Footprint {
+            weak: true,
+            ..block.footprint(Mode::Read)
+        },
+        ptr: block.ptr(),
+        gate: std::ptr::null(),
+        marker: PhantomData,
+    }
+}
+
 /// Takes the next gate of the spawn for a weak access.
 ///
 /// # Safety
@@ -211,7 +319,7 @@ impl<T: Send + 'static> Accesses for WeakWrite<'_, T> {
     unsafe fn into_data<'t>(self) -> WeakMut<'t, T> {
         WeakMut {
             ptr: self.ptr,
-            len: self.fp.len,
+            shape: Shape::of(&self.fp),
             gate: self.gate,
             marker: PhantomData,
         }
@@ -235,7 +343,7 @@ impl<T: Sync + 'static> Accesses for WeakRead<'_, T> {
     unsafe fn into_data<'t>(self) -> WeakRef<'t, T> {
         WeakRef {
             ptr: self.ptr,
-            len: self.fp.len,
+            shape: Shape::of(&self.fp),
             gate: self.gate,
             marker: PhantomData,
         }
@@ -273,15 +381,44 @@ impl<'s, 'e> Scope<'s, 'e> {
     ///     });
     /// });
     /// ```
+    ///
+    /// A sub-matrix that is not one run of elements (its rows are narrower than the matrix's)
+    /// becomes a matrix instead ([`weak_matrix`](Self::weak_matrix)): here it panics.
     pub fn weak_region<T>(&self, part: WeakMut<'s, T>) -> Region<'s, T> {
-        Region::new(self.gated(part.ptr, part.len, part.gate))
+        contiguous(part.shape);
+        Region::new(self.gated(part.ptr, part.shape.len(), part.gate))
     }
 
     /// Makes a part the task declared weak for reading ([`Part::weak_read`]) a read-only
     /// region of the task's scope (see [`weak_region`](Self::weak_region)).
     pub fn weak_region_ref<T>(&self, part: WeakRef<'s, T>) -> RegionRef<'s, T> {
+        contiguous(part.shape);
         // Mutable by type only, as in `region_ref`.
-        RegionRef::new(self.gated(part.ptr.cast_mut(), part.len, part.gate))
+        RegionRef::new(self.gated(part.ptr.cast_mut(), part.shape.len(), part.gate))
+    }
+
+    /// Makes a sub-matrix the task declared weak ([`Sub::weak_inout`]) a matrix of the
+    /// task's scope, of its rows and columns, for its children to cut into tiles or
+    /// sub-matrices (as [`weak_region`](Self::weak_region) does for a contiguous part, which
+    /// it also takes: as a matrix of one row). Panics as `weak_region` does.
+    pub fn weak_matrix<T>(&self, part: WeakMut<'s, T>) -> Matrix<'s, T> {
+        Matrix::new(self.gated_grid(part.ptr, part.shape, part.gate))
+    }
+
+    /// Makes a sub-matrix the task declared weak for reading ([`Sub::weak_read`],
+    /// [`SubRef::weak_read`]) a read-only matrix of the task's scope (see
+    /// [`weak_matrix`](Self::weak_matrix)).
+    pub fn weak_matrix_ref<T>(&self, part: WeakRef<'s, T>) -> MatrixRef<'s, T> {
+        // Mutable by type only, as in `region_ref`.
+        MatrixRef::new(self.gated_grid(part.ptr.cast_mut(), part.shape, part.gate))
+    }
+
+    /// The gated region of a weak part's extent, seen as its rows and columns only: the
+    /// elements of other rows between them (in the extent, not in the part) are reached by
+    /// nothing a matrix hands out.
+    fn gated_grid<T>(&self, ptr: *mut T, shape: Shape, gate: *const WeakGate) -> Grid<T> {
+        let span = self.gated(ptr, shape.extent(), gate);
+        Grid::of_tile(span, shape.rows, shape.cols, shape.ld)
     }
 
     fn gated<T>(&self, ptr: *mut T, len: usize, gate: *const WeakGate) -> Span<T> {
@@ -300,4 +437,16 @@ impl<'s, 'e> Scope<'s, 'e> {
         unsafe { self.frame().local() }.regions[span.id as usize].gates = gate;
         span
     }
+}
+
+/// Refuses to make a region of a weak sub-matrix whose rows are not one run of elements.
+fn contiguous(shape: Shape) {
+    assert!(
+        shape.contiguous(),
+        "taskpools::dataflow: a weak sub-matrix of {}×{} (rows {} apart) is not one run of \
+         elements; make it a matrix with weak_matrix, not a region",
+        shape.rows,
+        shape.cols,
+        shape.ld
+    );
 }
