@@ -346,9 +346,9 @@ fn miri_reductions_fold_their_copies_once() {
     assert_eq!((v, n), (vec![vec![0, 2, 4], vec![1, 3, 5]], [6]));
 }
 
-/// Weak sub-matrices side by side, their rows interleaved in memory: each task's children
-/// write their tile's rows (non-`Copy` values) through the weak matrices while the other
-/// tile's children and a reader of the first tile run on the other worker.
+/// Weak sub-matrices side by side, their rows interleaved in memory, both declared by one
+/// task: its children write each tile's rows (non-`Copy` values) through the weak matrices,
+/// on either worker, while a reader of the first tile waits only for that tile's children.
 #[test]
 fn miri_weak_sub_matrices_with_interleaved_rows() {
     let rt = crate::Runtime::new(2).unwrap();

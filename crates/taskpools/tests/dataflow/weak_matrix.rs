@@ -232,3 +232,100 @@ fn a_strided_weak_sub_matrix_is_refused_as_a_region() {
     });
     assert_eq!(v, [0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 0, 5, 5, 0]);
 }
+
+/// Three levels: a task declares the two halves of a tile weak (release is per weak part),
+/// and hands each to a child that declares it weak in turn, whose own child writes it. A
+/// reader of one half waits only for that half's grandchild, while the other half's
+/// grandchild waits for the reader.
+#[test]
+fn weak_sub_matrices_of_weak_matrices_release_per_part() {
+    within("three weak levels", || {
+        let rt = Runtime::new(2).unwrap();
+        let released = AtomicBool::new(false);
+        let met = AtomicBool::new(true);
+        let mut m = vec![0u64; 8 * 8];
+        rt.install(|| {
+            dataflow::scope(|df| {
+                let a = df.region(&mut m).matrix(8, 8);
+                let (released, met) = (&released, &met);
+                let halves = [
+                    a.sub(4, 4, 4, 2).weak_inout(),
+                    a.sub(4, 6, 4, 2).weak_inout(),
+                ];
+                df.spawn(halves, move |df, halves| {
+                    for (k, h) in halves.into_iter().enumerate() {
+                        let h = df.weak_matrix(h);
+                        df.spawn(h.sub(0, 0, 4, 2).weak_inout(), move |df, h| {
+                            let h = df.weak_matrix(h);
+                            df.spawn(h.sub(0, 0, 4, 2).inout(), move |_, mut s| {
+                                if k == 1 && !wait_until(|| released.load(Ordering::Acquire)) {
+                                    met.store(false, Ordering::Relaxed);
+                                }
+                                (0..4).for_each(|i| s.row_mut(i).fill(k as u64 + 1));
+                            });
+                        });
+                    }
+                });
+                df.spawn(a.sub(4, 4, 4, 2).read(), move |_, s| {
+                    for i in 0..4 {
+                        assert_eq!(s.row(i), [1, 1], "the half was released before its writer");
+                    }
+                    released.store(true, Ordering::Release);
+                });
+                df.spawn(a.sub(4, 4, 4, 4).read(), |_, s| {
+                    for i in 0..4 {
+                        assert_eq!(s.row(i), [1, 1, 2, 2]);
+                    }
+                });
+            })
+        });
+        assert!(
+            met.load(Ordering::Relaxed),
+            "the first half waited for the whole task"
+        );
+    });
+}
+
+#[test]
+fn weak_reads_of_read_only_sub_matrices_and_empty_weak_parts() {
+    let rt = Runtime::new(2).unwrap();
+    let data: Vec<u64> = (0..16).collect();
+    let mut out = vec![0u64; 2];
+    let mut m = vec![7u64; 16];
+    rt.install(|| {
+        dataflow::scope(|df| {
+            let a = df.region_ref(&data).matrix(4, 4);
+            let o = df.region(&mut out);
+            df.spawn(
+                (a.sub(1, 1, 2, 2).weak_read(), o.weak_inout()),
+                |df, (w, o)| {
+                    let (t, o) = (df.weak_matrix_ref(w), df.weak_region(o));
+                    df.spawn((t.sub(0, 0, 2, 1).read(), o.at(0).out()), |_, (c, o)| {
+                        *o = c.row(0)[0] + c.row(1)[0];
+                    });
+                    df.spawn((t.sub(0, 1, 2, 1).read(), o.at(1).out()), |_, (c, o)| {
+                        *o = c.row(0)[0] + c.row(1)[0];
+                    });
+                },
+            );
+            // Empty weak sub-matrices: no rows, or rows of no elements; either way taken.
+            let b = df.region(&mut m).matrix(4, 4);
+            df.spawn(
+                (
+                    b.sub(1, 2, 3, 0).weak_inout(),
+                    b.sub(4, 0, 0, 4).weak_inout(),
+                ),
+                |df, (w, z)| {
+                    assert!(w.is_empty() && z.is_empty());
+                    let r = df.weak_region(w);
+                    assert!(r.is_empty());
+                    let z = df.weak_matrix(z);
+                    assert_eq!((z.rows(), z.cols()), (0, 4));
+                },
+            );
+            df.spawn(b.sub(0, 0, 4, 4).inout(), |_, mut t| t[(3, 3)] = 9);
+        })
+    });
+    assert_eq!(out, [5 + 9, 6 + 10]);
+    assert_eq!(m[15], 9);
+}

@@ -1,8 +1,9 @@
 //! Weak accesses (OmpSs-2's `weakin` and `weakinout`): a task declares a part it only hands to
-//! its children ([`Part::weak_inout`], [`Part::weak_read`], also on whole regions and
-//! read-only parts), receives a token for it ([`WeakMut`], [`WeakRef`]) instead of the data,
-//! and its scope makes the token a region ([`Scope::weak_region`],
-//! [`Scope::weak_region_ref`]) for its children to declare accesses on. The gates that move
+//! its children ([`Part::weak_inout`], [`Part::weak_read`], also on whole regions, read-only
+//! parts and sub-matrices: [`Sub::weak_inout`]), receives a token for it ([`WeakMut`],
+//! [`WeakRef`]) instead of the data, and its scope makes the token a region
+//! ([`Scope::weak_region`], [`Scope::weak_region_ref`]) or a matrix ([`Scope::weak_matrix`],
+//! [`Scope::weak_matrix_ref`]) for its children to declare accesses on. The gates that move
 //! the dependences to the children are in `dataflow/weak`.
 
 use std::marker::PhantomData;
@@ -49,8 +50,9 @@ pub struct WeakMut<'t, T> {
     marker: PhantomData<(&'t mut [T], Invariant<'t>)>,
 }
 
-/// A part a task declared weak with [`Part::weak_read`]: the right to hand it to the task's
-/// children to read, through [`Scope::weak_region_ref`].
+/// A part a task declared weak with [`Part::weak_read`] (or a sub-matrix, with
+/// [`Sub::weak_read`] or [`SubRef::weak_read`]): the right to hand it to the task's children
+/// to read, through [`Scope::weak_region_ref`] (or [`Scope::weak_matrix_ref`]).
 pub struct WeakRef<'t, T> {
     ptr: *const T,
     shape: Shape,
@@ -82,9 +84,10 @@ impl Shape {
         self.rows * self.cols
     }
 
-    /// Whether the elements are one run (what a region covers).
+    /// Whether the elements are one run (what a region covers): none, one row, or rows
+    /// exactly their width apart.
     fn contiguous(self) -> bool {
-        self.rows <= 1 || self.cols == self.ld
+        self.rows <= 1 || self.cols == 0 || self.cols == self.ld
     }
 
     /// The elements from the first to the last, those of other rows between included.
@@ -382,8 +385,9 @@ impl<'s, 'e> Scope<'s, 'e> {
     /// });
     /// ```
     ///
-    /// A sub-matrix that is not one run of elements (its rows are narrower than the matrix's)
-    /// becomes a matrix instead ([`weak_matrix`](Self::weak_matrix)): here it panics.
+    /// A sub-matrix that is not one run of elements (more than one row, and its rows not
+    /// exactly its width apart, as in a tile of a wider matrix) becomes a matrix instead
+    /// ([`weak_matrix`](Self::weak_matrix)): here it panics.
     pub fn weak_region<T>(&self, part: WeakMut<'s, T>) -> Region<'s, T> {
         contiguous(part.shape);
         Region::new(self.gated(part.ptr, part.shape.len(), part.gate))
@@ -399,8 +403,9 @@ impl<'s, 'e> Scope<'s, 'e> {
 
     /// Makes a sub-matrix the task declared weak ([`Sub::weak_inout`]) a matrix of the
     /// task's scope, of its rows and columns, for its children to cut into tiles or
-    /// sub-matrices (as [`weak_region`](Self::weak_region) does for a contiguous part, which
-    /// it also takes: as a matrix of one row). Panics as `weak_region` does.
+    /// sub-matrices (as [`weak_region`](Self::weak_region) does for a contiguous part). A
+    /// part of a region declared with [`Part::weak_inout`] becomes a matrix of one row. Panics
+    /// if the part is not the task's own.
     pub fn weak_matrix<T>(&self, part: WeakMut<'s, T>) -> Matrix<'s, T> {
         Matrix::new(self.gated_grid(part.ptr, part.shape, part.gate))
     }
