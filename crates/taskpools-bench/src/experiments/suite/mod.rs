@@ -13,6 +13,7 @@
 //! compilers.
 
 pub mod blackscholes;
+mod cholesky_nested;
 mod command;
 pub mod heat;
 pub mod kernels;

@@ -10,6 +10,7 @@ use taskpools::forkjoin::scope;
 
 use anyhow::Result;
 
+use super::cholesky_nested::{cholesky_nested, Nesting};
 use super::kernels;
 use super::{padded, timed, Aligned, Ctx, Program};
 use crate::experiments::drivers::{process::hash_words, Driver};
@@ -316,7 +317,13 @@ impl Program for Tiled {
 
     fn variants(&self) -> Vec<&'static str> {
         match self.kind {
-            Factor::Cholesky => vec!["dataflow", "dataflow prio", "nd"],
+            Factor::Cholesky => vec![
+                "dataflow",
+                "dataflow prio",
+                "dataflow nested",
+                "dataflow weak",
+                "nd",
+            ],
             Factor::Lu => vec!["dataflow", "nd"],
         }
     }
@@ -338,6 +345,14 @@ impl Program for Tiled {
             ("dataflow prio", Factor::Cholesky) => timed(|| {
                 ctx.rt
                     .install(|| cholesky_dataflow(a, n, ld, bs, ctx.dataflow, true))
+            }),
+            ("dataflow nested", Factor::Cholesky) => timed(|| {
+                ctx.rt
+                    .install(|| cholesky_nested(a, n, ld, bs, ctx.dataflow, Nesting::Strong))
+            }),
+            ("dataflow weak", Factor::Cholesky) => timed(|| {
+                ctx.rt
+                    .install(|| cholesky_nested(a, n, ld, bs, ctx.dataflow, Nesting::Weak))
             }),
             ("dataflow", Factor::Lu) => {
                 timed(|| ctx.rt.install(|| lu_dataflow(a, n, ld, bs, ctx.dataflow)))
