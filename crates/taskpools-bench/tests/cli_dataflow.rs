@@ -142,11 +142,11 @@ fn suite_runs_every_benchmark_and_variant_and_writes_figures() {
     // Per benchmark: sequential + its variants at 1 and 2 threads; every result was checked
     // against the sequential one (a mismatch fails the run).
     // OpenMP runs all six, StarPU those with dependences; Cholesky has a variant with
-    // priorities, ours and OpenMP's.
+    // priorities, ours and OpenMP's, and two on two levels of tiles (strong and weak nesting).
     let (p, s) = (openmp_built(), starpu_built());
     let variants = [
         ("black-scholes", 3 + p),
-        ("cholesky", 3 + 2 * p + s),
+        ("cholesky", 5 + 2 * p + s),
         ("heat", 9 + p + s),
         ("lu", 2 + p + s),
         ("matmul", 3 + p),
