@@ -90,9 +90,12 @@ pub fn pooled_chunks() -> usize {
 
 /// A bump allocator whose allocations are all freed when it is dropped.
 pub struct Region {
-    /// Next free byte in the current chunk, and its end.
+    /// Next free byte in the current chunk, and its end (addresses).
     cur: usize,
     end: usize,
+    /// The current chunk (null before the first): allocations are made from it with
+    /// `with_addr`, so they keep its provenance (no integer-to-pointer cast).
+    chunk: *mut u8,
     chunks: Vec<Chunk>,
     /// Allocations too large for a chunk, with their layouts.
     large: Vec<(NonNull<u8>, Layout)>,
@@ -114,6 +117,7 @@ impl Region {
         Region {
             cur: 0,
             end: 0,
+            chunk: std::ptr::null_mut(),
             chunks: Vec::new(),
             large: Vec::new(),
         }
@@ -131,7 +135,7 @@ impl Region {
         {
             self.cur = start + layout.size();
             // SAFETY: `start` lies inside the current chunk, which is non-null.
-            return unsafe { NonNull::new_unchecked(start as *mut u8) };
+            return unsafe { NonNull::new_unchecked(self.chunk.with_addr(start)) };
         }
         self.alloc_slow(layout)
     }
@@ -161,15 +165,16 @@ impl Region {
         let start = (self.cur + layout.align() - 1) & !(layout.align() - 1);
         if self.cur == 0 || start + layout.size() > self.end {
             let c = take_chunk();
-            let base = c.0.as_ptr() as usize;
+            let base = c.0.as_ptr();
             self.chunks.push(c);
-            self.cur = base;
-            self.end = base + CHUNK_BYTES;
+            self.chunk = base;
+            self.cur = base.addr();
+            self.end = base.addr() + CHUNK_BYTES;
             return self.alloc_slow(layout);
         }
         self.cur = start + layout.size();
         // SAFETY: `start` lies inside the current chunk, which is non-null.
-        unsafe { NonNull::new_unchecked(start as *mut u8) }
+        unsafe { NonNull::new_unchecked(self.chunk.with_addr(start)) }
     }
 
     /// Moves `value` into the region. Its destructor will not run (see the module docs).
@@ -215,6 +220,7 @@ impl Region {
         give_chunks(&mut self.chunks);
         self.cur = 0;
         self.end = 0;
+        self.chunk = std::ptr::null_mut();
     }
 }
 

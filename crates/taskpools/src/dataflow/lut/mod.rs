@@ -146,8 +146,10 @@ struct State<D> {
 }
 
 /// A before set in one word: null, a task (the last writer), or a list of group members
-/// (tagged with the low bit; tasks and reader nodes are at least 2-aligned).
-struct Before<D>(usize, std::marker::PhantomData<*const D>);
+/// (tagged with the low bit; tasks and reader nodes are at least 2-aligned). A pointer, not an
+/// integer, so the tag keeps the pointee's provenance (`map_addr`): no integer-to-pointer
+/// cast, which Miri's strict provenance checks flag.
+struct Before<D>(*const (), std::marker::PhantomData<*const D>);
 
 impl<D> Clone for Before<D> {
     fn clone(&self) -> Self {
@@ -157,7 +159,7 @@ impl<D> Clone for Before<D> {
 impl<D> Copy for Before<D> {}
 
 impl<D> Before<D> {
-    const NONE: Before<D> = Before(0, std::marker::PhantomData);
+    const NONE: Before<D> = Before(ptr::null(), std::marker::PhantomData);
 
     /// The low bit tags a group: both pointees are aligned to at least 2.
     const TAG_FITS: () = assert!(
@@ -167,20 +169,23 @@ impl<D> Before<D> {
 
     fn writer(task: *const D) -> Before<D> {
         let () = Self::TAG_FITS;
-        debug_assert!(task as usize & 1 == 0);
-        Before(task as usize, std::marker::PhantomData)
+        debug_assert!(task.addr() & 1 == 0);
+        Before(task.cast(), std::marker::PhantomData)
     }
 
     fn group(list: *mut Reader<D>) -> Before<D> {
         let () = Self::TAG_FITS;
-        debug_assert!(list as usize & 1 == 0);
-        Before(list as usize | 1, std::marker::PhantomData)
+        debug_assert!(list.addr() & 1 == 0);
+        Before(
+            list.cast_const().cast::<()>().map_addr(|a| a | 1),
+            std::marker::PhantomData,
+        )
     }
 
     /// The last writer, if this is one (null otherwise).
     fn task(self) -> *const D {
-        if self.0 & 1 == 0 {
-            self.0 as *const D
+        if self.0.addr() & 1 == 0 {
+            self.0.cast()
         } else {
             ptr::null()
         }
@@ -189,13 +194,17 @@ impl<D> Before<D> {
     /// Reports the set (every task but `task` itself).
     #[inline(always)]
     fn report(self, task: *const D, sink: &mut impl Sink<D>) {
-        if self.0 & 1 == 0 {
-            let w = self.0 as *const D;
+        if self.0.addr() & 1 == 0 {
+            let w = self.0.cast::<D>();
             if !w.is_null() && w != task {
                 sink.edge(w);
             }
         } else {
-            members((self.0 & !1) as *mut Reader<D>, task, sink);
+            members(
+                self.0.map_addr(|a| a & !1).cast::<Reader<D>>().cast_mut(),
+                task,
+                sink,
+            );
         }
     }
 }
@@ -215,7 +224,7 @@ impl<D> State<D> {
     }
 
     fn is_empty(&self) -> bool {
-        self.before.0 == 0 && self.readers.is_null()
+        self.before.0.is_null() && self.readers.is_null()
     }
 
     /// Reports the before set (every task but `task` itself).
