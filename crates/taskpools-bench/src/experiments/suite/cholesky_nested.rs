@@ -1,6 +1,7 @@
-//! The tiled Cholesky factorization on two levels of tiles: a task per kernel on tiles of
-//! `2 bs` (the outer level), each of which spawns the kernel's blocked form on its tiles'
-//! sub-tiles of `bs` (the inner level). Strong nesting (`dataflow nested`) gives each outer
+//! The tiled Cholesky factorization's data-flow spawns: the one-level program ([`potrf`],
+//! which `tiled.rs` runs as `dataflow` and `dataflow prio`), and the same on two levels of
+//! tiles: a task per kernel on tiles of `2 bs` (the outer level), each of which spawns the
+//! kernel's blocked form on its tiles' sub-tiles of `bs` (the inner level). Strong nesting (`dataflow nested`) gives each outer
 //! task its tiles, and a later outer task on them starts when the earlier one has ended, its
 //! inner tasks included. Weak nesting (`dataflow weak`) has each outer task declare every
 //! sub-tile of its tiles as a weak part of its own
@@ -12,7 +13,7 @@
 //! in the one-level factorization with tiles of `bs` (the outer steps, then the inner ones,
 //! go through the sub-columns in order), so the result is the sequential one bit for bit.
 
-use taskpools::dataflow::{self, Config, Matrix, Scope, Sub, SubRef};
+use taskpools::dataflow::{self, Accesses, Config, Matrix, Scope, Sub, SubRef};
 
 use super::kernels;
 
@@ -52,7 +53,7 @@ fn strong(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config) {
         for k in 0..nt {
             df.spawn(t(k, k).inout(), move |df, a| {
                 let a = df.matrix(a);
-                potrf(df, |p, q| a.tile(p, q, bs), subs(a.rows(), bs));
+                potrf(df, |p, q| a.tile(p, q, bs), subs(a.rows(), bs), false);
             });
             for i in k + 1..nt {
                 df.spawn((t(k, k).read(), t(i, k).inout()), move |df, (l, b)| {
@@ -118,7 +119,7 @@ fn weak(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config) {
             let (akk, cols) = w(k, k);
             df.spawn(akk, move |df, a| {
                 let a: Vec<_> = a.into_iter().map(|a| df.weak_matrix(a)).collect();
-                potrf(df, |p, q| a[p * cols + q].tile(0, 0, bs), cols);
+                potrf(df, |p, q| a[p * cols + q].tile(0, 0, bs), cols, false);
             });
             for i in k + 1..nt {
                 let ((lkk, lc), (bik, bc)) = (r(k, k), w(i, k));
@@ -184,14 +185,27 @@ fn sub_tiles<'s>(
     (tiles, cols)
 }
 
-/// `A = L Lᵀ` of a diagonal tile of `nb` × `nb` sub-tiles: the one-level factorization.
-fn potrf<'s>(df: &Scope<'s, '_>, a: impl Fn(usize, usize) -> Sub<'s, f64>, nb: usize) {
+/// The one-level tiled factorization of `nb` × `nb` tiles (`a(i, j)` is tile `(i, j)`): the
+/// whole program of `dataflow` and `dataflow prio`, and each diagonal outer task's inner
+/// work here. With `prio`, the critical path's tasks (the diagonal `potrf` and the panel's
+/// `trsm`s) get priorities 2 and 1 (the others 0), as in the OpenMP `priority` examples.
+pub(super) fn potrf<'s>(
+    df: &Scope<'s, '_>,
+    a: impl Fn(usize, usize) -> Sub<'s, f64>,
+    nb: usize,
+    prio: bool,
+) {
     for k in 0..nb {
-        df.spawn(a(k, k).inout(), |_, a| kernels::potrf(a));
+        spawn_at(df, prio.then_some(2), a(k, k).inout(), |_, a| {
+            kernels::potrf(a)
+        });
         for i in k + 1..nb {
-            df.spawn((a(k, k).read(), a(i, k).inout()), |_, (l, b)| {
-                kernels::trsm_llt(l, b)
-            });
+            spawn_at(
+                df,
+                prio.then_some(1),
+                (a(k, k).read(), a(i, k).inout()),
+                |_, (l, b)| kernels::trsm_llt(l, b),
+            );
         }
         for i in k + 1..nb {
             df.spawn((a(i, k).read(), a(i, i).inout()), |_, (x, c)| {
@@ -204,6 +218,18 @@ fn potrf<'s>(df: &Scope<'s, '_>, a: impl Fn(usize, usize) -> Sub<'s, f64>, nb: u
                 );
             }
         }
+    }
+}
+
+/// Spawns at priority `p`, or as a plain spawn (no ready heaps) without one.
+fn spawn_at<'s, A, F>(df: &Scope<'s, '_>, p: Option<i16>, accesses: A, f: F)
+where
+    A: Accesses,
+    F: for<'t> FnOnce(&'t Scope<'t, 's>, A::Data<'t>) + Send + 's,
+{
+    match p {
+        Some(p) => df.spawn_with_priority(p, accesses, f),
+        None => df.spawn(accesses, f),
     }
 }
 

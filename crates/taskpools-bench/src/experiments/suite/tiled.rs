@@ -10,7 +10,7 @@ use taskpools::forkjoin::scope;
 
 use anyhow::Result;
 
-use super::cholesky_nested::{cholesky_nested, Nesting};
+use super::cholesky_nested::{cholesky_nested, potrf, Nesting};
 use super::kernels;
 use super::{padded, timed, Aligned, Ctx, Program};
 use crate::experiments::drivers::{process::hash_words, Driver};
@@ -124,41 +124,12 @@ fn cholesky_seq(a: &mut [f64], n: usize, ld: usize, bs: usize) {
     }
 }
 
-/// The tiled Cholesky as data-flow tasks; with `prio`, the critical path's tasks (the
-/// diagonal `potrf` and the panel's `trsm`s) get priorities 2 and 1 (the others 0), as in the
-/// OpenMP `priority` examples.
+/// The tiled Cholesky as data-flow tasks; with `prio`, the critical path's tasks get
+/// priorities (see [`potrf`]).
 fn cholesky_dataflow(a: &mut [f64], n: usize, ld: usize, bs: usize, config: Config, prio: bool) {
-    let nt = n / bs;
-    let (p_potrf, p_trsm) = if prio { (2, 1) } else { (0, 0) };
     dataflow::scope_with(config, |df| {
         let m = df.region(a).matrix_ld(n, n, ld);
-        let t = |i: usize, j: usize| m.tile(i, j, bs);
-        for k in 0..nt {
-            if prio {
-                df.spawn_with_priority(p_potrf, t(k, k).inout(), |_, a| kernels::potrf(a));
-            } else {
-                df.spawn(t(k, k).inout(), |_, a| kernels::potrf(a));
-            }
-            for i in k + 1..nt {
-                let acc = (t(k, k).read(), t(i, k).inout());
-                if prio {
-                    df.spawn_with_priority(p_trsm, acc, |_, (l, b)| kernels::trsm_llt(l, b));
-                } else {
-                    df.spawn(acc, |_, (l, b)| kernels::trsm_llt(l, b));
-                }
-            }
-            for i in k + 1..nt {
-                df.spawn((t(i, k).read(), t(i, i).inout()), |_, (a, c)| {
-                    kernels::syrk(a, c)
-                });
-                for j in k + 1..i {
-                    df.spawn(
-                        (t(i, k).read(), t(j, k).read(), t(i, j).inout()),
-                        |_, (a, b, c)| kernels::gemm_nt(a, b, c),
-                    );
-                }
-            }
-        }
+        potrf(df, |i, j| m.tile(i, j, bs), n / bs, prio);
     });
 }
 
